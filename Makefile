@@ -1,0 +1,36 @@
+# Two commands, both self-installing into ./.venv:
+#   make lab    install, then start JupyterLab on notebooks/
+#   make test   install, then lint and run the whole suite (unit tests + pytest --nbval)
+#
+# TORCH picks the torch build installed first (default: the CPU build pinned
+# for development and CI). TORCH_INDEX optionally names a pip index for it,
+# e.g. PyTorch's CPU-only wheel index on a Linux machine without a GPU.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+TORCH ?= torch==2.13.0
+TORCH_INDEX ?=
+LAB_ARGS ?=
+BIN := $(VENV)/bin
+
+.PHONY: install lab test lint clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(BIN)/python -m pip install -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+lab: install
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+
+test: lint
+	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+clean:
+	rm -rf $(VENV)
