@@ -1,0 +1,151 @@
+"""The learner networks of the paper, batched over many models at once.
+
+ResNet paper eq 2.1 and §6, arXiv v3 §8.1:
+
+* ``3resnet`` (§6 form, the default): out₁(x) = A·σ(W x + b₁) and
+  out(x) = out₁(x) + A·σ(V·out₁(x) + b₂), i.e. eq 2.1 with the bottleneck
+  U = V·A (V is m×k). out₁ is the first block, A·σ(V·out₁ + b₂) the residual branch.
+* ``3resnet_eq21``: eq 2.1 as written, out = A(σ(h₁) + σ(U σ(h₁) + b₂)), h₁ = W x + b₁, U m×m.
+* ``3layer``: A·σ(V σ(W x + b₁) + b₂);  ``2layer``: A·σ(W x + b₁).
+
+σ is the ReLU. Every parameter tensor carries a leading model axis G, so
+G independent networks (different seeds, learning rates, ...) run as one
+batched program (``torch.baddbmm``). Each model's initial weights come from
+its own seed, so a model gets the same numbers inside a batch as alone.
+
+Initialisation (arXiv v3 §8.1): all entries of A, W, V/U and the biases
+i.i.d. N(0, 1/m) (``init="paper"``); the footnote's alternative, standard
+deviation 1/√fan_in, is ``init="fan_in"``.
+
+The NTK mode needs the network linearised at its initialisation,
+f₀(x) + ⟨∇_θ f₀(x), θ − θ₀⟩. :func:`forward` can push a tangent (θ − θ₀)
+through the network alongside the primal pass (forward-mode by hand: for a
+dense layer d(Wx+b) = dW·x + W·dx + db, and dσ(h) = 1[h > 0]·dh), which
+autograd then differentiates like any other function.
+"""
+
+from __future__ import annotations
+
+import torch
+
+ARCHS = ("3resnet", "3resnet_eq21", "3layer", "2layer")
+INITS = ("paper", "fan_in")
+
+
+def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
+    """Shapes of one model's parameters (without the model axis)."""
+    check_arch(arch)
+    for name, v in (("d", d), ("k", k), ("m", m)):
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    shapes = {"W": (m, d), "b1": (m,)}
+    if arch == "3resnet":
+        shapes.update(V=(m, k), b2=(m,))
+    elif arch in ("3resnet_eq21", "3layer"):
+        shapes.update(V=(m, m), b2=(m,))
+    shapes["A"] = (k, m)
+    return shapes
+
+
+def check_arch(arch: str) -> str:
+    if arch not in ARCHS:
+        raise ValueError(f"unknown model {arch!r}; allowed: {ARCHS}")
+    return arch
+
+
+def _fan_in(name: str, shape: tuple[int, ...], shapes) -> int:
+    if name.startswith("b"):
+        return shapes["W" if name == "b1" else "V"][1]
+    return shape[1]
+
+
+def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
+                device=None, dtype=torch.float32) -> dict[str, torch.Tensor]:
+    """Stacked initial parameters for len(seeds) models (arXiv v3 §8.1).
+
+    Drawn in float64 on the CPU from each model's own seed, then moved:
+    identical across batch compositions and devices.
+    """
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}")
+    shapes = param_shapes(arch, d, k, m)
+    out = {name: [] for name in shapes}
+    for seed in seeds:
+        gen = torch.Generator().manual_seed(int(seed))
+        for name, shape in shapes.items():
+            std = (1 / m) ** 0.5 if init == "paper" else _fan_in(name, shape, shapes) ** -0.5
+            out[name].append(torch.randn(*shape, generator=gen, dtype=torch.float64) * std)
+    return {n: torch.stack(v).to(device=device, dtype=dtype) for n, v in out.items()}
+
+
+def _dense(x, W, b, dx=None, dW=None, db=None):
+    """h = x Wᵀ + b batched over models; with tangents, also dh."""
+    h = torch.baddbmm(b.unsqueeze(1), x, W.transpose(1, 2))
+    if dW is None:
+        return h, None
+    dh = torch.baddbmm(db.unsqueeze(1), x, dW.transpose(1, 2))
+    if dx is not None:
+        dh = dh + torch.bmm(dx, W.transpose(1, 2))
+    return h, dh
+
+
+def _relu(h, dh):
+    return torch.relu(h), None if dh is None else dh * (h > 0).to(dh.dtype)
+
+
+def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = None):
+    """(out₁, residual) for the ResNets, (out, 0) for the plain networks.
+
+    ``x``: (G, n, d) or (n, d) (shared by all models). With ``tangent`` (a
+    dict like ``p``), returns ((out₁, dout₁), (res, dres)) instead.
+    """
+    G = p["A"].shape[0]
+    if x.ndim == 2:
+        x = x.unsqueeze(0).expand(G, *x.shape)
+    t = tangent or {}
+    tg = tangent is not None
+    h1, dh1 = _dense(x, p["W"], p["b1"], None, t.get("W"), t.get("b1"))
+    a1, da1 = _relu(h1, dh1)
+    A, dA = p["A"].transpose(1, 2), t.get("A")
+
+    def readout(a, da):
+        o = torch.bmm(a, A)
+        if not tg:
+            return o, None
+        return o, torch.bmm(da, A) + torch.bmm(a, dA.transpose(1, 2))
+
+    if arch == "2layer":
+        first, second = readout(a1, da1), None
+    elif arch == "3layer":
+        h2, dh2 = _dense(a1, p["V"], p["b2"], da1, t.get("V"), t.get("b2"))
+        first, second = readout(*_relu(h2, dh2)), None
+    elif arch == "3resnet":
+        first = readout(a1, da1)
+        h2, dh2 = _dense(first[0], p["V"], p["b2"], first[1], t.get("V"), t.get("b2"))
+        second = readout(*_relu(h2, dh2))
+    elif arch == "3resnet_eq21":
+        first = readout(a1, da1)
+        h2, dh2 = _dense(a1, p["V"], p["b2"], da1, t.get("V"), t.get("b2"))
+        second = readout(*_relu(h2, dh2))
+    else:
+        check_arch(arch)
+    if second is None:
+        zero = torch.zeros_like(first[0])
+        second = (zero, zero if tg else None)
+    return (first, second) if tg else (first[0], second[0])
+
+
+def forward(arch: str, p: dict, x: torch.Tensor) -> torch.Tensor:
+    """out(x) for every model: (G, n, k)."""
+    out1, res = forward_parts(arch, p, x)
+    return out1 + res
+
+
+def forward_linearized(arch: str, p0: dict, delta: dict, x: torch.Tensor, f0=None):
+    """The network linearised at p0 (the NTK model): f(p0) + J(p0)·delta.
+
+    Returns (out, out₁-part, residual-part), each (G, n, k). ``f0`` may pass
+    precomputed primal outputs (they do not depend on delta).
+    """
+    (o1, do1), (r, dr) = forward_parts(arch, p0, x, tangent=delta)
+    return o1 + r + do1 + dr, o1 + do1, r + dr

@@ -1,0 +1,429 @@
+"""Training the learner networks with the paper's SGD protocol, many models at once.
+
+arXiv v3 §8.1: loss ½‖out(x) − y‖² (summed over the k outputs, averaged over
+the mini-batch), PyTorch-style SGD with momentum 0.9, mini-batches of 50,
+800 epochs, learning rate divided by 10 at epoch 400, weight decay, and
+learning rate / weight decay chosen from {1, 2, 5}·10^−k. The test error is
+the mean over test samples of ‖out(x) − y‖², so kα² is the threshold.
+
+Training modes (§8.1, "Neural Networks Algorithms" and "Kernel Methods"):
+
+* ``all`` — every weight trained;
+* ``hidden`` — the output layer A stays at its initialisation (Theorem 1's setting);
+* ``last`` — only A is trained: linear regression on random features, i.e. the
+  conjugate kernel, a kernel method;
+* ``ntk`` — the network replaced by its linearisation at initialisation,
+  f₀ + ⟨∇f₀, θ − θ₀⟩, trained by the same optimiser (weight decay acts on
+  θ − θ₀, which makes it ridge regression with the neural tangent kernel).
+
+All G models of one call share the architecture, mode and width, and differ
+in learning rate, weight decay and seed. Their parameters are stacked; the
+summed loss gives each model exactly its own gradient, and the hand-written
+momentum update uses per-model learning rates and weight decays. Each
+model's initialisation and mini-batch order come from its own seed, so a
+model trained inside a batch matches the same model trained alone.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import torch
+from tqdm.auto import tqdm
+
+from . import networks
+from .device import select_device
+
+MODES = ("all", "hidden", "last", "ntk")
+SELECTIONS = ("test", "val")
+DIVERGENCE_LOSS = 1e8
+"""A mini-batch loss above this (or non-finite) marks a model as diverged."""
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The SGD protocol; defaults are those of arXiv v3 §8.1."""
+
+    epochs: int = 800
+    batch_size: int = 50
+    momentum: float = 0.9
+    lr_drop_epoch: int | None = 400
+    lr_drop_factor: float = 10.0
+    eval_every: int = 50
+    layerwise: bool = False
+
+    def check(self, n_train: int) -> None:
+        if not isinstance(self.epochs, int) or self.epochs <= 0:
+            raise ValueError(f"epochs must be a positive integer, got {self.epochs!r}")
+        if not isinstance(self.batch_size, int) or self.batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        if self.batch_size > n_train:
+            raise ValueError(f"batch_size ({self.batch_size}) must not exceed the number of "
+                             f"training samples N = {n_train}")
+        if not 0 <= self.momentum < 1:
+            raise ValueError(f"momentum must lie in [0, 1), got {self.momentum!r}")
+        if not isinstance(self.eval_every, int) or self.eval_every <= 0:
+            raise ValueError(f"eval_every must be a positive integer, got {self.eval_every!r}")
+
+    @classmethod
+    def quick(cls, epochs: int = 100, **kw) -> Protocol:
+        """The same protocol shortened (lr drop at half-time), for classrooms and tests."""
+        return cls(epochs=epochs, lr_drop_epoch=epochs // 2, **kw)
+
+
+def trainable_names(arch: str, mode: str, phase: int | None = None) -> list[str]:
+    """Which parameters a mode trains (``phase`` 1/2 for layer-wise training)."""
+    names = list(networks.param_shapes(arch, 1, 1, 1))
+    if mode not in MODES:
+        raise ValueError(f"unknown training mode {mode!r}; allowed: {MODES}")
+    if phase == 1:
+        return [n for n in ("W", "b1") + (("A",) if mode == "all" else ())]
+    if phase == 2:
+        return ["V", "b2"]
+    if mode == "last":
+        return ["A"]
+    if mode == "hidden":
+        return [n for n in names if n != "A"]
+    return names
+
+
+@dataclass
+class TrainResult:
+    """Outcome of :func:`train_models` for G models.
+
+    ``test_error``/``train_error``: (G,) final errors, NaN where diverged;
+    ``curves``: name → (E, G) tensor at ``epochs`` (train, test, and for the
+    ResNets out1_vs_base = E‖out₁ − β·F‖², residual_vs_composite =
+    E‖residual − α·G(F)‖² on the test set); ``interrupted`` is True when
+    training was cancelled (results are those of the last finished epoch).
+    """
+
+    configs: list[dict]
+    test_error: torch.Tensor
+    train_error: torch.Tensor
+    diverged: torch.Tensor
+    epochs: list[int]
+    curves: dict[str, torch.Tensor]
+    epochs_done: int
+    interrupted: bool
+    wall_time: float
+    params: dict[str, torch.Tensor] = field(repr=False)
+    holdout_error: torch.Tensor | None = None
+
+    def rows(self) -> list[dict]:
+        """One tidy row per model: its configuration and final errors."""
+        out = []
+        for g, cfg in enumerate(self.configs):
+            row = dict(cfg)
+            row.update(test_error=float(self.test_error[g]), train_error=float(self.train_error[g]),
+                       diverged=bool(self.diverged[g]), epochs_done=self.epochs_done)
+            if self.holdout_error is not None:
+                row["val_error"] = float(self.holdout_error[g])
+            out.append(row)
+        return out
+
+
+def _per_model(name: str, values, G: int) -> torch.Tensor:
+    t = torch.as_tensor(values, dtype=torch.float64).reshape(-1)
+    if t.numel() == 1:
+        t = t.expand(G)
+    if t.numel() != G:
+        raise ValueError(f"{name} must have one value per model ({G}), got {t.numel()}")
+    if not torch.isfinite(t).all():
+        raise ValueError(f"{name} must be finite")
+    return t
+
+
+def _check_data(x, y, name):
+    if x.ndim != 2 or y.ndim != 2 or x.shape[0] != y.shape[0]:
+        raise ValueError(f"{name}: x must be (N, d) and y (N, k) with the same N; "
+                         f"got {tuple(x.shape)} and {tuple(y.shape)}")
+    if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
+        raise ValueError(f"{name}: x and y must be finite (found NaN or inf)")
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def _is_cancelled(cancel) -> bool:
+    if cancel is None:
+        return False
+    return bool(cancel()) if callable(cancel) else bool(cancel.is_set())
+
+
+def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds,
+                 protocol: Protocol = Protocol(), init: str = "paper", device=None,
+                 dtype=torch.float32, progress: bool = True, callback=None,
+                 callback_every: int | None = None, cancel=None, holdout=None) -> TrainResult:
+    """Train G = len(seeds) models of one architecture/mode/width together.
+
+    ``train``/``test``: :class:`~resnetlearn.concept.Sample` objects (x, y,
+    and for the error decomposition base, composite). ``lrs``, ``wds``: one
+    value per model (or one for all). ``callback(info)`` is called every
+    ``callback_every`` epochs with the latest errors (for live plots);
+    ``cancel`` (a ``threading.Event`` or a callable returning True) or
+    Ctrl-C stops training cleanly after the current step. ``holdout`` (a
+    Sample) is evaluated at the end into ``holdout_error`` (validation-based
+    selection uses it).
+    """
+    networks.check_arch(arch)
+    if mode not in MODES:
+        raise ValueError(f"unknown training mode {mode!r}; allowed: {MODES}")
+    if protocol.layerwise and not arch.startswith("3resnet"):
+        raise ValueError("layerwise training applies to the ResNets (3resnet, 3resnet_eq21) only")
+    if protocol.layerwise and mode not in ("all", "hidden"):
+        raise ValueError("layerwise training needs mode 'all' or 'hidden'")
+    seeds = [int(s) for s in (seeds if hasattr(seeds, "__len__") else [seeds])]
+    G = len(seeds)
+    if G == 0:
+        raise ValueError("seeds must name at least one model")
+    lr, wd = _per_model("lr", lrs, G), _per_model("wd", wds, G)
+    if (lr <= 0).any():
+        raise ValueError(f"lr must be > 0, got {lr.tolist()}")
+    if (wd < 0).any():
+        raise ValueError(f"wd (weight decay) must be >= 0, got {wd.tolist()}")
+    dev = select_device(device)
+    xtr, ytr = train.x.to(dev, dtype), train.y.to(dev, dtype)
+    xte, yte = test.x.to(dev, dtype), test.y.to(dev, dtype)
+    _check_data(xtr, ytr, "train")
+    _check_data(xte, yte, "test")
+    N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[1]
+    protocol.check(N)
+    p0 = networks.init_params(arch, d, k, m, seeds, init, dev, dtype)
+    parts = (None if test.base is None else test.base.to(dev, dtype),
+             None if test.composite is None else test.composite.to(dev, dtype))
+    state = _State(arch, mode, p0, lr.to(dev, dtype), wd.to(dev, dtype), protocol, seeds)
+    configs = [dict(model=arch, mode=mode, m=m, lr=float(lr[g]), wd=float(wd[g]), seed=seeds[g],
+                    init=init, n_train=N, layerwise=protocol.layerwise, **_protocol_dict(protocol))
+               for g in range(G)]
+    phases = [1, 2] if protocol.layerwise else [None]
+    total_epochs = protocol.epochs * len(phases)
+    curves = {n: [] for n in ("train", "test", "out1_vs_base", "residual_vs_composite")}
+    epochs_logged: list[int] = []
+    every = callback_every or protocol.eval_every
+    t0, done, interrupted = time.perf_counter(), 0, False
+    bar = tqdm(total=total_epochs, desc=f"{arch}({mode}) ×{G}", disable=not progress, leave=False)
+    try:
+        for phase in phases:
+            state.start_phase(phase)
+            for epoch in range(protocol.epochs):
+                state.epoch(xtr, ytr, epoch, cancel)
+                done += 1
+                bar.update(1)
+                if done % protocol.eval_every == 0 or done == total_epochs or done % every == 0:
+                    errs = state.evaluate(xtr, ytr, xte, yte, parts)
+                    for n in curves:
+                        curves[n].append(errs[n])
+                    epochs_logged.append(done)
+                    if callback is not None and (done % every == 0 or done == total_epochs):
+                        callback(dict(epoch=done, total_epochs=total_epochs, epochs=list(epochs_logged),
+                                      **{n: torch.stack(v).cpu() for n, v in curves.items()}))
+    except (_Cancelled, KeyboardInterrupt):
+        interrupted = True
+    finally:
+        bar.close()
+    final = state.evaluate(xtr, ytr, xte, yte, parts)
+    if not epochs_logged or epochs_logged[-1] != done:
+        for n in curves:
+            curves[n].append(final[n])
+        epochs_logged.append(done)
+    div = state.diverged.cpu()
+    nan = torch.full((G,), math.nan, dtype=torch.float64)
+    hold = None
+    if holdout is not None:
+        xh, yh = holdout.x.to(dev, dtype), holdout.y.to(dev, dtype)
+        _check_data(xh, yh, "holdout")
+        with torch.no_grad():
+            hold = ((state.outputs(xh)[0] - yh) ** 2).sum(-1).mean(-1).double().cpu()
+        hold = torch.where(div, nan, hold)
+    test_err = torch.where(div, nan, final["test"].double().cpu())
+    train_err = torch.where(div, nan, final["train"].double().cpu())
+    return TrainResult(configs, test_err, train_err, div, epochs_logged,
+                       {n: torch.stack(v).double().cpu() for n, v in curves.items()},
+                       done, interrupted, time.perf_counter() - t0, state.final_params(), hold)
+
+
+def _protocol_dict(p: Protocol) -> dict:
+    d = asdict(p)
+    d.pop("layerwise")
+    return d
+
+
+class _State:
+    """Parameters, momentum buffers and per-model bookkeeping of one batch."""
+
+    def __init__(self, arch, mode, p0, lr, wd, protocol, seeds):
+        self.arch, self.mode, self.protocol = arch, mode, protocol
+        self.p0 = p0
+        self.lr0, self.wd = lr, wd
+        self.G = len(seeds)
+        self.gens = [torch.Generator().manual_seed(_order_seed(s)) for s in seeds]
+        self.diverged = torch.zeros(self.G, dtype=torch.bool, device=lr.device)
+        if mode == "ntk":  # train the displacement θ − θ₀ of the linearised network
+            self.vars = {n: torch.zeros_like(v) for n, v in p0.items()}
+        else:
+            self.vars = {n: v.clone() for n, v in p0.items()}
+        self.phase = None
+
+    def start_phase(self, phase):
+        self.phase = phase
+        self.names = trainable_names(self.arch, self.mode, phase)
+        self.bufs = {n: torch.zeros_like(self.vars[n]) for n in self.names}
+
+    def outputs(self, x, params=None):
+        """(out, out₁, residual) for all models on x: (n, d) or (G, n, d)."""
+        v = self.vars if params is None else params
+        if self.mode == "ntk":
+            return networks.forward_linearized(self.arch, self.p0, v, x)
+        out1, res = networks.forward_parts(self.arch, v, x)
+        if self.phase == 1:
+            res = torch.zeros_like(res)  # layer-wise phase 1: residual branch switched off
+        return out1 + res, out1, res
+
+    def epoch(self, x, y, epoch, cancel):
+        p = self.protocol
+        N, B = x.shape[0], p.batch_size
+        drop = p.lr_drop_epoch if p.lr_drop_epoch is not None else p.epochs // 2
+        lr = self.lr0 / (p.lr_drop_factor if epoch >= drop else 1.0)
+        lr = torch.where(self.diverged, torch.zeros_like(lr), lr)
+        perm = torch.stack([torch.randperm(N, generator=g) for g in self.gens]).to(x.device)
+        for s in range(0, N, B):
+            if _is_cancelled(cancel):
+                raise _Cancelled
+            idx = perm[:, s:s + B]
+            self.step(x[idx], y[idx], lr)
+
+    def step(self, xb, yb, lr):
+        train = {n: self.vars[n].requires_grad_(True) for n in self.names}
+        params = {n: (train[n] if n in train else v) for n, v in self.vars.items()}
+        out, _, _ = self.outputs(xb, params)
+        loss = 0.5 * ((out - yb) ** 2).sum(-1).mean(-1)  # (G,): eq 6.1 averaged over the batch
+        grads = torch.autograd.grad(loss.sum(), list(train.values()))
+        with torch.no_grad():
+            bad = ~torch.isfinite(loss) | (loss > DIVERGENCE_LOSS)
+            if bad.any():
+                self.diverged |= bad
+                lr = torch.where(self.diverged, torch.zeros_like(lr), lr)
+            for (n, v), g in zip(train.items(), grads):
+                v.requires_grad_(False)
+                shape = (-1,) + (1,) * (v.ndim - 1)
+                g = torch.nan_to_num(g, nan=0.0, posinf=0.0, neginf=0.0) + self.wd.view(shape) * v
+                buf = self.bufs[n]
+                buf.mul_(self.protocol.momentum).add_(g)
+                v.sub_(lr.view(shape) * buf)
+                if self.diverged.any():  # keep diverged models finite so they stay inert
+                    v.copy_(torch.where(self.diverged.view(shape), torch.zeros_like(v), v))
+                    buf.copy_(torch.where(self.diverged.view(shape), torch.zeros_like(buf), buf))
+
+    @torch.no_grad()
+    def evaluate(self, xtr, ytr, xte, yte, parts):
+        out_tr, _, _ = self.outputs(xtr)
+        out, out1, res = self.outputs(xte)
+        errs = {"train": ((out_tr - ytr) ** 2).sum(-1).mean(-1),
+                "test": ((out - yte) ** 2).sum(-1).mean(-1)}
+        base, comp = parts
+        nan = torch.full_like(errs["test"], math.nan)
+        resnet = self.arch.startswith("3resnet")
+        errs["out1_vs_base"] = ((out1 - base) ** 2).sum(-1).mean(-1) if resnet and base is not None else nan
+        errs["residual_vs_composite"] = (((res - comp) ** 2).sum(-1).mean(-1)
+                                         if resnet and comp is not None else nan)
+        return {n: torch.where(self.diverged, nan, v) for n, v in errs.items()}
+
+    def final_params(self):
+        if self.mode == "ntk":
+            return {n: (self.p0[n] + self.vars[n]).detach().cpu() for n in self.vars}
+        return {n: v.detach().cpu() for n, v in self.vars.items()}
+
+
+def _order_seed(seed: int) -> int:
+    """Seed of a model's mini-batch order, distinct from its initialisation seed."""
+    return (int(seed) * 1_000_003 + 7919) % (2**63 - 1)
+
+
+def paper_grid(lo: float, hi: float) -> list[float]:
+    """The values {1, 2, 5}·10^k lying in [lo, hi] (arXiv v3 §8.1's grid)."""
+    if not (0 < lo <= hi):
+        raise ValueError(f"need 0 < lo <= hi, got lo={lo!r}, hi={hi!r}")
+    out = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for mant in (1, 2, 5):
+            v = float(f"{mant}e{e}")
+            if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9):
+                out.append(v)
+    return out
+
+
+@dataclass
+class GridResult:
+    """All runs of a grid search and the selected one.
+
+    ``select`` is ``"test"`` (pick the lowest test error, as arXiv v3 §8.1
+    did: optimistic) or ``"val"`` (pick by a held-out part of the training
+    samples, then report that run's test error: honest). Every row records
+    the rule and whether it was selected.
+    """
+
+    rows: list[dict]
+    best: dict | None
+    select: str
+    interrupted: bool
+    wall_time: float
+
+
+def grid_search(target, arch: str, mode: str, m: int, n_train: int, lrs, wds, seeds=(0,),
+                select: str = "test", val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0,
+                protocol: Protocol = Protocol(), init: str = "paper", device=None,
+                dtype=torch.float32, progress: bool = True, max_batch: int | None = None,
+                callback=None, cancel=None) -> GridResult:
+    """Train the whole lr × wd × seed grid on one target as batched programs
+    and select the best run.
+
+    Data: ``n_train`` samples drawn with ``data_seed`` and ``n_test`` test
+    samples with ``data_seed + 1``; with ``select="val"`` the last
+    ``val_fraction`` of the training samples is held out for selection.
+    ``max_batch`` caps how many models train at once (memory).
+    """
+    if select not in SELECTIONS:
+        raise ValueError(f"select must be one of {SELECTIONS}, got {select!r}")
+    if not 0 < val_fraction < 1:
+        raise ValueError(f"val_fraction must lie in (0, 1), got {val_fraction!r}")
+    combos = [(lr, wd, s) for lr in lrs for wd in wds for s in seeds]
+    if not combos:
+        raise ValueError("the grid is empty: give at least one lr, wd and seed")
+    train = target.sample(n_train, seed=data_seed, device=device, dtype=dtype)
+    test = target.sample(n_test, seed=data_seed + 1, device=device, dtype=dtype)
+    holdout = None
+    if select == "val":
+        n_val = max(1, int(round(val_fraction * n_train)))
+        train, holdout = _split(train, n_train - n_val)
+    size = max_batch or len(combos)
+    rows, interrupted, t0 = [], False, time.perf_counter()
+    for start in range(0, len(combos), size):
+        chunk = combos[start:start + size]
+        res = train_models(train, test, arch, mode, m, [c[0] for c in chunk], [c[1] for c in chunk],
+                           [c[2] for c in chunk], protocol, init, device, dtype, progress,
+                           callback, None, cancel, holdout)
+        rows += res.rows()
+        if res.interrupted:
+            interrupted = True
+            break
+    key = "test_error" if select == "test" else "val_error"
+    finite = [r for r in rows if not r["diverged"] and math.isfinite(r[key])]
+    best = min(finite, key=lambda r: r[key]) if finite else None
+    for r in rows:
+        r.update(select=select, selected=r is best, n_test=n_test, data_seed=data_seed)
+    return GridResult(rows, best, select, interrupted, time.perf_counter() - t0)
+
+
+def _split(sample, n_first):
+    from .concept import Sample
+
+    def cut(t, sl):
+        return None if t is None else t[sl]
+
+    a, b = slice(0, n_first), slice(n_first, None)
+    return (Sample(*(cut(t, a) for t in (sample.x, sample.y, sample.base, sample.composite))),
+            Sample(*(cut(t, b) for t in (sample.x, sample.y, sample.base, sample.composite))))
