@@ -1,0 +1,51 @@
+"""Kernel performance on this machine (ResNet paper §3.1 kernels).
+
+* infinite-width NTK Gram matrix (3resnet_eq21, the most expensive recursion) for N = 10 000;
+* kernel ridge regression (float64 Cholesky) for N = 10 000;
+* empirical NTK of the §6 3resnet with m = 1000, k = 15 on N = 1000.
+
+    python benchmarks/bench_kernels.py [--json out.json]
+"""
+
+import argparse
+import json
+import time
+
+import torch
+
+import resnetlearn as rl
+from resnetlearn import kernels as K
+from resnetlearn import networks
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    inst = rl.parity_instance()
+    x = inst.sample(args.n, seed=0, dtype=torch.float64).x
+    y = inst.sample(args.n, seed=0, dtype=torch.float64).y
+    kern, t_inf = timed(lambda: K.infinite_width(x, arch="3resnet_eq21"))
+    gram = kern[1]
+    _, t_krr = timed(lambda: K.KernelRidge(1e-6 * float(gram.diagonal().mean())).fit(gram, y).predict(gram[:100]))
+    x1k = x[:1000]
+    p = networks.init_params("3resnet", 30, 15, 1000, [0], dtype=torch.float64)
+    _, t_emp = timed(lambda: K.ntk(x1k, arch="3resnet", params=p))
+    out = dict(device=rl.describe_device("cpu"), torch=torch.__version__, n=args.n,
+               infinite_ntk_gram_s=round(t_inf, 2), krr_fit_predict_s=round(t_krr, 2),
+               empirical_ntk_3resnet_m1000_n1000_s=round(t_emp, 2))
+    print(json.dumps(out, indent=1))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
