@@ -8,9 +8,14 @@ Modules, one per concept of the papers:
 * :mod:`resnetlearn.activations` — smooth activations with a symbolic form (§5)
 * :mod:`resnetlearn.concept` — the concept class H = β·F + α·G(F) and its instances (§5, §7, §8.1)
 * :mod:`resnetlearn.complexity` — the complexity measures 𝔆_ε, 𝔆_s (§4; companion §2)
+* :mod:`resnetlearn.networks` — the learners 3resnet / 3layer / 2layer (eq 2.1, §6)
+* :mod:`resnetlearn.training` — the SGD protocol of arXiv v3 §8.1, batched over many models
+* :mod:`resnetlearn.kernels` — kernel methods of §3.1 (KRR, conjugate, NTK, infinite width)
+* :mod:`resnetlearn.plots`, :mod:`resnetlearn.live` — figures and live widgets for the notebooks
 * :mod:`resnetlearn.device` — GPU when present, CPU otherwise
 """
 
+from . import kernels, networks, plots, training  # noqa: E402  (submodules: rl.kernels, rl.training, ...)
 from .activations import Activation, activation, activation_names
 from .complexity import (
     C_STAR,
@@ -41,6 +46,7 @@ from .concept import (
     talk_instance,
 )
 from .device import describe_device, select_device
+from .training import Protocol, grid_search, paper_grid, train_models  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -53,4 +59,5 @@ __all__ = [
     "TwoLayerSmooth", "companion_figure1", "hard_instance", "instance", "parity_instance",
     "random_concept", "sample_inputs", "talk_instance",
     "describe_device", "select_device",
+    "kernels", "networks", "plots", "training", "Protocol", "grid_search", "paper_grid", "train_models",
 ]

@@ -136,10 +136,11 @@ def _per_model(name: str, values, G: int) -> torch.Tensor:
     return t
 
 
-def _check_data(x, y, name):
-    if x.ndim != 2 or y.ndim != 2 or x.shape[0] != y.shape[0]:
-        raise ValueError(f"{name}: x must be (N, d) and y (N, k) with the same N; "
-                         f"got {tuple(x.shape)} and {tuple(y.shape)}")
+def _check_data(x, y, name, G=None):
+    per_model = y.ndim == 3 and G is not None and y.shape[0] == G
+    if x.ndim != 2 or not (y.ndim == 2 or per_model) or x.shape[0] != y.shape[-2]:
+        raise ValueError(f"{name}: x must be (N, d) and y (N, k) (or (G, N, k): one target per model) "
+                         f"with the same N; got {tuple(x.shape)} and {tuple(y.shape)}")
     if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
         raise ValueError(f"{name}: x and y must be finite (found NaN or inf)")
 
@@ -161,7 +162,9 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds,
     """Train G = len(seeds) models of one architecture/mode/width together.
 
     ``train``/``test``: :class:`~resnetlearn.concept.Sample` objects (x, y,
-    and for the error decomposition base, composite). ``lrs``, ``wds``: one
+    and for the error decomposition base, composite); y (and base,
+    composite) may carry a leading model axis (G, N, k) to give each model
+    its own target on the same inputs (e.g. a β sweep, arXiv v3 Figure 3). ``lrs``, ``wds``: one
     value per model (or one for all). ``callback(info)`` is called every
     ``callback_every`` epochs with the latest errors (for live plots);
     ``cancel`` (a ``threading.Event`` or a callable returning True) or
@@ -188,9 +191,9 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds,
     dev = select_device(device)
     xtr, ytr = train.x.to(dev, dtype), train.y.to(dev, dtype)
     xte, yte = test.x.to(dev, dtype), test.y.to(dev, dtype)
-    _check_data(xtr, ytr, "train")
-    _check_data(xte, yte, "test")
-    N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[1]
+    _check_data(xtr, ytr, "train", G)
+    _check_data(xte, yte, "test", G)
+    N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[-1]
     protocol.check(N)
     p0 = networks.init_params(arch, d, k, m, seeds, init, dev, dtype)
     parts = (None if test.base is None else test.base.to(dev, dtype),
@@ -235,7 +238,7 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds,
     hold = None
     if holdout is not None:
         xh, yh = holdout.x.to(dev, dtype), holdout.y.to(dev, dtype)
-        _check_data(xh, yh, "holdout")
+        _check_data(xh, yh, "holdout", G)
         with torch.no_grad():
             hold = ((state.outputs(xh)[0] - yh) ** 2).sum(-1).mean(-1).double().cpu()
         hold = torch.where(div, nan, hold)
@@ -294,7 +297,8 @@ class _State:
             if _is_cancelled(cancel):
                 raise _Cancelled
             idx = perm[:, s:s + B]
-            self.step(x[idx], y[idx], lr)
+            yb = y[idx] if y.ndim == 2 else y[torch.arange(self.G, device=y.device)[:, None], idx]
+            self.step(x[idx], yb, lr)
 
     def step(self, xb, yb, lr):
         train = {n: self.vars[n].requires_grad_(True) for n in self.names}

@@ -162,3 +162,23 @@ def test_bad_width_batch_and_labels(data):
         train_models(bad, te, "2layer", "all", 4, [0.1], [0], [0], Protocol.quick(1), progress=False)
     with pytest.raises(ValueError, match="select"):
         grid_search(data[0], "2layer", "all", 4, 100, [0.1], [0], select="best")
+
+
+def test_per_model_targets_match_separate_runs(data):
+    # a β sweep as one batch: y of shape (G, N, k), one target per model
+    inst = rl.talk_instance()
+    betas = [1.0, 0.2]
+    trs = [inst.with_alpha_beta(0.3, b).sample(100, seed=0, dtype=F64) for b in betas]
+    tes = [inst.with_alpha_beta(0.3, b).sample(200, seed=1, dtype=F64) for b in betas]
+
+    def stack(samples):
+        return rl.Sample(samples[0].x, *(torch.stack([getattr(s, a) for s in samples])
+                                         for a in ("y", "base", "composite")))
+
+    both = train_models(stack(trs), stack(tes), "3resnet", "all", 16, [0.05, 0.05], [0, 0], [0, 0],
+                        Protocol.quick(2), dtype=F64, progress=False)
+    for g in range(2):
+        one = train_models(trs[g], tes[g], "3resnet", "all", 16, [0.05], [0], [0], Protocol.quick(2),
+                           dtype=F64, progress=False)
+        assert torch.allclose(both.test_error[g], one.test_error[0], rtol=1e-10)
+        assert torch.allclose(both.curves["out1_vs_base"][:, g], one.curves["out1_vs_base"][:, 0], rtol=1e-10)
