@@ -43,7 +43,7 @@ class LiveConfig:
     layerwise: bool = False
     n_train: int = 500
     n_test: int = 1000
-    epochs: int = 300
+    epochs: int = 400
     seed: int = 0
 
 

@@ -73,6 +73,10 @@ class Protocol:
         return cls(epochs=epochs, lr_drop_epoch=epochs // 2, **kw)
 
 
+PAPER_PROTOCOL = Protocol()
+"""The full protocol of arXiv v3 §8.1."""
+
+
 def trainable_names(arch: str, mode: str, phase: int | None = None) -> list[str]:
     """Which parameters a mode trains (``phase`` 1/2 for layer-wise training)."""
     names = list(networks.param_shapes(arch, 1, 1, 1))
@@ -158,7 +162,8 @@ def _is_cancelled(cancel) -> bool:
 def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds,
                  protocol: Protocol = Protocol(), init: str = "paper", device=None,
                  dtype=torch.float32, progress: bool = True, callback=None,
-                 callback_every: int | None = None, cancel=None, holdout=None) -> TrainResult:
+                 callback_every: int | None = None, cancel=None, holdout=None,
+                 init_scale: float = 1.0) -> TrainResult:
     """Train G = len(seeds) models of one architecture/mode/width together.
 
     ``train``/``test``: :class:`~resnetlearn.concept.Sample` objects (x, y,
@@ -170,7 +175,8 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds,
     ``cancel`` (a ``threading.Event`` or a callable returning True) or
     Ctrl-C stops training cleanly after the current step. ``holdout`` (a
     Sample) is evaluated at the end into ``holdout_error`` (validation-based
-    selection uses it).
+    selection uses it). ``init_scale`` multiplies every initial weight (the
+    talk's knob for the lazy regime; 1 is the paper's initialisation).
     """
     networks.check_arch(arch)
     if mode not in MODES:
@@ -195,12 +201,15 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds,
     _check_data(xte, yte, "test", G)
     N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[-1]
     protocol.check(N)
-    p0 = networks.init_params(arch, d, k, m, seeds, init, dev, dtype)
+    if not (isinstance(init_scale, (int, float)) and init_scale > 0 and math.isfinite(init_scale)):
+        raise ValueError(f"init_scale must be a finite number > 0, got {init_scale!r}")
+    p0 = {n: v * init_scale for n, v in networks.init_params(arch, d, k, m, seeds, init, dev, dtype).items()}
     parts = (None if test.base is None else test.base.to(dev, dtype),
              None if test.composite is None else test.composite.to(dev, dtype))
     state = _State(arch, mode, p0, lr.to(dev, dtype), wd.to(dev, dtype), protocol, seeds)
     configs = [dict(model=arch, mode=mode, m=m, lr=float(lr[g]), wd=float(wd[g]), seed=seeds[g],
-                    init=init, n_train=N, layerwise=protocol.layerwise, **_protocol_dict(protocol))
+                    init=init, init_scale=init_scale, n_train=N, layerwise=protocol.layerwise,
+                    **_protocol_dict(protocol))
                for g in range(G)]
     phases = [1, 2] if protocol.layerwise else [None]
     total_epochs = protocol.epochs * len(phases)
