@@ -72,3 +72,11 @@ def to_png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
     return buf.getvalue()
+
+
+def show(fig: Figure) -> None:
+    """Display a figure made with :func:`training_figure` as a PNG in the
+    notebook (works with any backend, and in committed outputs)."""
+    from IPython.display import Image, display
+
+    display(Image(to_png(fig)))
