@@ -167,7 +167,8 @@ class LiveTrainer:
         err = float(res.test_error[0])
         thr = inst.reference_errors().f_only
         word = "stopped" if res.interrupted else "done"
-        self._set_status(f"{word} in {time.perf_counter() - t0:.1f} s on {dev}: test error {err:.3f} "
+        self._set_status(f"{word} in {time.perf_counter() - t0:.1f} s on {dev} (α={cfg.alpha:.2f}, "
+                         f"β={cfg.beta:.2f}, m={cfg.m}): test error {err:.3f} "
                          f"({'below' if err < thr else 'above'} kα² = {thr:.2f})")
 
     @staticmethod
