@@ -1,0 +1,78 @@
+"""The GPU path, checked in one go on a CUDA machine (nobody exercises it on CPU-only CI).
+
+1. device selection picks CUDA and data land on it;
+2. batched training on CUDA reproduces the CPU numbers (same seeds; float32
+   kernels differ, so agreement is to a tolerance) and is deterministic on CUDA;
+3. the training benchmark (12-point grid, m = 200, N = 500, full protocol)
+   one-at-a-time vs batched on CUDA, next to the batched CPU time of the same grid;
+4. notebook 03 executed with the GPU as its device.
+
+Writes everything to benchmarks/results/gpu_check.json (or --out).
+
+    python benchmarks/gpu_check.py [--epochs 800] [--out benchmarks/results/gpu_check.json]
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+import resnetlearn as rl
+from resnetlearn.training import Protocol, train_models
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--epochs", type=int, default=800)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gpu_check.json"))
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("gpu_check: no CUDA device here; run this on the GPU machine")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    out = {"device": rl.describe_device("cuda"), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d")}
+    assert rl.select_device().type == "cuda"
+    inst = rl.parity_instance()
+    s = inst.sample(10, seed=0, device="cuda")
+    out["data_on_cuda"] = s.x.is_cuda and torch.equal(s.x.cpu(), inst.sample(10, seed=0).x)
+
+    tr, te = inst.sample(500, seed=0), inst.sample(2000, seed=1)
+    short = Protocol.quick(50)
+    lrs, wds = [0.05, 0.1, 0.2], [0.0, 0.005, 0.005]
+    cpu = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], short, device="cpu", progress=False)
+    gpu = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], short, device="cuda", progress=False)
+    gpu2 = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], short, device="cuda", progress=False)
+    out["cpu_vs_cuda_test_error"] = [cpu.test_error.tolist(), gpu.test_error.tolist()]
+    out["cuda_deterministic"] = bool(torch.equal(gpu.test_error, gpu2.test_error))
+
+    bench = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_training.py"), "--device", "cuda",
+                            "--epochs", str(args.epochs), "--json", "/tmp/bench_cuda.json"],
+                           capture_output=True, text=True)
+    out["bench_training_cuda"] = json.loads(Path("/tmp/bench_cuda.json").read_text()) if bench.returncode == 0 \
+        else {"error": bench.stderr[-2000:]}
+    t0 = time.perf_counter()
+    grid = [(lr, wd) for lr in (0.02, 0.05, 0.1, 0.2) for wd in (0.0, 1e-3, 5e-3)]
+    p = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2, eval_every=args.epochs)
+    train_models(tr, te, "3resnet", "all", 200, [g[0] for g in grid], [g[1] for g in grid], [0] * 12, p,
+                 device="cpu", progress=False)
+    out["batched_cpu_same_grid_s"] = round(time.perf_counter() - t0, 2)
+
+    t0 = time.perf_counter()
+    nb = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                         str(ROOT / "notebooks" / "03_hierarchical_learning.ipynb"), "--output",
+                         "/tmp/nb03_gpu.ipynb"], capture_output=True, text=True)
+    out["notebook03_on_gpu"] = {"ok": nb.returncode == 0, "seconds": round(time.perf_counter() - t0, 1),
+                                "mentions_gpu": "GPU" in Path("/tmp/nb03_gpu.ipynb").read_text()
+                                if nb.returncode == 0 else nb.stderr[-2000:]}
+    Path(args.out).write_text(json.dumps(out, indent=1))
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
