@@ -243,16 +243,18 @@ def ntk(X1, X2=None, arch: str = "2layer", params: dict | None = None, m: int = 
 # ----------------------------------------------------------------- infinite width
 def _relu_moments(S, q1, q2):
     """κ₁ = E[σ(u)σ(v)], κ₀ = E[σ'(u)σ'(v)] for (u, v) Gaussian with
-    variances q1 (rows), q2 (columns) and covariance S (arc-cosine kernels)."""
+    variances q1 (rows), q2 (columns) and covariance S (arc-cosine kernels).
+    Computed in place on temporaries of S's size (this is the hot loop of the
+    infinite-width Gram matrices)."""
     norm = torch.sqrt(q1[:, None] * q2[None, :])
-    cos = (S / norm).clamp_(-1.0, 1.0)
+    cos = torch.div(S, norm).clamp_(-1.0, 1.0)
     theta = torch.arccos(cos)
-    k0 = (math.pi - theta) / (2 * math.pi)
-    k1 = norm / (2 * math.pi) * (torch.sin(theta) + (math.pi - theta) * cos)
+    k0 = torch.sub(math.pi, theta).div_(2 * math.pi)  # (π − θ)/2π
+    k1 = torch.sin(theta).add_(theta.neg_().add_(math.pi).mul_(cos)).mul_(norm).div_(2 * math.pi)
     return k1, k0
 
 
-def infinite_width(X1, X2=None, arch: str = "2layer") -> tuple[torch.Tensor, torch.Tensor]:
+def infinite_width(X1, X2=None, arch: str = "2layer", block: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
     """(NNGP, NTK) of an infinitely wide ReLU network, one output.
 
     NTK parameterisation, weights and biases N(0, 1): the first layer gives
@@ -265,28 +267,39 @@ def infinite_width(X1, X2=None, arch: str = "2layer") -> tuple[torch.Tensor, tor
     cross term of the branches' means, μ₁(x)μ₂(x') + μ₂(x)μ₁(x') with
     μ(x) = E σ(h) = √(Σ(x,x)/2π) — ReLU outputs are not centred, so the
     branches are independent but not orthogonal. The gradient cross terms
-    vanish at infinite width.
+    vanish at infinite width. Rows are processed in blocks of ``block``.
     """
     if arch not in INF_ARCHS:
         raise ValueError(f"infinite-width kernels exist here for {INF_ARCHS}, got {arch!r}")
     X1, X2 = _pair(X1, X2)
+    nngp = torch.empty(X1.shape[0], X2.shape[0], dtype=F64)
+    ntk = torch.empty_like(nngp)
+    for s in range(0, X1.shape[0], block):
+        a, b = _infinite_block(X1[s:s + block], X2, arch)
+        nngp[s:s + block], ntk[s:s + block] = a, b
+    return nngp, ntk
+
+
+def _infinite_block(X1, X2, arch):
     d = X1.shape[1]
-    S1 = X1 @ X2.T / d + 1
+    S1 = (X1 @ X2.T).div_(d).add_(1)
     q1a, q1b = (X1**2).sum(1) / d + 1, (X2**2).sum(1) / d + 1
     k1, k0 = _relu_moments(S1, q1a, q1b)
     if arch == "2layer":
-        return k1, k1 + k0 * S1
+        return k1, k0.mul_(S1).add_(k1)
     S2 = k1 + 1
-    T2 = S2 + k0 * S1
+    T2 = k0.mul_(S1).add_(S2)  # Θ₂ = Σ₂ + κ₀(Σ₁)Θ₁ (k0 is not needed afterwards for the 3layer)
     q2a, q2b = q1a / 2 + 1, q1b / 2 + 1  # κ₁(q, q) = q/2
     k1b, k0b = _relu_moments(S2, q2a, q2b)
     if arch == "3layer":
-        return k1b, k1b + k0b * T2
+        return k1b, k0b.mul_(T2).add_(k1b)
+    # residual: NNGP = κ₁(Σ₁) + κ₁(Σ₂) + mean cross terms; NTK = NNGP + κ₀(Σ₁)Θ₁ + κ₀(Σ₂)Θ₂,
+    # and κ₀(Σ₁)Θ₁ = Θ₂ − Σ₂ = T2 − S2
     mu1a, mu1b = torch.sqrt(q1a / (2 * math.pi)), torch.sqrt(q1b / (2 * math.pi))
     mu2a, mu2b = torch.sqrt(q2a / (2 * math.pi)), torch.sqrt(q2b / (2 * math.pi))
-    cross = mu1a[:, None] * mu2b[None, :] + mu2a[:, None] * mu1b[None, :]
-    nngp = k1 + k1b + cross
-    return nngp, nngp + k0 * S1 + k0b * T2
+    nngp = k1.add_(k1b).add_(mu1a[:, None] * mu2b[None, :]).add_(mu2a[:, None] * mu1b[None, :])
+    ntk = k0b.mul_(T2).add_(T2).sub_(S2).add_(nngp)
+    return nngp, ntk
 
 
 # ----------------------------------------------------------------- registry
