@@ -434,6 +434,25 @@ def feature_ridge(Phi: torch.Tensor, Y: torch.Tensor, Phi_test: torch.Tensor, ri
     return y_mean + Phi_test @ w
 
 
+@dataclass
+class FeatureRidge:
+    """:func:`feature_ridge` with the fit/predict interface of :class:`KernelRidge`:
+    ``FeatureRidge(λ).fit(Φ, Y).predict(Φ_test)`` (eq 3.3)."""
+
+    ridge: float
+    center: bool = True
+    _train: tuple | None = None
+
+    def fit(self, Phi, Y) -> FeatureRidge:
+        self._train = (torch.as_tensor(Phi).to(F64), torch.as_tensor(Y).to(F64))
+        return self
+
+    def predict(self, Phi_test) -> torch.Tensor:
+        if self._train is None:
+            raise ValueError("call fit(Phi, Y) before predict")
+        return feature_ridge(*self._train, Phi_test, self.ridge, self.center)
+
+
 # ----------------------------------------------------------------- parity counting
 def parity_counts(d: int, max_degree: int) -> list[dict]:
     """How many parity monomials χ_S of each degree |S| = j exist in d

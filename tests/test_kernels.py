@@ -102,6 +102,7 @@ def test_krr_limits_and_ridge_path(cube):
     Phi = torch.randn(60, 20, dtype=F64)
     dual = K.KernelRidge(0.5).fit(Phi @ Phi.T, Y).predict(Phi @ Phi.T)
     assert torch.allclose(K.feature_ridge(Phi, Y, Phi, 0.5), dual, atol=1e-8)
+    assert torch.allclose(K.FeatureRidge(0.5).fit(Phi, Y).predict(Phi), dual, atol=1e-8)
 
 
 def test_conjugate_kernel_krr_equals_training_last_layer():
