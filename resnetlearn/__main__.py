@@ -6,7 +6,7 @@ import argparse
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
-from .reproduce import FIGURES, SCALES, run_figure, write_outputs
+from .reproduce import FIGURES, SCALES, run_figure, write_outputs, write_provenance
 
 
 def main(argv=None) -> int:
@@ -29,6 +29,7 @@ def main(argv=None) -> int:
             res = run_figure(fig, args.scale, args.device, out=f"{args.out}/store", executor=executor,
                              select=args.select)
             paths = write_outputs(res, args.out)
+            write_provenance(res, args.out, args.scale, "python -m resnetlearn " + " ".join(argv or sys.argv[1:]))
             print(res.summary)
             print(f"  {len(res.rows)} points ({res.skipped} reused from the store) in {res.wall_time:.0f} s; "
                   f"table {paths['table']}, plot {paths['plot']}")

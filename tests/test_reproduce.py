@@ -6,7 +6,7 @@ import os
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn.reproduce import ResultsStore, _points, run_figure, run_point, summarise
+from resnetlearn.reproduce import ResultsStore, _points, load_figure, run_figure, run_point, summarise
 
 
 def test_store_key_atomic_write_and_resume(tmp_path):
@@ -39,6 +39,10 @@ def test_cli_tiny(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "fig3:" in out and (tmp_path / "fig3.csv").exists() and (tmp_path / "fig3.png").exists()
     assert len((tmp_path / "fig3.csv").read_text().strip().splitlines()) == 1 + 10
+    prov = json.loads((tmp_path / "fig3.provenance.json").read_text())
+    assert prov["scale"] == "tiny" and prov["points"] == 10 and "torch" in prov
+    loaded = load_figure("fig3", tmp_path)
+    assert len(loaded.rows) == 10 and loaded.summary.startswith("fig3:")
     with pytest.raises(SystemExit):
         cli.main(["reproduce", "fig9"])
 
