@@ -461,11 +461,25 @@ def companion_figure1() -> FunctionTarget:
                           "(sin 3x1 + sin 3x2 + sin 3x3 − 2)^2 · cos 7x4")
 
 
+def parity6_target(d: int = 40) -> FunctionTarget:
+    """arXiv v3 §8.2 (Figure 4): x uniform on {±1/√d}^d and the label
+    y = d³·x1x2x3x4x5x6 ∈ {±1}, a degree-6 parity of a unit-norm input."""
+    _check_int("d", d)
+    if d < 6:
+        raise ValueError(f"the §8.2 target needs d >= 6, got d={d}")
+
+    def fn(x):
+        return (d**3 * x[:, :6].prod(dim=1)).unsqueeze(1)
+
+    return FunctionTarget(fn, d, 1, "hypercube_unit", f"parity6(d={d})", "d^3 · x1 x2 x3 x4 x5 x6")
+
+
 INSTANCES = {
     "parity": parity_instance,
     "talk": talk_instance,
     "hard": hard_instance,
     "companion": companion_figure1,
+    "parity6": parity6_target,
 }
 
 

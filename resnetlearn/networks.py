@@ -7,6 +7,8 @@ ResNet paper eq 2.1 and §6, arXiv v3 §8.1:
   U = V·A (V is m×k). out₁ is the first block, A·σ(V·out₁ + b₂) the residual branch.
 * ``3resnet_eq21``: eq 2.1 as written, out = A(σ(h₁) + σ(U σ(h₁) + b₂)), h₁ = W x + b₁, U m×m.
 * ``3layer``: A·σ(V σ(W x + b₁) + b₂);  ``2layer``: A·σ(W x + b₁).
+* ``2layer_signs``: aᵀσ(W x) without bias and with a ∈ {±1/√m}^m, exactly m/2 of
+  each sign (arXiv v3 §8.2, Figure 4); meant to be trained in mode ``hidden``.
 
 σ is the ReLU. Every parameter tensor carries a leading model axis G, so
 G independent networks (different seeds, learning rates, ...) run as one
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import torch
 
-ARCHS = ("3resnet", "3resnet_eq21", "3layer", "2layer")
+ARCHS = ("3resnet", "3resnet_eq21", "3layer", "2layer", "2layer_signs")
 INITS = ("paper", "fan_in")
 
 
@@ -38,6 +40,10 @@ def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]
     for name, v in (("d", d), ("k", k), ("m", m)):
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if arch == "2layer_signs":
+        if m % 2:
+            raise ValueError(f"2layer_signs needs an even width m (m/2 output weights of each sign), got {m}")
+        return {"W": (m, d), "A": (k, m)}
     shapes = {"W": (m, d), "b1": (m,)}
     if arch == "3resnet":
         shapes.update(V=(m, k), b2=(m,))
@@ -73,17 +79,22 @@ def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
     for seed in seeds:
         gen = torch.Generator().manual_seed(int(seed))
         for name, shape in shapes.items():
+            if arch == "2layer_signs" and name == "A":  # fixed ±1/√m, half of each sign (§8.2)
+                signs = torch.ones(shape[1], dtype=torch.float64)
+                signs[torch.randperm(shape[1], generator=gen)[: shape[1] // 2]] = -1
+                out[name].append(signs.expand(shape).clone() / m**0.5)
+                continue
             std = (1 / m) ** 0.5 if init == "paper" else _fan_in(name, shape, shapes) ** -0.5
             out[name].append(torch.randn(*shape, generator=gen, dtype=torch.float64) * std)
     return {n: torch.stack(v).to(device=device, dtype=dtype) for n, v in out.items()}
 
 
 def _dense(x, W, b, dx=None, dW=None, db=None):
-    """h = x Wᵀ + b batched over models; with tangents, also dh."""
-    h = torch.baddbmm(b.unsqueeze(1), x, W.transpose(1, 2))
+    """h = x Wᵀ + b batched over models (b may be None: no bias); with tangents, also dh."""
+    h = torch.bmm(x, W.transpose(1, 2)) if b is None else torch.baddbmm(b.unsqueeze(1), x, W.transpose(1, 2))
     if dW is None:
         return h, None
-    dh = torch.baddbmm(db.unsqueeze(1), x, dW.transpose(1, 2))
+    dh = torch.bmm(x, dW.transpose(1, 2)) if db is None else torch.baddbmm(db.unsqueeze(1), x, dW.transpose(1, 2))
     if dx is not None:
         dh = dh + torch.bmm(dx, W.transpose(1, 2))
     return h, dh
@@ -104,7 +115,7 @@ def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = No
         x = x.unsqueeze(0).expand(G, *x.shape)
     t = tangent or {}
     tg = tangent is not None
-    h1, dh1 = _dense(x, p["W"], p["b1"], None, t.get("W"), t.get("b1"))
+    h1, dh1 = _dense(x, p["W"], p.get("b1"), None, t.get("W"), t.get("b1"))
     a1, da1 = _relu(h1, dh1)
     A, dA = p["A"].transpose(1, 2), t.get("A")
 
@@ -114,7 +125,7 @@ def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = No
             return o, None
         return o, torch.bmm(da, A) + torch.bmm(a, dA.transpose(1, 2))
 
-    if arch == "2layer":
+    if arch in ("2layer", "2layer_signs"):
         first, second = readout(a1, da1), None
     elif arch == "3layer":
         h2, dh2 = _dense(a1, p["V"], p["b2"], da1, t.get("V"), t.get("b2"))

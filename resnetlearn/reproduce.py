@@ -6,7 +6,10 @@ lr × wd grid search), so a sweep can be cut into independent jobs:
 * :func:`fig2a` — N = 500, all layers trained: 3resnet / 3layer / 2layer × (all, last, ntk) vs m;
 * :func:`fig2b` — N = 1000, hidden layers trained: × (hidden, last, ntk) vs m;
 * :func:`fig3` — β ∈ {0, 0.2, 0.3, 0.5, 1} at α = 0.3, 3resnet (all) and (hidden) vs m;
-* :func:`companion_fig1` — the companion's sin/cos target: 3layer, 2layer, last, NTK vs N.
+* ``fig4`` — §8.2: two-layer networks with fixed output signs on a degree-6 parity;
+  SGD's best test error and ‖W‖_F against a solution built by hand (footnote 16);
+* ``thm3`` — Theorem 2/3 on the §7 hard instance: every kernel vs the 3resnet against N;
+* ``companion`` — the companion's sin/cos target: 3layer, 2layer, last, NTK vs N.
 
 ``scale="quick"`` fits a 2-core CPU in minutes (fewer widths, a small grid,
 fewer epochs: stated in every row); ``scale="paper"`` is the full §8.1
@@ -33,12 +36,12 @@ from pathlib import Path
 
 import torch
 
-from .concept import companion_figure1, parity_instance
-from .training import Protocol, grid_search, paper_grid
+from .concept import Sample, companion_figure1, hard_instance, parity6_target, parity_instance
+from .training import Protocol, grid_search, paper_grid, train_models
 
 SCALES = ("tiny", "quick", "paper")
 """tiny: a seconds-long smoke test of the machinery (no claim can be judged at that scale)."""
-FIGURES = ("fig2a", "fig2b", "fig3", "companion")
+FIGURES = ("fig2a", "fig2b", "fig3", "fig4", "thm3", "companion")
 
 
 def _version() -> str:
@@ -99,8 +102,16 @@ def run_point(config: dict) -> dict:
     """Train one point (a learner at one width, its whole lr × wd grid) and
     return the selected run and wall time. Top-level so executors can pickle it."""
     torch.set_num_threads(int(config.get("threads", torch.get_num_threads())))
+    if config["figure"] == "thm3" and config["model"] != "3resnet":
+        return _kernel_point(config)
+    if config["model"] == "hand_built":
+        return _hand_built_point(config)
     if config["target"] == "companion":
         target = companion_figure1()
+    elif config["target"] == "parity6":
+        target = parity6_target(config["d"])
+    elif config["target"] == "hard":
+        target = hard_instance(config["d"], config["k"], alpha=config["alpha"], seed=0)
     else:
         target = parity_instance(alpha=config["alpha"], beta=config["beta"])
     t0 = time.perf_counter()
@@ -111,10 +122,48 @@ def run_point(config: dict) -> dict:
                     device=config.get("device"), progress=False)
     best = g.best or {}
     edge = bool(best) and best["lr"] in (min(config["lrs"]), max(config["lrs"])) and len(config["lrs"]) > 1
-    return {"test_error": best.get("test_error", math.nan), "lr": best.get("lr"), "wd": best.get("wd"),
+    fig4 = {"train_error": best.get("train_error"), "frobenius_W": best.get("frobenius_W"),
+            "grid": [[r["train_error"], r["test_error"], r["frobenius_W"]] for r in g.rows if not r["diverged"]]} \
+        if config["figure"] == "fig4" else {}
+    return {**fig4, "test_error": best.get("test_error", math.nan), "lr": best.get("lr"), "wd": best.get("wd"),
             "lr_at_grid_edge": edge,
             "diverged": sum(r["diverged"] for r in g.rows), "grid_size": len(g.rows),
             "seconds": round(time.perf_counter() - t0, 2), "device": str(device_of(config))}
+
+
+def _kernel_point(config: dict) -> dict:
+    from .kernels import kernel_errors
+
+    t0 = time.perf_counter()
+    target = hard_instance(config["d"], config["k"], alpha=config["alpha"], seed=0)
+    r = kernel_errors(target, config["n_train"], kernels=[config["model"]], select=config["select"],
+                      n_test=config["n_test"], m=config["m"], progress=False)[0]
+    return {"test_error": r["test_error"], "ridge_rel": r["ridge_rel"], "setting": r["setting"],
+            "seconds": round(time.perf_counter() - t0, 2), "device": "cpu"}
+
+
+def _hand_built_point(config: dict) -> dict:
+    """§8.2 footnote 16: train aᵀσ(Wx) with m = 200 on all 64 inputs of the d = 6
+    problem (so its test error is exact), then pad W with d − 6 zero columns
+    (scaling the 6 used columns by √(d/6), since inputs are ±1/√d) and
+    duplicate rows up to width m with rescaling by √(200/m): the same function,
+    the same test error, ‖W‖_F = √(d/6)·‖W₆‖_F at every width."""
+    import itertools
+
+    t0 = time.perf_counter()
+    x6 = torch.tensor(list(itertools.product((1.0, -1.0), repeat=6)), dtype=torch.float64) / 6**0.5
+    y6 = parity6_target(6)(x6)
+    full = Sample(x6, y6, None, None)
+    res = train_models(full, full, "2layer_signs", "hidden", 200, [0.5], [config["wd"]], [config.get("seed", 0)],
+                       Protocol(epochs=config["epochs"], batch_size=16, lr_drop_epoch=config["epochs"] * 2 // 3,
+                                eval_every=config["epochs"]), dtype=torch.float64, device="cpu", progress=False)
+    W6 = res.params["W"][0]
+    d, m = config["d"], config["m"]
+    Wd = torch.zeros(200, d, dtype=torch.float64)
+    Wd[:, :6] = W6 * (d / 6) ** 0.5
+    Wm = Wd.repeat(m // 200, 1) * (200 / m) ** 0.5
+    return {"test_error": float(res.test_error[0]), "train_error": float(res.test_error[0]),
+            "frobenius_W": float(Wm.norm()), "seconds": round(time.perf_counter() - t0, 2), "device": "cpu"}
 
 
 def device_of(config):
@@ -139,6 +188,29 @@ def _points(figure: str, scale: str, device, select: str) -> list[dict]:
             for mode in ("all", "hidden"):
                 pts += [dict(base, model="3resnet", mode=mode, m=m, n_train=500 if mode == "all" else 1000,
                              beta=beta) for m in s["widths"]]
+    elif figure == "fig4":
+        d, n = (40, 5000) if scale == "paper" else (20, 2000) if scale == "quick" else (8, 200)
+        widths = [200, 500, 1000, 2000] if scale == "paper" else [200, 400] if scale == "quick" else [200]
+        lrs = s["lrs"] if scale == "paper" else [0.05, 0.2, 0.5, 1.0] if scale == "quick" else [0.5]
+        wds = s["wds"] if scale == "paper" else [0.0, 1e-4, 1e-3] if scale == "quick" else [0.0]
+        epochs = s["epochs"] if scale == "paper" else 100 if scale == "quick" else 2
+        common = dict(base, target="parity6", d=d, n_train=n, alpha=None, beta=None, lrs=lrs, wds=wds, epochs=epochs)
+        pts += [dict(common, model="2layer_signs", mode="hidden", m=m) for m in widths]
+        hand_epochs = 3000 if scale != "tiny" else 20
+        pts += [dict(common, model="hand_built", mode="-", m=widths[0], wd=wd, epochs=hand_epochs)
+                for wd in ((0.0, 1e-4, 1e-3, 3e-3) if scale != "tiny" else (0.0,))]
+    elif figure == "thm3":
+        from .kernels import DEFAULT_KERNELS
+
+        ns = {"tiny": [50], "quick": [250, 500, 1000], "paper": [500, 1000, 2000, 5000, 10000]}[scale]
+        kerns = DEFAULT_KERNELS if scale != "tiny" else ("gaussian", "ntk_inf:2layer")
+        common = dict(base, target="hard", d=30, k=4, alpha=0.3, m=500 if scale != "tiny" else 16)
+        for n in ns:
+            pts += [dict(common, model=kname, mode="kernel", n_train=n) for kname in kerns]
+            epochs = max(10, min(800, round(8000 * 50 / n))) if scale != "tiny" else 2
+            pts.append(dict(common, model="3resnet", mode="all", n_train=n, m=200 if scale != "tiny" else 8,
+                            epochs=epochs, lrs=[0.05, 0.1, 0.2] if scale != "tiny" else [0.05],
+                            wds=[1e-3, 5e-3] if scale != "tiny" else [0.0]))
     elif figure == "companion":
         ns = {"tiny": [100], "quick": [100, 300, 1000], "paper": [100, 300, 1000, 3000, 10000]}[scale]
         for arch, mode in (("3layer", "hidden"), ("2layer", "hidden"), ("3layer", "last"), ("3layer", "ntk")):
@@ -232,6 +304,25 @@ def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
         return (f"fig3: paper claims the composite signal is learned when β ≫ α = 0.3 and not when β ≲ α "
                 f"(kα² = {thr:.2f}). Here " + "; ".join(parts)
                 + f" -> {'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
+    if figure == "fig4":
+        sgd = [r for r in rows if r["model"] == "2layer_signs"]
+        hand = [r for r in rows if r["model"] == "hand_built"]
+        b = min(sgd, key=lambda r: r["test_error"] if r["test_error"] == r["test_error"] else math.inf)
+        h = min(hand, key=lambda r: r["test_error"])
+        ok = b["test_error"] > 5 * max(h["test_error"], 1e-3) and (b.get("frobenius_W") or 0) > h["frobenius_W"]
+        return (f"fig4: paper claims SGD finds neither the small test error nor the small Frobenius norm of a "
+                f"hand-built solution. Here: SGD best test error {b['test_error']:.3f} (‖W‖_F "
+                f"{b.get('frobenius_W') or math.nan:.1f}); hand-built {h['test_error']:.4f} (‖W‖_F "
+                f"{h['frobenius_W']:.1f}) -> {'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
+    if figure == "thm3":
+        kern = [r for r in rows if r["model"] != "3resnet"]
+        net = [r for r in rows if r["model"] == "3resnet"]
+        bound = 0.3**2 / 4
+        kmin, nmax = min(r["test_error"] for r in kern), max(r["test_error"] for r in net)
+        ok = kmin > bound > nmax
+        return (f"thm3: Theorem 2 says every kernel errs by more than α²/4 = {bound:.4f} on the hard instance "
+                f"with few samples, while the ResNet learns it. Here: best kernel {kmin:.3f}, worst 3resnet "
+                f"{nmax:.4f} -> {'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
     if figure == "companion":
         n_max = max(r["n_train"] for r in rows)
         at = {f"{r['model']}({r['mode']})": r["test_error"] for r in rows if r["n_train"] == n_max}
@@ -248,15 +339,34 @@ def figure_plot(result: FigureResult):
 
     fig = Figure(figsize=(7, 4.5))
     ax = fig.subplots()
-    xkey = "n_train" if result.name == "companion" else "m"
+    if result.name == "fig4":
+        for r in result.rows:
+            if r["model"] == "hand_built":
+                ax.scatter([r["test_error"]], [r["frobenius_W"]], marker="*", s=160, color="crimson")
+        pts = [g for r in result.rows if r["model"] == "2layer_signs" for g in (r.get("grid") or [])]
+        ax.scatter([p[0] for p in pts], [p[2] for p in pts], s=12, label="SGD runs: train error")
+        ax.scatter([p[1] for p in pts], [p[2] for p in pts], s=12, label="SGD runs: test error")
+        ax.scatter([], [], marker="*", s=160, color="crimson", label="built by hand (train = test)")
+        ax.set_xscale("log")
+        ax.set_xlabel("error")
+        ax.set_ylabel("‖W‖_F")
+        ax.set_title("fig4: SGD does not find the small-norm solution")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        return fig
+    xkey = "n_train" if result.name in ("companion", "thm3") else "m"
     groups = {}
     for r in result.rows:
-        label = (f"β={r['beta']}, {r['mode']}" if result.name == "fig3" else f"{r['model']}({r['mode']})")
+        label = (f"β={r['beta']}, {r['mode']}" if result.name == "fig3" else
+                 r["model"] if result.name == "thm3" else f"{r['model']}({r['mode']})")
         groups.setdefault(label, []).append((r[xkey], r["test_error"]))
     for label, pts in groups.items():
         pts.sort()
         ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
-    if result.name != "companion":
+    if result.name == "thm3":
+        ax.axhline(0.3**2 / 4, color="purple", ls=":", label="α²/4")
+        ax.axhline(4 * 0.09, color="crimson", ls="--", label="kα² = 0.36")
+    elif result.name != "companion":
         ax.axhline(15 * 0.09, color="crimson", ls="--", label="kα² = 1.35")
     ax.set_xlabel("N (samples)" if xkey == "n_train" else "m (width)")
     ax.set_ylabel("test error")
@@ -273,13 +383,15 @@ def write_outputs(result: FigureResult, out) -> dict[str, Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     cols = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select",
-            "test_error", "lr", "wd", "lr_at_grid_edge", "diverged", "grid_size", "seconds", "device"]
+            "d", "test_error", "train_error", "frobenius_W", "lr", "wd", "lr_at_grid_edge", "ridge_rel", "setting",
+            "diverged", "grid_size", "seconds", "device", "grid"]
     paths = {"table": out / f"{result.name}.csv", "plot": out / f"{result.name}.png",
              "summary": out / f"{result.name}.txt"}
     with open(paths["table"], "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
-        w.writerows(result.rows)
+        w.writerows([dict(r, grid=json.dumps(r["grid"])) if r.get("grid") is not None else r
+                     for r in result.rows])
     figure_plot(result).savefig(paths["plot"], dpi=110)
     paths["summary"].write_text(result.summary + "\n")
     return paths
@@ -316,8 +428,9 @@ def load_figure(name: str, directory) -> FigureResult:
     for r in csv.DictReader(open(path)):
         for k in ("m", "n_train", "epochs", "diverged", "grid_size"):
             r[k] = int(r[k]) if r.get(k) not in (None, "") else None
-        for k in ("test_error", "lr", "wd", "beta", "alpha", "seconds"):
+        for k in ("test_error", "train_error", "frobenius_W", "lr", "wd", "beta", "alpha", "seconds"):
             r[k] = float(r[k]) if r.get(k) not in (None, "", "None") else None
+        r["grid"] = json.loads(r["grid"]) if r.get("grid") else None
         rows.append(r)
     summary, ok = summarise(name, rows)
     prov = Path(directory) / f"{name}.provenance.json"

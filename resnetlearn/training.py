@@ -79,7 +79,7 @@ PAPER_PROTOCOL = Protocol()
 
 def trainable_names(arch: str, mode: str, phase: int | None = None) -> list[str]:
     """Which parameters a mode trains (``phase`` 1/2 for layer-wise training)."""
-    names = list(networks.param_shapes(arch, 1, 1, 1))
+    names = list(networks.param_shapes(arch, 1, 1, 2))
     if mode not in MODES:
         raise ValueError(f"unknown training mode {mode!r}; allowed: {MODES}")
     if phase == 1:
@@ -122,7 +122,8 @@ class TrainResult:
         for g, cfg in enumerate(self.configs):
             row = dict(cfg)
             row.update(test_error=float(self.test_error[g]), train_error=float(self.train_error[g]),
-                       diverged=bool(self.diverged[g]), epochs_done=self.epochs_done)
+                       diverged=bool(self.diverged[g]), epochs_done=self.epochs_done,
+                       frobenius_W=float(self.params["W"][g].norm()))
             if self.holdout_error is not None:
                 row["val_error"] = float(self.holdout_error[g])
             out.append(row)

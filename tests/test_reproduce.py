@@ -54,3 +54,29 @@ def test_executor_seam_with_local_dask_cluster(tmp_path):
         res = run_figure("companion", "tiny", "cpu", out=tmp_path, executor=client, progress=False)
     local = [run_point(p)["test_error"] for p in _points("companion", "tiny", "cpu", "test")]
     assert [r["test_error"] for r in res.rows] == pytest.approx(local, rel=1e-5, nan_ok=True)
+
+
+def test_hand_built_solution_invariants():
+    # §8.2 footnote 16: padding to d scales ‖W‖_F by √(d/6); duplicating rows to width m keeps it
+    from resnetlearn.reproduce import _hand_built_point
+
+    base = dict(figure="fig4", wd=0.0, epochs=5, seed=0)
+    a = _hand_built_point(dict(base, d=12, m=200))
+    b = _hand_built_point(dict(base, d=12, m=400))
+    c = _hand_built_point(dict(base, d=24, m=200))
+    assert b["frobenius_W"] == pytest.approx(a["frobenius_W"], rel=1e-12)
+    assert c["frobenius_W"] / a["frobenius_W"] == pytest.approx(2**0.5, rel=1e-12)
+    assert a["test_error"] == b["test_error"] == c["test_error"]
+
+
+def test_fig4_and_thm3_tiny(tmp_path):
+    for fig in ("fig4", "thm3"):
+        res = run_figure(fig, "tiny", "cpu", out=tmp_path, progress=False)
+        assert res.summary.startswith(fig + ":") and res.rows
+    # the §8.2 network: fixed output signs, half of each, no bias
+    from resnetlearn import networks
+
+    p = networks.init_params("2layer_signs", 8, 1, 10, [0])
+    assert set(p) == {"W", "A"} and float(p["A"].sum()) == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError, match="even width"):
+        networks.init_params("2layer_signs", 8, 1, 9, [0])
