@@ -39,6 +39,8 @@ from . import networks
 F64 = torch.float64
 KERNELS = ("gaussian", "arcsine", "arcsine_bias", "conjugate", "ntk", "nngp_inf", "ntk_inf")
 INF_ARCHS = ("2layer", "3layer", "3resnet_eq21")
+NETWORK_ARCHS = ("3resnet", "3resnet_eq21", "3layer", "2layer")
+"""Architectures with conjugate and empirical NTK kernels here (not §8.2's 2layer_signs)."""
 MEMORY_FRACTION = 0.5
 """Refuse Gram matrices that would take more than this share of the RAM."""
 
@@ -105,6 +107,11 @@ def arcsine(X1, X2=None, bias: bool = False) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------- network kernels
+def _check_kernel_arch(arch: str) -> None:
+    if arch not in NETWORK_ARCHS:
+        raise ValueError(f"network kernels are available for {NETWORK_ARCHS}, got {arch!r}")
+
+
 def _single(params: dict) -> dict:
     """Parameters of one model (drop a leading model axis of size 1)."""
     out = {}
@@ -147,7 +154,7 @@ def _hidden(arch, p, X, mult):
 def features(arch: str, params: dict, X, parameterization: str = "standard") -> torch.Tensor:
     """φ(x) with out(x) = A·φ(x): the last hidden representation (for the
     ResNets, the sum of the two blocks' activations, since out = A(σ(h₁) + σ(h₂)))."""
-    networks.check_arch(arch)
+    _check_kernel_arch(arch)
     p = _single(params)
     X = _as2d(X)
     _, a1, _, a2, _ = _hidden(arch, p, X, _mults(arch, p, parameterization))
@@ -213,7 +220,7 @@ def ntk(X1, X2=None, arch: str = "2layer", params: dict | None = None, m: int = 
     the network; ``parameterization="ntk"`` scales layers by 1/√fan_in.
     """
     X1, X2 = _pair(X1, X2)
-    networks.check_arch(arch)
+    _check_kernel_arch(arch)
     if params is None:
         params = networks.init_params(arch, X1.shape[1], k, m, [seed], init, dtype=F64)
     p = _single(params)

@@ -52,7 +52,7 @@ def test_infinite_two_layer_ntk_by_hand():
     assert float(nngp) == pytest.approx(0.75) and float(ntk) == pytest.approx(1.5)
 
 
-@pytest.mark.parametrize("arch", networks.ARCHS)
+@pytest.mark.parametrize("arch", K.NETWORK_ARCHS)
 @pytest.mark.parametrize("par", ["standard", "ntk"])
 def test_empirical_ntk_matches_jacobian_contraction(arch, par):
     torch.manual_seed(0)

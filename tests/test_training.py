@@ -27,9 +27,10 @@ def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), e
 
 @pytest.mark.parametrize("arch", networks.ARCHS)
 def test_shapes_and_linearisation_match_autodiff(arch):
-    p = networks.init_params(arch, 7, 3, 11, [1, 2], dtype=F64)
+    k = 1 if arch == "2layer_signs" else 3
+    p = networks.init_params(arch, 7, k, 12, [1, 2], dtype=F64)
     x = torch.randn(5, 7, dtype=F64)
-    assert networks.forward(arch, p, x).shape == (2, 5, 3)
+    assert networks.forward(arch, p, x).shape == (2, 5, k)
     t = {n: torch.randn_like(v) for n, v in p.items()}
     f0, df = jvp(lambda q: networks.forward(arch, q, x), (p,), (t,))
     out, _, _ = networks.forward_linearized(arch, p, t, x)
