@@ -307,13 +307,19 @@ def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
     if figure == "fig4":
         sgd = [r for r in rows if r["model"] == "2layer_signs"]
         hand = [r for r in rows if r["model"] == "hand_built"]
-        b = min(sgd, key=lambda r: r["test_error"] if r["test_error"] == r["test_error"] else math.inf)
-        h = min(hand, key=lambda r: r["test_error"])
-        ok = b["test_error"] > 5 * max(h["test_error"], 1e-3) and (b.get("frobenius_W") or 0) > h["frobenius_W"]
-        return (f"fig4: paper claims SGD finds neither the small test error nor the small Frobenius norm of a "
-                f"hand-built solution. Here: SGD best test error {b['test_error']:.3f} (‖W‖_F "
-                f"{b.get('frobenius_W') or math.nan:.1f}); hand-built {h['test_error']:.4f} (‖W‖_F "
-                f"{h['frobenius_W']:.1f}) -> {'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
+        runs = [g for r in sgd for g in (r.get("grid") or [])]  # (train, test, ‖W‖_F) of every SGD run
+        best_test = min((g[1] for g in runs), default=math.nan)
+        h_best = min(hand, key=lambda r: r["test_error"])
+        fit = min(runs, key=lambda g: g[0]) if runs else (math.nan, math.nan, math.nan)  # best train error
+        # a hand-built solution at least as accurate as SGD's best fit, with a smaller norm
+        cheaper = [h for h in hand if h["test_error"] <= fit[0] and h["frobenius_W"] < fit[2]]
+        ok = best_test > 5 * max(h_best["test_error"], 1e-3) and bool(cheaper)
+        h = min(cheaper, key=lambda h: h["frobenius_W"]) if cheaper else h_best
+        return (f"fig4: paper claims SGD finds neither the test error nor the small Frobenius norm of a solution "
+                f"built by hand. Here: SGD's best test error {best_test:.3f} vs hand-built {h_best['test_error']:.4f}; "
+                f"SGD's best training fit {fit[0]:.3f} needs ‖W‖_F {fit[2]:.1f}, a hand-built one with error "
+                f"{h['test_error']:.3f} has ‖W‖_F {h['frobenius_W']:.1f} -> "
+                f"{'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
     if figure == "thm3":
         kern = [r for r in rows if r["model"] != "3resnet"]
         net = [r for r in rows if r["model"] == "3resnet"]
@@ -340,15 +346,16 @@ def figure_plot(result: FigureResult):
     fig = Figure(figsize=(7, 4.5))
     ax = fig.subplots()
     if result.name == "fig4":
+        floor = 1e-3  # errors below are drawn at the floor (a hand-built fit can be exact)
         for r in result.rows:
             if r["model"] == "hand_built":
-                ax.scatter([r["test_error"]], [r["frobenius_W"]], marker="*", s=160, color="crimson")
+                ax.scatter([max(r["test_error"], floor)], [r["frobenius_W"]], marker="*", s=160, color="crimson")
         pts = [g for r in result.rows if r["model"] == "2layer_signs" for g in (r.get("grid") or [])]
-        ax.scatter([p[0] for p in pts], [p[2] for p in pts], s=12, label="SGD runs: train error")
-        ax.scatter([p[1] for p in pts], [p[2] for p in pts], s=12, label="SGD runs: test error")
+        ax.scatter([max(p[0], floor) for p in pts], [p[2] for p in pts], s=12, label="SGD runs: train error")
+        ax.scatter([max(p[1], floor) for p in pts], [p[2] for p in pts], s=12, label="SGD runs: test error")
         ax.scatter([], [], marker="*", s=160, color="crimson", label="built by hand (train = test)")
         ax.set_xscale("log")
-        ax.set_xlabel("error")
+        ax.set_xlabel(f"error (values below {floor:g} drawn at {floor:g})")
         ax.set_ylabel("‖W‖_F")
         ax.set_title("fig4: SGD does not find the small-norm solution")
         ax.legend(fontsize=7)
