@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass
 
 import torch
@@ -536,7 +537,7 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, select: str = "
         Xsel, Ysel = Xte, Yte
     rows = []
     for spec in tqdm(list(kernels), desc=f"kernels N={n_train}", disable=not progress, leave=False):
-        t0 = time_now()
+        t0 = time.perf_counter()
         if spec == "gaussian":
             med = float(torch.cdist(Xtr[:500], Xtr[:500]).median())
             candidates = [(f"h={b:g}×median", lambda A, B, h=b * med: gaussian(A, B, h=h)) for b in bandwidths]
@@ -557,11 +558,6 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, select: str = "
         pred = KernelRidge(lam).fit(K, Ytr).predict(Kte)
         rows.append(dict(kernel=spec, setting=label, ridge_rel=rel, n_train=n_train, n_fit=Xtr.shape[0],
                          test_error=float(((pred - Yte) ** 2).sum(-1).mean()), select=select,
-                         n_test=n_test, data_seed=data_seed, m=m, seconds=round(time_now() - t0, 2)))
+                         n_test=n_test, data_seed=data_seed, m=m, seconds=round(time.perf_counter() - t0, 2)))
     return rows
 
-
-def time_now() -> float:
-    import time
-
-    return time.perf_counter()

@@ -173,4 +173,4 @@ class LiveTrainer:
 
     @staticmethod
     def _threshold(cfg: LiveConfig) -> float:
-        return 15 * cfg.alpha**2
+        return parity_instance(alpha=cfg.alpha, beta=cfg.beta).reference_errors().f_only  # kα², exact

@@ -277,7 +277,7 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
 
 def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
     """The paper's claim for a figure, and whether these rows reproduce it."""
-    thr = 15 * 0.3**2
+    thr = parity_instance().reference_errors().f_only  # kα² = 1.35 of the §8.1 instance
 
     def best(**kw):
         sel = [r for r in rows if all(r.get(k) == v for k, v in kw.items())]
@@ -323,7 +323,7 @@ def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
     if figure == "thm3":
         kern = [r for r in rows if r["model"] != "3resnet"]
         net = [r for r in rows if r["model"] == "3resnet"]
-        bound = 0.3**2 / 4
+        bound = hard_instance(30, 4, alpha=0.3).alpha ** 2 / 4
         kmin, nmax = min(r["test_error"] for r in kern), max(r["test_error"] for r in net)
         ok = kmin > bound > nmax
         return (f"thm3: Theorem 2 says every kernel errs by more than α²/4 = {bound:.4f} on the hard instance "
@@ -371,10 +371,12 @@ def figure_plot(result: FigureResult):
         pts.sort()
         ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
     if result.name == "thm3":
-        ax.axhline(0.3**2 / 4, color="purple", ls=":", label="α²/4")
-        ax.axhline(4 * 0.09, color="crimson", ls="--", label="kα² = 0.36")
+        hard = hard_instance(30, 4, alpha=0.3)
+        ax.axhline(hard.alpha**2 / 4, color="purple", ls=":", label="α²/4")
+        ax.axhline(hard.threshold, color="crimson", ls="--", label=f"kα² = {hard.threshold:.2f}")
     elif result.name != "companion":
-        ax.axhline(15 * 0.09, color="crimson", ls="--", label="kα² = 1.35")
+        thr = parity_instance().threshold
+        ax.axhline(thr, color="crimson", ls="--", label=f"kα² = {thr:.2f}")
     ax.set_xlabel("N (samples)" if xkey == "n_train" else "m (width)")
     ax.set_ylabel("test error")
     ax.set_title(result.name)
