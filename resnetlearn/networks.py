@@ -152,11 +152,10 @@ def forward(arch: str, p: dict, x: torch.Tensor) -> torch.Tensor:
     return out1 + res
 
 
-def forward_linearized(arch: str, p0: dict, delta: dict, x: torch.Tensor, f0=None):
+def forward_linearized(arch: str, p0: dict, delta: dict, x: torch.Tensor):
     """The network linearised at p0 (the NTK model): f(p0) + J(p0)·delta.
 
-    Returns (out, out₁-part, residual-part), each (G, n, k). ``f0`` may pass
-    precomputed primal outputs (they do not depend on delta).
+    Returns (out, out₁-part, residual-part), each (G, n, k).
     """
     (o1, do1), (r, dr) = forward_parts(arch, p0, x, tangent=delta)
     return o1 + r + do1 + dr, o1 + do1, r + dr

@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 
 from .concept import Sample, companion_figure1, hard_instance, parity6_target, parity_instance
+from .device import select_device
 from .training import Protocol, grid_search, paper_grid, train_models
 
 SCALES = ("tiny", "quick", "paper")
@@ -101,7 +102,6 @@ def _scale_settings(scale: str) -> dict:
 def run_point(config: dict) -> dict:
     """Train one point (a learner at one width, its whole lr × wd grid) and
     return the selected run and wall time. Top-level so executors can pickle it."""
-    torch.set_num_threads(int(config.get("threads", torch.get_num_threads())))
     if config["figure"] == "thm3" and config["model"] != "3resnet":
         return _kernel_point(config)
     if config["model"] == "hand_built":
@@ -128,7 +128,7 @@ def run_point(config: dict) -> dict:
     return {**fig4, "test_error": best.get("test_error", math.nan), "lr": best.get("lr"), "wd": best.get("wd"),
             "lr_at_grid_edge": edge,
             "diverged": sum(r["diverged"] for r in g.rows), "grid_size": len(g.rows),
-            "seconds": round(time.perf_counter() - t0, 2), "device": str(device_of(config))}
+            "seconds": round(time.perf_counter() - t0, 2), "device": str(select_device(config.get("device")))}
 
 
 def _kernel_point(config: dict) -> dict:
@@ -164,12 +164,6 @@ def _hand_built_point(config: dict) -> dict:
     Wm = Wd.repeat(m // 200, 1) * (200 / m) ** 0.5
     return {"test_error": float(res.test_error[0]), "train_error": float(res.test_error[0]),
             "frobenius_W": float(Wm.norm()), "seconds": round(time.perf_counter() - t0, 2), "device": "cpu"}
-
-
-def device_of(config):
-    from .device import select_device
-
-    return select_device(config.get("device"))
 
 
 def _points(figure: str, scale: str, device, select: str) -> list[dict]:
