@@ -1,4 +1,4 @@
-"""Command line: ``python -m resnetlearn reproduce FIGURE [--scale quick|paper] [--device D] [--out DIR]``."""
+"""Command line: ``python -m resnetlearn reproduce FIGURE [--scale tiny|quick|cpu|paper] [--device D] [--out DIR]``."""
 
 from __future__ import annotations
 

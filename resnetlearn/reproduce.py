@@ -11,9 +11,14 @@ lr × wd grid search), so a sweep can be cut into independent jobs:
 * ``thm3`` — Theorem 2/3 on the §7 hard instance: every kernel vs the 3resnet against N;
 * ``companion`` — the companion's sin/cos target: 3layer, 2layer, last, NTK vs N.
 
-``scale="quick"`` fits a 2-core CPU in minutes (fewer widths, a small grid,
-fewer epochs: stated in every row); ``scale="paper"`` is the full §8.1
-protocol (800 epochs, grid {1,2,5}·10^−k), meant for a GPU.
+Scales (every row and provenance file records which one produced it):
+
+* ``quick`` fits a 2-core CPU in minutes (two widths, a 4 × 3 grid, 400 epochs);
+* ``cpu`` is the largest scale a 2-core CPU finishes in about an hour for all
+  figures: the paper's N and full 800-epoch protocol, widths 20–500 instead of
+  20–2000, and a 5 × 4 lr × wd grid inside the paper's 9 × 10 grid;
+* ``paper`` is the full §8.1 protocol (widths 20–2000, 800 epochs, grid
+  {1,2,5}·10^−k), meant for a GPU.
 
 Points are stored in a :class:`ResultsStore` keyed by their full
 configuration and the library version (JSON files written atomically), so a
@@ -40,8 +45,16 @@ from .concept import Sample, companion_figure1, hard_instance, parity6_target, p
 from .device import select_device
 from .training import Protocol, grid_search, paper_grid, train_models
 
-SCALES = ("tiny", "quick", "paper")
-"""tiny: a seconds-long smoke test of the machinery (no claim can be judged at that scale)."""
+SCALES = ("tiny", "quick", "cpu", "paper")
+SCALE_NOTES = {
+    "tiny": "a seconds-long smoke test of the machinery; no claim can be judged at this scale",
+    "quick": "classroom scale for a 2-core CPU (minutes): widths 50 and 200, 400 epochs, a 4 x 3 lr x wd grid",
+    "cpu": ("the largest scale a 2-core CPU finishes in about an hour: the paper's N and 800-epoch protocol, "
+            "widths 20-500 (paper: 20-2000), a 5 x 4 lr x wd grid inside the paper's 9 x 10; "
+            "not the paper's full scale"),
+    "paper": "the full protocol of §8 (widths 20-2000, 800 epochs, the 9 x 10 lr x wd grid), meant for a GPU",
+}
+"""What each scale is, recorded in every provenance file."""
 FIGURES = ("fig2a", "fig2b", "fig3", "fig4", "thm3", "companion")
 
 
@@ -96,6 +109,9 @@ def _scale_settings(scale: str) -> dict:
                     lrs=paper_grid(1e-3, 0.5), wds=[0.0] + paper_grid(1e-4, 5e-2), n_test=2000)
     if scale == "tiny":
         return dict(widths=[8], epochs=2, lrs=[0.05], wds=[0.0], n_test=100)
+    if scale == "cpu":
+        return dict(widths=[20, 50, 200, 500], epochs=800, lrs=[0.01, 0.05, 0.1, 0.2, 0.5],
+                    wds=[0.0, 1e-3, 5e-3, 1e-2], n_test=2000)
     return dict(widths=[50, 200], epochs=400, lrs=[0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3], n_test=1000)
 
 
@@ -183,11 +199,11 @@ def _points(figure: str, scale: str, device, select: str) -> list[dict]:
                 pts += [dict(base, model="3resnet", mode=mode, m=m, n_train=500 if mode == "all" else 1000,
                              beta=beta) for m in s["widths"]]
     elif figure == "fig4":
-        d, n = (40, 5000) if scale == "paper" else (20, 2000) if scale == "quick" else (8, 200)
-        widths = [200, 500, 1000, 2000] if scale == "paper" else [200, 400] if scale == "quick" else [200]
-        lrs = s["lrs"] if scale == "paper" else [0.05, 0.2, 0.5, 1.0] if scale == "quick" else [0.5]
-        wds = s["wds"] if scale == "paper" else [0.0, 1e-4, 1e-3] if scale == "quick" else [0.0]
-        epochs = s["epochs"] if scale == "paper" else 100 if scale == "quick" else 2
+        d, n = {"tiny": (8, 200), "quick": (20, 2000)}.get(scale, (40, 5000))
+        widths = {"tiny": [200], "quick": [200, 400], "cpu": [200, 500, 1000], "paper": [200, 500, 1000, 2000]}[scale]
+        lrs = {"tiny": [0.5], "quick": [0.05, 0.2, 0.5, 1.0], "cpu": [0.1, 0.2, 0.5, 1.0]}.get(scale, s["lrs"])
+        wds = {"tiny": [0.0], "quick": [0.0, 1e-4, 1e-3], "cpu": [0.0, 1e-4, 1e-3]}.get(scale, s["wds"])
+        epochs = {"tiny": 2, "quick": 100}.get(scale, s["epochs"])
         common = dict(base, target="parity6", d=d, n_train=n, alpha=None, beta=None, lrs=lrs, wds=wds, epochs=epochs)
         pts += [dict(common, model="2layer_signs", mode="hidden", m=m) for m in widths]
         hand_epochs = 3000 if scale != "tiny" else 20
@@ -196,7 +212,8 @@ def _points(figure: str, scale: str, device, select: str) -> list[dict]:
     elif figure == "thm3":
         from .kernels import DEFAULT_KERNELS
 
-        ns = {"tiny": [50], "quick": [250, 500, 1000], "paper": [500, 1000, 2000, 5000, 10000]}[scale]
+        ns = {"tiny": [50], "quick": [250, 500, 1000], "cpu": [250, 500, 1000, 2000, 5000],
+              "paper": [500, 1000, 2000, 5000, 10000]}[scale]
         kerns = DEFAULT_KERNELS if scale != "tiny" else ("gaussian", "ntk_inf:2layer")
         common = dict(base, target="hard", d=30, k=4, alpha=0.3, m=500 if scale != "tiny" else 16)
         for n in ns:
@@ -206,10 +223,12 @@ def _points(figure: str, scale: str, device, select: str) -> list[dict]:
                             epochs=epochs, lrs=[0.05, 0.1, 0.2] if scale != "tiny" else [0.05],
                             wds=[1e-3, 5e-3] if scale != "tiny" else [0.0]))
     elif figure == "companion":
-        ns = {"tiny": [100], "quick": [100, 300, 1000], "paper": [100, 300, 1000, 3000, 10000]}[scale]
+        ns = {"tiny": [100], "quick": [100, 300, 1000], "cpu": [100, 300, 1000, 3000],
+              "paper": [100, 300, 1000, 3000, 10000]}[scale]
+        m = s["widths"][-1] if scale in ("tiny", "paper") else 200
         for arch, mode in (("3layer", "hidden"), ("2layer", "hidden"), ("3layer", "last"), ("3layer", "ntk")):
             pts += [dict(base, target="companion", alpha=None, beta=None, model=arch, mode=mode,
-                         m=s["widths"][-1], n_train=n) for n in ns]
+                         m=m, n_train=n) for n in ns]
     else:
         raise ValueError(f"unknown figure {figure!r}; allowed: {FIGURES}")
     return pts
@@ -409,7 +428,8 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
     from .device import describe_device
 
     devices = sorted({r.get("device", "") for r in result.rows})
-    info = dict(figure=result.name, scale=scale, settings=_scale_settings(scale), command=command,
+    info = dict(figure=result.name, scale=scale, scale_note=SCALE_NOTES[scale], settings=_scale_settings(scale),
+                command=command,
                 resnetlearn=_version(), torch=_torch.__version__, python=platform.python_version(),
                 machine=platform.machine(), device=devices or [describe_device()],
                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
