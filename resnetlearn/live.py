@@ -77,6 +77,8 @@ class LiveTrainer:
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_result = None
+        self.frames: list[tuple[int, float, float, int]] = []  # (generation, α, β, epoch) of each drawn plot
+        self.first_plot_s: float | None = None  # seconds from Train to the first plot of the latest run
         s = dict(continuous_update=False, style={"description_width": "70px"})
         self.alpha = W.FloatSlider(value=self.cfg.alpha, min=0.0, max=0.95, step=0.05, description="α", **s)
         self.beta = W.FloatSlider(value=self.cfg.beta, min=0.0, max=1.5, step=0.05, description="β", **s)
@@ -129,21 +131,22 @@ class LiveTrainer:
 
     def start(self) -> None:
         """Stop any running run, then train with the current slider values."""
+        t_click = time.perf_counter()
         self.stop()
         with self._lock:
             self._gen += 1
             gen, cancel = self._gen, threading.Event()
             self._cancel = cancel
             cfg = self.current_config()
-            self._thread = threading.Thread(target=self._work, args=(gen, cfg, cancel), daemon=True)
+            self.first_plot_s = None
+            self._thread = threading.Thread(target=self._work, args=(gen, cfg, cancel, t_click), daemon=True)
             self._thread.start()
 
     def wait(self, timeout: float | None = None) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def _work(self, gen: int, cfg: LiveConfig, cancel: threading.Event) -> None:
-        t0 = time.perf_counter()
+    def _work(self, gen: int, cfg: LiveConfig, cancel: threading.Event, t0: float) -> None:
         dev = describe_device(self.device)
         self._set_status(f"training on {dev} (α={cfg.alpha:.2f}, β={cfg.beta:.2f}, m={cfg.m}) …")
 
@@ -152,8 +155,14 @@ class LiveTrainer:
                 return
             fig = training_figure(info["epochs"], info, self._threshold(cfg), ["3resnet(all)"],
                                   title=f"epoch {info['epoch']}/{info['total_epochs']}", large=self.large)
-            if gen == self._gen:
-                self.image.value = to_png(fig)
+            png = to_png(fig)
+            with self._lock:  # stop() bumps the generation under this lock: no stale frame after it
+                if gen != self._gen:
+                    return
+                self.image.value = png
+                self.frames.append((gen, cfg.alpha, cfg.beta, info["epoch"]))
+                if self.first_plot_s is None:
+                    self.first_plot_s = time.perf_counter() - t0
 
         try:
             inst, res = run(cfg, self.device, draw, cancel, callback_every=max(5, cfg.epochs // 30))
@@ -167,9 +176,13 @@ class LiveTrainer:
         err = float(res.test_error[0])
         thr = inst.reference_errors().f_only
         word = "stopped" if res.interrupted else "done"
+        if err != err:  # NaN: the run diverged (reported, never hidden)
+            self._set_status(f"{word}: the run diverged at lr={cfg.lr} (m={cfg.m}); pick a smaller lr preset")
+            return
         self._set_status(f"{word} in {time.perf_counter() - t0:.1f} s on {dev} (α={cfg.alpha:.2f}, "
                          f"β={cfg.beta:.2f}, m={cfg.m}): test error {err:.3f} "
-                         f"({'below' if err < thr else 'above'} kα² = {thr:.2f})")
+                         f"({'below' if err < thr else 'above'} kα² = {thr:.2f}); first plot after "
+                         f"{self.first_plot_s or 0:.1f} s")
 
     @staticmethod
     def _threshold(cfg: LiveConfig) -> float:

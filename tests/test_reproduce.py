@@ -80,3 +80,22 @@ def test_fig4_and_thm3_tiny(tmp_path):
     assert set(p) == {"W", "A"} and float(p["A"].sum()) == pytest.approx(0.0, abs=1e-6)
     with pytest.raises(ValueError, match="even width"):
         networks.init_params("2layer_signs", 8, 1, 9, [0])
+
+
+def test_scales_follow_the_paper_protocol_where_they_claim_to():
+    from resnetlearn.reproduce import SCALE_NOTES, SCALES, _scale_settings
+    from resnetlearn.training import paper_grid
+
+    assert set(SCALE_NOTES) == set(SCALES)
+    paper, cpu = _scale_settings("paper"), _scale_settings("cpu")
+    assert paper["widths"] == [20, 50, 100, 200, 500, 1000, 2000] and paper["epochs"] == 800
+    assert len(paper["lrs"]) * len(paper["wds"]) == 90  # the 9 x 10 grid of §8.1
+    # the cpu scale keeps the paper's epochs and N, and its grid lies inside the paper's grid
+    assert cpu["epochs"] == 800 and set(cpu["widths"]) < set(paper["widths"])
+    assert set(cpu["lrs"]) <= set(paper_grid(1e-3, 0.5)) and set(cpu["wds"]) <= set(paper["wds"])
+    assert {p["n_train"] for p in _points("fig2a", "cpu", "cpu", "test")} == {500}
+    assert {p["n_train"] for p in _points("fig2b", "cpu", "cpu", "test")} == {1000}
+    fig4 = [p for p in _points("fig4", "cpu", "cpu", "test") if p["model"] == "2layer_signs"]
+    assert {(p["d"], p["n_train"]) for p in fig4} == {(40, 5000)}  # §8.2's d and N
+    with pytest.raises(ValueError, match="scale must be one of"):
+        _scale_settings("huge")
