@@ -187,3 +187,60 @@ class LiveTrainer:
     @staticmethod
     def _threshold(cfg: LiveConfig) -> float:
         return parity_instance(alpha=cfg.alpha, beta=cfg.beta).reference_errors().f_only  # kα², exact
+
+
+class FigureRerun:
+    """A button that reruns one of the paper's figures (``reproduce.run_figure``)
+    in a background thread and shows its plot and one-line verdict.
+
+    Finished points are kept in the results store under ``out``, so a second
+    press only re-plots; the button is disabled while a run is going, so two
+    sweeps never write one plot."""
+
+    def __init__(self, figure: str = "fig2a", scale: str = "quick", out="results/live/store", device=None):
+        from .reproduce import FIGURES, SCALES
+
+        if figure not in FIGURES:
+            raise ValueError(f"figure must be one of {FIGURES}, got {figure!r}")
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+        self.figure, self.scale, self.out, self.device = figure, scale, out, select_device(device)
+        self.result = None
+        self._thread: threading.Thread | None = None
+        self.button = W.Button(description=f"Rerun {figure} ({scale})", button_style="primary", icon="refresh")
+        self.status = W.HTML(f"<b>ready on {describe_device(self.device)}</b>")
+        self.image = W.Image(format="png")
+        self.button.on_click(lambda _: self.start())
+        self.widget = W.VBox([W.HBox([self.button, self.status]), self.image])
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+    def start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self.button.disabled = True
+        self._thread = threading.Thread(target=self._work, daemon=True)
+        self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _work(self) -> None:
+        from .reproduce import figure_plot, run_figure
+
+        self.status.value = f"<b>running {self.figure} at {self.scale} scale on {describe_device(self.device)} …</b>"
+        try:
+            res = run_figure(self.figure, self.scale, str(self.device), out=self.out, progress=False)
+            self.image.value = to_png(figure_plot(res))
+            self.result = res
+            self.status.value = (f"<b>{res.summary}</b> ({res.wall_time:.0f} s, "
+                                 f"{res.skipped} of {len(res.rows)} points reused from the store)")
+        except Exception as exc:  # shown, not lost in the thread
+            self.status.value = f"<b>error: {exc}</b>"
+            raise
+        finally:
+            self.button.disabled = False

@@ -15,8 +15,9 @@ Scales (every row and provenance file records which one produced it):
 
 * ``quick`` fits a 2-core CPU in minutes (two widths, a 4 × 3 grid, 400 epochs);
 * ``cpu`` is the largest scale a 2-core CPU finishes in about an hour for all
-  figures: the paper's N and full 800-epoch protocol, widths 20–500 instead of
-  20–2000, and a 5 × 4 lr × wd grid inside the paper's 9 × 10 grid;
+  figures: the paper's N and full 800-epoch protocol, widths 20–500 for
+  Figure 2(a) and 20–200 for Figures 2(b) and 3 instead of 20–2000, and a
+  5 × 4 lr × wd grid inside the paper's 9 × 10 grid;
 * ``paper`` is the full §8.1 protocol (widths 20–2000, 800 epochs, grid
   {1,2,5}·10^−k), meant for a GPU.
 
@@ -50,7 +51,8 @@ SCALE_NOTES = {
     "tiny": "a seconds-long smoke test of the machinery; no claim can be judged at this scale",
     "quick": "classroom scale for a 2-core CPU (minutes): widths 50 and 200, 400 epochs, a 4 x 3 lr x wd grid",
     "cpu": ("the largest scale a 2-core CPU finishes in about an hour: the paper's N and 800-epoch protocol, "
-            "widths 20-500 (paper: 20-2000), a 5 x 4 lr x wd grid inside the paper's 9 x 10; "
+            "widths 20-500 for Figure 2(a) and 20-200 for Figures 2(b) and 3 (paper: 20-2000), "
+            "a 5 x 4 lr x wd grid inside the paper's 9 x 10; "
             "not the paper's full scale"),
     "paper": "the full protocol of §8 (widths 20-2000, 800 epochs, the 9 x 10 lr x wd grid), meant for a GPU",
 }
@@ -110,8 +112,11 @@ def _scale_settings(scale: str) -> dict:
     if scale == "tiny":
         return dict(widths=[8], epochs=2, lrs=[0.05], wds=[0.0], n_test=100)
     if scale == "cpu":
-        return dict(widths=[20, 50, 200, 500], epochs=800, lrs=[0.01, 0.05, 0.1, 0.2, 0.5],
-                    wds=[0.0, 1e-3, 5e-3, 1e-2], n_test=2000)
+        # m = 500 costs ~6x m = 200 (the m x m middle layer); Figures 2(b) and 3 train
+        # 3-4x more models than 2(a), so they stop at m = 200 to fit the hour
+        narrow = [20, 50, 100, 200]
+        return dict(widths=[20, 50, 200, 500], widths_by_figure={"fig2b": narrow, "fig3": narrow}, epochs=800,
+                    lrs=[0.01, 0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3, 1e-2], n_test=2000)
     return dict(widths=[50, 200], epochs=400, lrs=[0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3], n_test=1000)
 
 
@@ -187,17 +192,18 @@ def _points(figure: str, scale: str, device, select: str) -> list[dict]:
     base = dict(figure=figure, scale=scale, epochs=s["epochs"], lrs=s["lrs"], wds=s["wds"],
                 n_test=s["n_test"], select=select, device=device, target="parity", alpha=0.3, beta=1.0)
     pts = []
+    widths = s.get("widths_by_figure", {}).get(figure, s["widths"])
     if figure in ("fig2a", "fig2b"):
         n = 500 if figure == "fig2a" else 1000
         train_mode = "all" if figure == "fig2a" else "hidden"
         for arch in ("3resnet", "3layer", "2layer"):
             for mode in (train_mode, "last", "ntk"):
-                pts += [dict(base, model=arch, mode=mode, m=m, n_train=n) for m in s["widths"]]
+                pts += [dict(base, model=arch, mode=mode, m=m, n_train=n) for m in widths]
     elif figure == "fig3":
         for beta in (0.0, 0.2, 0.3, 0.5, 1.0):
             for mode in ("all", "hidden"):
                 pts += [dict(base, model="3resnet", mode=mode, m=m, n_train=500 if mode == "all" else 1000,
-                             beta=beta) for m in s["widths"]]
+                             beta=beta) for m in widths]
     elif figure == "fig4":
         d, n = {"tiny": (8, 200), "quick": (20, 2000)}.get(scale, (40, 5000))
         widths = {"tiny": [200], "quick": [200, 400], "cpu": [200, 500, 1000], "paper": [200, 500, 1000, 2000]}[scale]
@@ -246,6 +252,7 @@ class FigureResult:
     wall_time: float
     skipped: int = 0
     figure: object = field(default=None, repr=False)
+    provenance: dict | None = field(default=None, repr=False)  # set by load_figure when shipped
 
 
 def run_figure(figure: str, scale: str = "quick", device=None, out=None, executor=None,
@@ -352,6 +359,34 @@ def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
     raise ValueError(f"unknown figure {figure!r}")
 
 
+def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:
+    """The x key (width m, or N) and one sorted (x, test error) curve per learner."""
+    xkey = "n_train" if result.name in ("companion", "thm3") else "m"
+    groups: dict[str, list[tuple]] = {}
+    for r in result.rows:
+        label = (f"β={r['beta']}, {r['mode']}" if result.name == "fig3" else
+                 r["model"] if result.name == "thm3" else f"{r['model']}({r['mode']})")
+        groups.setdefault(label, []).append((r[xkey], r["test_error"]))
+    return xkey, {k: sorted(v) for k, v in groups.items()}
+
+
+def error_table(result: FigureResult, digits: int = 3) -> str:
+    """The test errors of a figure as text: one line per learner, one column
+    per width m (or N), rounded so that notebooks can check them."""
+    if result.name == "fig4":
+        lines = [f"{r['model']:13s} m={r['m']:<5d} wd={r['wd']:<7g} test {r['test_error']:.{digits}f}  "
+                 f"‖W‖_F {r['frobenius_W']:.1f}" for r in result.rows]
+        return "\n".join(lines)
+    xkey, groups = _curves(result)
+    xs = sorted({x for pts in groups.values() for x, _ in pts})
+    head = f"{'':22s}" + "".join(f"{('N=' if xkey == 'n_train' else 'm=') + str(x):>10s}" for x in xs)
+    lines = [head]
+    for label, pts in groups.items():
+        at = dict(pts)
+        lines.append(f"{label:22s}" + "".join(f"{at[x]:10.{digits}f}" if x in at else f"{'':10s}" for x in xs))
+    return "\n".join(lines)
+
+
 def figure_plot(result: FigureResult):
     """Paper-style plot: test error vs width (or N) on log axes, with kα²."""
     from matplotlib.figure import Figure
@@ -374,14 +409,8 @@ def figure_plot(result: FigureResult):
         ax.legend(fontsize=7)
         fig.tight_layout()
         return fig
-    xkey = "n_train" if result.name in ("companion", "thm3") else "m"
-    groups = {}
-    for r in result.rows:
-        label = (f"β={r['beta']}, {r['mode']}" if result.name == "fig3" else
-                 r["model"] if result.name == "thm3" else f"{r['model']}({r['mode']})")
-        groups.setdefault(label, []).append((r[xkey], r["test_error"]))
+    xkey, groups = _curves(result)
     for label, pts in groups.items():
-        pts.sort()
         ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
     if result.name == "thm3":
         hard = hard_instance(30, 4, alpha=0.3)
@@ -433,7 +462,9 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
                 resnetlearn=_version(), torch=_torch.__version__, python=platform.python_version(),
                 machine=platform.machine(), device=devices or [describe_device()],
                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                wall_time_s=round(result.wall_time, 1), points=len(result.rows),
+                wall_time_s=round(result.wall_time, 1),
+                compute_s=round(sum(r.get("seconds") or 0.0 for r in result.rows), 1),  # incl. points reused
+                points=len(result.rows),
                 reused_from_store=result.skipped, summary=result.summary)
     path = Path(out) / f"{result.name}.provenance.json"
     path.write_text(json.dumps(info, indent=1, default=str))
@@ -456,6 +487,6 @@ def load_figure(name: str, directory) -> FigureResult:
         r["grid"] = json.loads(r["grid"]) if r.get("grid") else None
         rows.append(r)
     summary, ok = summarise(name, rows)
-    prov = Path(directory) / f"{name}.provenance.json"
-    wall = json.loads(prov.read_text())["wall_time_s"] if prov.exists() else math.nan
-    return FigureResult(name, rows, summary, ok, wall)
+    prov_path = Path(directory) / f"{name}.provenance.json"
+    prov = json.loads(prov_path.read_text()) if prov_path.exists() else None
+    return FigureResult(name, rows, summary, ok, prov["wall_time_s"] if prov else math.nan, provenance=prov)

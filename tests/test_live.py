@@ -76,3 +76,18 @@ def test_divergence_is_reported_in_the_status():
     t.train_btn.click()
     t.wait(120)
     assert "diverged at lr=0.1" in t.status.value
+
+
+def test_figure_rerun_button_runs_then_reuses_the_store(tmp_path):
+    from resnetlearn.live import FigureRerun
+
+    r = FigureRerun("companion", "tiny", out=tmp_path, device="cpu")
+    r.button.click()
+    r.wait(300)
+    assert r.result is not None and r.image.value[:4] == b"\x89PNG" and "companion fig1" in r.status.value
+    assert "0 of 4 points reused" in r.status.value and not r.button.disabled
+    r.button.click()
+    r.wait(300)
+    assert "4 of 4 points reused" in r.status.value
+    with pytest.raises(ValueError, match="figure must be one of"):
+        FigureRerun("fig9")

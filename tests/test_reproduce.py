@@ -6,7 +6,15 @@ import os
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn.reproduce import ResultsStore, _points, load_figure, run_figure, run_point, summarise
+from resnetlearn.reproduce import (
+    ResultsStore,
+    _points,
+    error_table,
+    load_figure,
+    run_figure,
+    run_point,
+    summarise,
+)
 
 
 def test_store_key_atomic_write_and_resume(tmp_path):
@@ -43,6 +51,9 @@ def test_cli_tiny(tmp_path, capsys):
     assert prov["scale"] == "tiny" and prov["points"] == 10 and "torch" in prov
     loaded = load_figure("fig3", tmp_path)
     assert len(loaded.rows) == 10 and loaded.summary.startswith("fig3:")
+    assert loaded.provenance["scale"] == "tiny" and "smoke test" in loaded.provenance["scale_note"]
+    table = error_table(loaded)  # one line per (β, mode) curve, every error printed
+    assert len(table.splitlines()) == 1 + 10 and all(f"{r['test_error']:.3f}" in table for r in loaded.rows)
     with pytest.raises(SystemExit):
         cli.main(["reproduce", "fig9"])
 
