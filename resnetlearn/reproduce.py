@@ -14,8 +14,8 @@ lr × wd grid search), so a sweep can be cut into independent jobs:
 Scales (every row and provenance file records which one produced it):
 
 * ``quick`` fits a 2-core CPU in minutes (two widths, a 4 × 3 grid, 400 epochs);
-* ``cpu`` is the largest scale a 2-core CPU finishes in about an hour for all
-  figures: the paper's N and full 800-epoch protocol, widths 20–500 for
+* ``cpu`` is the largest scale a 2-core CPU finishes in a working session
+  (about 1.5 h for all six figures): the paper's N and full 800-epoch protocol, widths 20–500 for
   Figure 2(a) and 20–200 for Figures 2(b) and 3 instead of 20–2000, and a
   5 × 4 lr × wd grid inside the paper's 9 × 10 grid;
 * ``paper`` is the full §8.1 protocol (widths 20–2000, 800 epochs, grid
@@ -50,7 +50,8 @@ SCALES = ("tiny", "quick", "cpu", "paper")
 SCALE_NOTES = {
     "tiny": "a seconds-long smoke test of the machinery; no claim can be judged at this scale",
     "quick": "classroom scale for a 2-core CPU (minutes): widths 50 and 200, 400 epochs, a 4 x 3 lr x wd grid",
-    "cpu": ("the largest scale a 2-core CPU finishes in about an hour: the paper's N and 800-epoch protocol, "
+    "cpu": ("the largest scale a 2-core CPU finishes in a working session (about 1.5 h for all six figures): "
+            "the paper's N and 800-epoch protocol, "
             "widths 20-500 for Figure 2(a) and 20-200 for Figures 2(b) and 3 (paper: 20-2000), "
             "a 5 x 4 lr x wd grid inside the paper's 9 x 10; "
             "not the paper's full scale"),
