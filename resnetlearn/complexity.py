@@ -413,3 +413,16 @@ def concept_complexity(concept, eps: float = 0.01, R: float = 1.0, C_star: float
         cs = [complexity_s(a, R, C_star, variant, truncate_eps=eps if truncate else None) for a in acts]
         out[part] = {"C_eps": max(ce, key=lambda c: c.value), "C_s": max(cs, key=lambda c: c.value)}
     return out
+
+
+def describe(act, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR) -> str:
+    """One line with 𝔆_s and 𝔆_ε of an activation (Def. 2.1 / eq. 2.2), for the
+    notebook sliders; where 𝔆_ε's series diverges (tanh, sigmoid) it reports
+    the truncated measure of Example 4.1 and says so instead of failing."""
+    cs = complexity_s(act, R=R, C_star=C_star)
+    try:
+        ce, note = complexity_eps(act, eps, R=R, C_star=C_star), ""
+    except NonConvergentSeriesError:
+        ce = complexity_eps(act, eps, R=R, C_star=C_star, truncate=True)
+        note = f" (series diverges; Example 4.1 truncation at degree {ce.truncation_degree})"
+    return f"C_s({cs.activation}, R={R}) = {cs}    C_eps(eps={eps:g}) = {ce}{note}"

@@ -80,3 +80,26 @@ def show(fig: Figure) -> None:
     from IPython.display import Image, display
 
     display(Image(to_png(fig)))
+
+
+def energy_figure(alpha: float = 0.3, beta: float = 1.0, large: bool = False):
+    """How the target energy of the §8.1 parity instance splits between β·F and
+    α·G(F) (exact, by Parseval: distinct parities are orthonormal), with the
+    kα² line — the error of a model that learned F and nothing of G.
+
+    Returns the figure and the instance's :class:`~resnetlearn.concept.ReferenceErrors`.
+    """
+    from .concept import parity_instance
+
+    r = parity_instance(alpha=alpha, beta=beta).reference_errors()
+    with plt.rc_context(style(large)):
+        fig = Figure(figsize=(6.5, 3.4 if large else 3.2))
+        ax = fig.subplots()
+        parts = {"β·F": r.zero - r.f_only, "α·G(F)": r.f_only}
+        ax.barh(list(parts), list(parts.values()), color=["tab:blue", "tab:orange"])
+        ax.axvline(r.f_only, **THRESHOLD_STYLE, label=f"kα² = {r.f_only:.2f}: error of learning F only")
+        ax.set_xlabel("share of E‖H‖² (sum over the k = 15 outputs)")
+        ax.set_title(f"α = {alpha:.2f}, β = {beta:.2f}: E‖H‖² = {r.zero:.2f}")
+        ax.legend(loc="lower right")
+        fig.tight_layout()
+    return fig, r

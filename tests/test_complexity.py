@@ -128,3 +128,12 @@ def test_composition_blowup_d_to_the_fifth():
 def test_bad_inputs(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_describe_line_for_the_sliders():
+    from resnetlearn.complexity import describe
+
+    assert describe("sin").startswith("C_s(sin, R=1.0) = 27182.8")  # C*·e with C* = 10⁴
+    assert describe("z**3", R=2, C_star=10).startswith("C_s(z**3, R=2) = 320")  # C*·(3+1)·2³
+    line = describe("tanh", 1e-3)
+    assert "series diverges" in line and "degree 15" in line

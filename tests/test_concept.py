@@ -152,3 +152,12 @@ def test_random_concept_is_in_concept_1():
 def test_bad_inputs_raise_clear_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_energy_figure_splits_the_target_exactly():
+    from resnetlearn.plots import energy_figure
+
+    fig, r = energy_figure(alpha=0.5, beta=0.8)
+    bars = [p.get_width() for p in fig.axes[0].patches]
+    assert bars == pytest.approx([15 * 0.8**2, 15 * 0.5**2])  # kβ² and kα², k = 15 (Parseval)
+    assert r.zero == pytest.approx(sum(bars))
