@@ -360,6 +360,15 @@ def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
     raise ValueError(f"unknown figure {figure!r}")
 
 
+TITLES = {
+    "fig2a": "Figure 2(a): N = 500, all layers trained",
+    "fig2b": "Figure 2(b): N = 1000, hidden layers trained",
+    "fig3": "Figure 3: β·F + α·G(F), α = 0.3",
+    "thm3": "Theorem 2/3: kernels vs 3resnet on the §7 hard instance",
+    "companion": "Companion Figure 1: 3layer vs 2layer, last, NTK",
+}
+
+
 def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:
     """The x key (width m, or N) and one sorted (x, test error) curve per learner."""
     xkey = "n_train" if result.name in ("companion", "thm3") else "m"
@@ -420,9 +429,14 @@ def figure_plot(result: FigureResult):
     elif result.name != "companion":
         thr = parity_instance().threshold
         ax.axhline(thr, color="crimson", ls="--", label=f"kα² = {thr:.2f}")
+    from matplotlib.ticker import NullFormatter
+
+    xs = sorted({x for pts in groups.values() for x, _ in pts})
+    ax.set_xticks(xs, [str(x) for x in xs])  # the measured widths / N, not 3×10¹-style minor labels
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("N (samples)" if xkey == "n_train" else "m (width)")
     ax.set_ylabel("test error")
-    ax.set_title(result.name)
+    ax.set_title(TITLES.get(result.name, result.name))
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
