@@ -543,13 +543,14 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, select: str = "
             candidates = [(f"h={b:g}×median", lambda A, B, h=b * med: gaussian(A, B, h=h)) for b in bandwidths]
         else:
             candidates = [("", _gram_fn(spec, Xtr.shape[1], Ytr.shape[1], m, kernel_seed))]
-        best = None
+        best, path = None, []
         for label, fn in candidates:
             K = fn(Xtr, Xtr)
             scale = float(K.diagonal().mean())
             lam = [r * scale for r in ridges]
             Ksel = fn(Xsel, Xtr)
             sel_err = ((ridge_path(K, Ytr, Ksel, lam) - Ysel) ** 2).sum(-1).mean(-1)
+            path += [(label, ridges[j], float(sel_err[j])) for j in range(len(ridges))]
             i = int(torch.argmin(torch.nan_to_num(sel_err, nan=math.inf)))
             if best is None or sel_err[i] < best[0]:
                 best = (float(sel_err[i]), label, ridges[i], lam[i], fn, K)
@@ -558,6 +559,7 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, select: str = "
         pred = KernelRidge(lam).fit(K, Ytr).predict(Kte)
         rows.append(dict(kernel=spec, setting=label, ridge_rel=rel, n_train=n_train, n_fit=Xtr.shape[0],
                          test_error=float(((pred - Yte) ** 2).sum(-1).mean()), select=select,
-                         n_test=n_test, data_seed=data_seed, m=m, seconds=round(time.perf_counter() - t0, 2)))
+                         n_test=n_test, data_seed=data_seed, m=m, seconds=round(time.perf_counter() - t0, 2),
+                         path=path))  # (setting, ridge_rel, selection error) of every candidate
     return rows
 

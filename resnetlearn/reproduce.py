@@ -80,9 +80,13 @@ class ResultsStore:
     def __init__(self, root):
         self.root = Path(root)
 
+    SCHEMA = 2
+    """Bumped when a stored result gains fields (2: every run of the grid, ``runs``)."""
+
     @staticmethod
     def key(config: dict) -> str:
-        blob = json.dumps({"config": config, "version": _version()}, sort_keys=True, default=str)
+        blob = json.dumps({"config": config, "version": _version(), "schema": ResultsStore.SCHEMA},
+                          sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
     def path(self, config: dict) -> Path:
@@ -121,6 +125,11 @@ def _scale_settings(scale: str) -> dict:
     return dict(widths=[50, 200], epochs=400, lrs=[0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3], n_test=1000)
 
 
+RUN_KEYS = ("lr", "wd", "seed", "setting", "ridge_rel", "train_error", "test_error", "val_error", "diverged",
+            "frobenius_W", "selected")
+"""Columns of the per-run table (``FIG_runs.csv``): one row per trained model or kernel candidate."""
+
+
 def run_point(config: dict) -> dict:
     """Train one point (a learner at one width, its whole lr × wd grid) and
     return the selected run and wall time. Top-level so executors can pickle it."""
@@ -147,7 +156,9 @@ def run_point(config: dict) -> dict:
     fig4 = {"train_error": best.get("train_error"), "frobenius_W": best.get("frobenius_W"),
             "grid": [[r["train_error"], r["test_error"], r["frobenius_W"]] for r in g.rows if not r["diverged"]]} \
         if config["figure"] == "fig4" else {}
-    return {**fig4, "test_error": best.get("test_error", math.nan), "lr": best.get("lr"), "wd": best.get("wd"),
+    runs = [{k: r.get(k) for k in RUN_KEYS if k in r} for r in g.rows]
+    return {**fig4, "runs": runs, "test_error": best.get("test_error", math.nan), "lr": best.get("lr"),
+            "wd": best.get("wd"),
             "lr_at_grid_edge": edge,
             "diverged": sum(r["diverged"] for r in g.rows), "grid_size": len(g.rows),
             "seconds": round(time.perf_counter() - t0, 2), "device": str(select_device(config.get("device")))}
@@ -160,7 +171,10 @@ def _kernel_point(config: dict) -> dict:
     target = hard_instance(config["d"], config["k"], alpha=config["alpha"], seed=0)
     r = kernel_errors(target, config["n_train"], kernels=[config["model"]], select=config["select"],
                       n_test=config["n_test"], m=config["m"], progress=False)[0]
-    return {"test_error": r["test_error"], "ridge_rel": r["ridge_rel"], "setting": r["setting"],
+    err = "test_error" if config["select"] == "test" else "val_error"
+    runs = [{"setting": lab, "ridge_rel": rel, err: e, "selected": (lab, rel) == (r["setting"], r["ridge_rel"])}
+            for lab, rel, e in r["path"]]
+    return {"runs": runs, "test_error": r["test_error"], "ridge_rel": r["ridge_rel"], "setting": r["setting"],
             "seconds": round(time.perf_counter() - t0, 2), "device": "cpu"}
 
 
@@ -184,7 +198,9 @@ def _hand_built_point(config: dict) -> dict:
     Wd = torch.zeros(200, d, dtype=torch.float64)
     Wd[:, :6] = W6 * (d / 6) ** 0.5
     Wm = Wd.repeat(m // 200, 1) * (200 / m) ** 0.5
-    return {"test_error": float(res.test_error[0]), "train_error": float(res.test_error[0]),
+    run = {"wd": config["wd"], "seed": config.get("seed", 0), "train_error": float(res.test_error[0]),
+           "test_error": float(res.test_error[0]), "frobenius_W": float(Wm.norm()), "selected": True}
+    return {"runs": [run], "test_error": float(res.test_error[0]), "train_error": float(res.test_error[0]),
             "frobenius_W": float(Wm.norm()), "seconds": round(time.perf_counter() - t0, 2), "device": "cpu"}
 
 
@@ -451,13 +467,20 @@ def write_outputs(result: FigureResult, out) -> dict[str, Path]:
     cols = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select",
             "d", "test_error", "train_error", "frobenius_W", "lr", "wd", "lr_at_grid_edge", "ridge_rel", "setting",
             "diverged", "grid_size", "seconds", "device", "grid"]
-    paths = {"table": out / f"{result.name}.csv", "plot": out / f"{result.name}.png",
-             "summary": out / f"{result.name}.txt"}
+    paths = {"table": out / f"{result.name}.csv", "runs": out / f"{result.name}_runs.csv",
+             "plot": out / f"{result.name}.png", "summary": out / f"{result.name}.txt"}
     with open(paths["table"], "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
         w.writerows([dict(r, grid=json.dumps(r["grid"])) if r.get("grid") is not None else r
                      for r in result.rows])
+    point_cols = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d"]
+    with open(paths["runs"], "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=point_cols + list(RUN_KEYS), extrasaction="ignore")
+        w.writeheader()
+        for r in result.rows:
+            point = {k: r.get(k) for k in point_cols}
+            w.writerows([{**point, **run} for run in r.get("runs") or []])
     figure_plot(result).savefig(paths["plot"], dpi=110)
     paths["summary"].write_text(result.summary + "\n")
     return paths

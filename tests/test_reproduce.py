@@ -110,3 +110,26 @@ def test_scales_follow_the_paper_protocol_where_they_claim_to():
     assert {(p["d"], p["n_train"]) for p in fig4} == {(40, 5000)}  # §8.2's d and N
     with pytest.raises(ValueError, match="scale must be one of"):
         _scale_settings("huge")
+
+
+def test_every_run_of_the_grid_is_recorded_with_the_selection(tmp_path):
+    import csv
+
+    pts = _points("fig2a", "tiny", "cpu", "test")
+    p = dict(pts[0], lrs=[0.01, 0.05], wds=[0.0, 1e-3])
+    res = run_point(p)
+    assert len(res["runs"]) == 4 and {(r["lr"], r["wd"]) for r in res["runs"]} == {(0.01, 0.0), (0.01, 1e-3),
+                                                                                   (0.05, 0.0), (0.05, 1e-3)}
+    chosen = [r for r in res["runs"] if r["selected"]]
+    assert len(chosen) == 1 and chosen[0]["test_error"] == res["test_error"]
+    assert chosen[0]["test_error"] == min(r["test_error"] for r in res["runs"] if not r["diverged"])
+    # kernels: every (setting, ridge) candidate, the selected one equal to the refitted test error
+    kp = [q for q in _points("thm3", "tiny", "cpu", "test") if q["model"] == "gaussian"][0]
+    kres = run_point(kp)
+    ksel = [r for r in kres["runs"] if r["selected"]]
+    assert len(kres["runs"]) > 10 and len(ksel) == 1
+    assert ksel[0]["test_error"] == pytest.approx(kres["test_error"], rel=1e-6)
+    # the CLI writes them as FIG_runs.csv: one row per run, the point's configuration repeated
+    assert cli.main(["reproduce", "thm3", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "thm3_runs.csv")))
+    assert sum(r["selected"] == "True" for r in rows) == 3 and {r["model"] for r in rows} >= {"gaussian", "3resnet"}
