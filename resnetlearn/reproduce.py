@@ -528,3 +528,42 @@ def load_figure(name: str, directory) -> FigureResult:
     prov_path = Path(directory) / f"{name}.provenance.json"
     prov = json.loads(prov_path.read_text()) if prov_path.exists() else None
     return FigureResult(name, rows, summary, ok, prov["wall_time_s"] if prov else math.nan, provenance=prov)
+
+
+def load_runs(name: str, directory) -> list[dict]:
+    """Every run of a figure's grids (``FIG_runs.csv``), numbers parsed."""
+    import csv
+
+    path = Path(directory) / f"{name}_runs.csv"
+    if not path.exists():
+        raise ValueError(f"no per-run table for {name!r} in {directory} (run: python -m resnetlearn reproduce {name})")
+    rows = []
+    for r in csv.DictReader(open(path)):
+        for k in ("m", "n_train", "epochs", "seed"):
+            r[k] = int(r[k]) if r.get(k) not in (None, "") else None
+        for k in ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"):
+            r[k] = float(r[k]) if r.get(k) not in (None, "", "None") else None
+        r["selected"], r["diverged"] = r.get("selected") == "True", r.get("diverged") == "True"
+        rows.append(r)
+    return rows
+
+
+def grid_table(runs: list[dict], **point) -> str:
+    """The lr × wd grid of one point as text (test error per cell; ``*`` marks
+    the selected run, ``div`` a diverged one), e.g.
+    ``grid_table(runs, model="3resnet", mode="all", m=200)``."""
+    sel = [r for r in runs if all(r.get(k) == v for k, v in point.items())]
+    if not sel:
+        raise ValueError(f"no runs match {point}")
+    lrs, wds = sorted({r["lr"] for r in sel}), sorted({r["wd"] for r in sel})
+    cell = {(r["lr"], r["wd"]): r for r in sel}
+    lines = ["lr \\ wd".rjust(8) + "".join(f"{wd:>10g}" for wd in wds)]
+    for lr in lrs:
+        row = f"{lr:>8g}"
+        for wd in wds:
+            r = cell.get((lr, wd))
+            mark = "*" if r is not None and r["selected"] else ""
+            txt = "" if r is None else "div" if r["diverged"] else f"{r['test_error']:.3f}{mark}"
+            row += f"{txt:>10}"
+        lines.append(row)
+    return "\n".join(lines)

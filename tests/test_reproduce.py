@@ -133,3 +133,20 @@ def test_every_run_of_the_grid_is_recorded_with_the_selection(tmp_path):
     assert cli.main(["reproduce", "thm3", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
     rows = list(csv.DictReader(open(tmp_path / "thm3_runs.csv")))
     assert sum(r["selected"] == "True" for r in rows) == 3 and {r["model"] for r in rows} >= {"gaussian", "3resnet"}
+
+
+def test_grid_table_marks_the_selected_and_diverged_runs(tmp_path):
+    from resnetlearn.reproduce import grid_table, load_runs
+
+    runs = [dict(model="a", lr=0.1, wd=0.0, test_error=1.0, selected=False, diverged=False),
+            dict(model="a", lr=0.1, wd=1e-3, test_error=0.5, selected=True, diverged=False),
+            dict(model="a", lr=0.2, wd=0.0, test_error=float("nan"), selected=False, diverged=True),
+            dict(model="b", lr=0.2, wd=1e-3, test_error=9.0, selected=True, diverged=False)]
+    lines = grid_table(runs, model="a").splitlines()
+    assert lines[0].split() == ["lr", "\\", "wd", "0", "0.001"]
+    assert lines[1].split() == ["0.1", "1.000", "0.500*"] and lines[2].split() == ["0.2", "div"]
+    with pytest.raises(ValueError, match="no runs match"):
+        grid_table(runs, model="c")
+    assert cli.main(["reproduce", "fig3", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
+    loaded = load_runs("fig3", tmp_path)
+    assert len(loaded) == 10 and all(r["selected"] for r in loaded if not r["diverged"])  # a 1-run grid
