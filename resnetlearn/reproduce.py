@@ -509,6 +509,14 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
     return path
 
 
+def _parse(row: dict, ints, floats) -> None:
+    """CSV strings back to numbers in place (empty or "None" cells become None)."""
+    for k in ints:
+        row[k] = int(row[k]) if row.get(k) not in (None, "") else None
+    for k in floats:
+        row[k] = float(row[k]) if row.get(k) not in (None, "", "None") else None
+
+
 def load_figure(name: str, directory) -> FigureResult:
     """A figure's shipped (or previously written) results from its CSV table."""
     import csv
@@ -518,10 +526,8 @@ def load_figure(name: str, directory) -> FigureResult:
         raise ValueError(f"no results for {name!r} in {directory} (run: python -m resnetlearn reproduce {name})")
     rows = []
     for r in csv.DictReader(open(path)):
-        for k in ("m", "n_train", "epochs", "diverged", "grid_size"):
-            r[k] = int(r[k]) if r.get(k) not in (None, "") else None
-        for k in ("test_error", "train_error", "frobenius_W", "lr", "wd", "beta", "alpha", "seconds"):
-            r[k] = float(r[k]) if r.get(k) not in (None, "", "None") else None
+        _parse(r, ("m", "n_train", "epochs", "diverged", "grid_size"),
+               ("test_error", "train_error", "frobenius_W", "lr", "wd", "beta", "alpha", "seconds"))
         r["grid"] = json.loads(r["grid"]) if r.get("grid") else None
         rows.append(r)
     summary, ok = summarise(name, rows)
@@ -539,10 +545,8 @@ def load_runs(name: str, directory) -> list[dict]:
         raise ValueError(f"no per-run table for {name!r} in {directory} (run: python -m resnetlearn reproduce {name})")
     rows = []
     for r in csv.DictReader(open(path)):
-        for k in ("m", "n_train", "epochs", "seed"):
-            r[k] = int(r[k]) if r.get(k) not in (None, "") else None
-        for k in ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"):
-            r[k] = float(r[k]) if r.get(k) not in (None, "", "None") else None
+        _parse(r, ("m", "n_train", "epochs", "seed"),
+               ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"))
         r["selected"], r["diverged"] = r.get("selected") == "True", r.get("diverged") == "True"
         rows.append(r)
     return rows
