@@ -69,15 +69,21 @@ def real(name: str, value, *, lo: float | None = None, hi: float | None = None, 
     if _is_bool(value):
         raise TypeError(f"{name} must be a real number, got the boolean {value!r}")
     if _is_tensor_scalar(value):
-        value = value.item()
+        value = _short_float(value.item()) if value.dtype in (torch.float32, torch.float16, torch.bfloat16) \
+            else value.item()
     if not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    v = float(value)
+    v = _short_float(value) if type(value).__name__ in ("float32", "float16") else float(value)
     if math.isnan(v) or (math.isinf(v) and not allow_inf):
         raise ValueError(f"{name} must be a finite number in {_range_text(lo, hi, lo_open, hi_open)}, got {v}")
     if not _in_range(v, lo, hi, lo_open, hi_open):
         raise ValueError(f"{name} must lie in {_range_text(lo, hi, lo_open, hi_open)}, got {v:g}")
     return v
+
+
+def _short_float(value) -> float:
+    """A single-precision number as the decimal it was written as (np.float32(0.3) -> 0.3, not 0.30000001)."""
+    return float(f"{float(value):.7g}") if math.isfinite(float(value)) else float(value)
 
 
 def boolean(name: str, value) -> bool:
