@@ -159,3 +159,30 @@ def forward_linearized(arch: str, p0: dict, delta: dict, x: torch.Tensor):
     """
     (o1, do1), (r, dr) = forward_parts(arch, p0, x, tangent=delta)
     return o1 + r + do1 + dr, o1 + do1, r + dr
+
+
+def readout_features(arch: str, p: dict, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The hidden representations the output layer A reads: (φ₁, φ₂), each (G, n, m),
+    with out₁ = A·φ₁ and residual = A·φ₂ (φ₂ = 0 for the plain networks).
+
+    With ``p`` the initial weights, φ = φ₁ + φ₂ is the random feature map of
+    the conjugate kernel (§3.1; training only the readout is regression on
+    it, mode ``last``). For the §6 ResNet, A also sits inside the residual's
+    input (V·out₁ = V·A·φ₁), so φ₂ = σ(V·A₀·φ₁ + b₂) uses the *initial* A₀:
+    a readout trained on these features does not change them, as a kernel
+    method must not.
+    """
+    G = p["A"].shape[0]
+    if x.ndim == 2:
+        x = x.unsqueeze(0).expand(G, *x.shape)
+    a1 = torch.relu(_dense(x, p["W"], p.get("b1"))[0])
+    if arch in ("2layer", "2layer_signs"):
+        return a1, torch.zeros_like(a1)
+    if arch == "3layer":
+        return torch.relu(_dense(a1, p["V"], p["b2"])[0]), torch.zeros_like(a1)
+    if arch == "3resnet":
+        return a1, torch.relu(_dense(torch.bmm(a1, p["A"].transpose(1, 2)), p["V"], p["b2"])[0])
+    if arch == "3resnet_eq21":
+        return a1, torch.relu(_dense(a1, p["V"], p["b2"])[0])
+    check_arch(arch)
+    raise AssertionError("unreachable")
