@@ -22,25 +22,43 @@ def _stack(samples) -> Sample:
 
 
 def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), alpha: float = 0.3, m: int = 200, n_train: int = 500,
-               n_test: int = 1000, lr: float = 0.1, wd: float = 0.005, mode: str = "all",
+               n_test: int = 1000, lr=0.1, wd=0.005, mode: str = "all",
                protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, device=None, progress: bool = True):
-    """Train one 3resnet per β on the §8.1 instance, same inputs, same seed.
+    """Train 3resnets per β on the §8.1 instance, same inputs, same seed.
 
-    Returns (rows, result): per β the test error, the residual branch's
-    error against α·G(F), and whether the test error is below kα² (the
-    composite signal learned at least in part)."""
+    ``lr`` and ``wd`` may be lists: then every β gets the whole lr × wd grid
+    (all models of all β train as one batch, one target per model) and the
+    run with the lowest test error is kept for each β — the selection rule
+    of arXiv v3 §8.1, so that no β is judged at another β's best setting.
+
+    Returns (rows, result): per β the selected lr / wd, the test error, the
+    residual branch's error against α·G(F), and whether the test error is
+    below kα² (the composite signal learned at least in part); ``result`` is
+    the whole batch (``result.configs[g]["beta"]`` names each model's β)."""
     dev = select_device(device)
-    insts = [parity_instance(alpha=alpha, beta=b) for b in betas]
-    tr = _stack([t.sample(n_train, seed=seed, device=dev) for t in insts])
-    te = _stack([t.sample(n_test, seed=seed + 1, device=dev) for t in insts])
-    G = len(betas)
-    res = train_models(tr, te, "3resnet", mode, m, [lr] * G, [wd] * G, [seed] * G, protocol,
-                       device=dev, progress=progress)
-    thr = insts[0].reference_errors().f_only
-    rows = [dict(beta=b, alpha=alpha, test_error=float(res.test_error[g]),
-                 residual_vs_composite=float(res.curves["residual_vs_composite"][-1, g]),
-                 below_threshold=bool(res.test_error[g] < thr), threshold=thr)
-            for g, b in enumerate(betas)]
+    lrs = [float(v) for v in (lr if hasattr(lr, "__len__") else [lr])]
+    wds = [float(v) for v in (wd if hasattr(wd, "__len__") else [wd])]
+    combos = [(b, a, w) for b in betas for a in lrs for w in wds]
+    insts = {b: parity_instance(alpha=alpha, beta=b) for b in betas}
+    trs = {b: t.sample(n_train, seed=seed, device=dev) for b, t in insts.items()}
+    tes = {b: t.sample(n_test, seed=seed + 1, device=dev) for b, t in insts.items()}
+    tr = _stack([trs[c[0]] for c in combos])
+    te = _stack([tes[c[0]] for c in combos])
+    G = len(combos)
+    res = train_models(tr, te, "3resnet", mode, m, [c[1] for c in combos], [c[2] for c in combos], [seed] * G,
+                       protocol, device=dev, progress=progress)
+    for g, c in enumerate(combos):
+        res.configs[g]["beta"] = c[0]
+    thr = insts[betas[0]].reference_errors().f_only
+    rows = []
+    for b in betas:
+        idx = [g for g, c in enumerate(combos) if c[0] == b]
+        finite = [g for g in idx if math.isfinite(float(res.test_error[g]))]
+        g = min(finite, key=lambda i: float(res.test_error[i])) if finite else idx[0]
+        rows.append(dict(beta=b, alpha=alpha, lr=combos[g][1], wd=combos[g][2], index=g,
+                         test_error=float(res.test_error[g]),
+                         residual_vs_composite=float(res.curves["residual_vs_composite"][-1, g]),
+                         below_threshold=bool(res.test_error[g] < thr), threshold=thr))
     return rows, res
 
 
@@ -106,3 +124,298 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), lr: float = 0.05, ini
                          gap_to_linear=float(((f - fl) ** 2).sum(-1).mean() / (f**2).sum(-1).mean()),
                          test_error=float(full.test_error[0]), test_error_linear=float(lin.test_error[0])))
     return rows
+
+
+# ------------------------------------------------------------ per-block laziness
+def _rel(new: dict, old: dict, names) -> float:
+    num = sum(float(((new[n].double() - old[n].double()) ** 2).sum()) for n in names)
+    den = sum(float((old[n].double() ** 2).sum()) for n in names)
+    return (num / den) ** 0.5
+
+
+def _gap(f: torch.Tensor, g: torch.Tensor) -> float:
+    """E‖f − g‖² / E‖f‖² over samples (and models)."""
+    return float(((f - g) ** 2).sum(-1).mean() / (f**2).sum(-1).mean())
+
+
+def block_measures(p0: dict, p1: dict, x: torch.Tensor, base: torch.Tensor | None = None) -> dict:
+    """How far each block of a ``3resnet`` (§6 form) moved from its
+    initialisation ``p0`` to ``p1`` (parameter dicts with a model axis of
+    length 1), measured on inputs ``x``.
+
+    The 3resnet is out₁(x) = A·σ(W x + b₁) (block 1) plus the residual
+    branch A·σ(V·out₁(x) + b₂) (block 2). Each block alone is a two-layer
+    ReLU network: block 1 of x with weights (W, b₁, A), block 2 of z = out₁(x)
+    with weights (V, b₂, A). The talk's picture ("both layers are still
+    individually NTK, but the first layer feeds better inputs to the second")
+    is about each block against *its own* linearisation, block 2 evaluated at
+    the input it actually receives. Returned keys:
+
+    * ``move_block1``, ``move_block2``, ``move_A``: ‖θ − θ₀‖/‖θ₀‖ over (W, b₁),
+      (V, b₂) and the shared readout A;
+    * ``flips_block1``: fraction of signs 1[W x + b₁ > 0] that differ from init;
+    * ``flips_block2``: the same for 1[V z + b₂ > 0] with z = out₁(x) at
+      init vs at the end (input and weights both changed);
+      ``flips_block2_same_input``: V, b₂ at init vs at the end, both at the
+      trained z (only the weights changed);
+    * ``gap_block1``: E‖out₁ − out₁^lin‖²/E‖out₁‖², out₁^lin the first-order
+      expansion of block 1 in (W, b₁, A) around p0;
+      ``gap_block2``: the same for the residual branch expanded in (V, b₂, A)
+      around p0 at the trained input z; ``gap_whole``: the whole network
+      against its joint linearisation in all parameters (the NTK model);
+    * with ``base`` (= β·F(x)): ``out1_vs_base_init`` / ``out1_vs_base``,
+      E‖out₁ − βF‖² at init and at the end.
+    """
+    from . import networks
+
+    dt = torch.float64
+    p0 = {n: v.to(dt) for n, v in p0.items()}
+    p1 = {n: v.to(dt) for n, v in p1.items()}
+    x = x.to(dt)
+    d = {n: p1[n] - p0[n] for n in p0}
+    out1_0, _ = networks.forward_parts("3resnet", p0, x)
+    out1, res = networks.forward_parts("3resnet", p1, x)
+    h1_0 = torch.baddbmm(p0["b1"].unsqueeze(1), x.expand(1, *x.shape), p0["W"].transpose(1, 2))
+    h1 = torch.baddbmm(p1["b1"].unsqueeze(1), x.expand(1, *x.shape), p1["W"].transpose(1, 2))
+    h2_0 = torch.baddbmm(p0["b2"].unsqueeze(1), out1_0, p0["V"].transpose(1, 2))
+    h2 = torch.baddbmm(p1["b2"].unsqueeze(1), out1, p1["V"].transpose(1, 2))
+    h2_same = torch.baddbmm(p0["b2"].unsqueeze(1), out1, p0["V"].transpose(1, 2))
+    b1 = lambda q: dict(W=q["W"], b1=q["b1"], A=q["A"])  # noqa: E731
+    b2 = lambda q: dict(W=q["V"], b1=q["b2"], A=q["A"])  # noqa: E731
+    out1_lin = networks.forward_linearized("2layer", b1(p0), b1(d), x)[0]
+    res_lin = networks.forward_linearized("2layer", b2(p0), b2(d), out1)[0]
+    whole_lin = networks.forward_linearized("3resnet", p0, d, x)[0]
+    row = dict(move_block1=_rel(p1, p0, ("W", "b1")), move_block2=_rel(p1, p0, ("V", "b2")),
+               move_A=_rel(p1, p0, ("A",)),
+               flips_block1=float(((h1_0 > 0) != (h1 > 0)).double().mean()),
+               flips_block2=float(((h2_0 > 0) != (h2 > 0)).double().mean()),
+               flips_block2_same_input=float(((h2_same > 0) != (h2 > 0)).double().mean()),
+               gap_block1=_gap(out1, out1_lin), gap_block2=_gap(res, res_lin),
+               gap_whole=_gap(out1 + res, whole_lin))
+    if base is not None:
+        b = base.to(dt)
+        row.update(out1_vs_base_init=float(((out1_0[0] - b) ** 2).sum(-1).mean()),
+                   out1_vs_base=float(((out1[0] - b) ** 2).sum(-1).mean()),
+                   base_energy=float((b**2).sum(-1).mean()))
+    return row
+
+
+def block_laziness(widths=(200,), lr: float = 0.1, wd: float = 0.005, mode: str = "all",
+                   n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL,
+                   seed: int = 0, target=None, device=None, progress: bool = True) -> list[dict]:
+    """Train a ``3resnet`` on the §8.1 instance (or ``target``) at each width
+    and report :func:`block_measures` on the test inputs, with the test
+    error, the threshold kα², and the protocol's epochs and learning rate."""
+    from . import networks
+
+    dev = select_device(device)
+    inst = target or parity_instance()
+    tr, te = inst.sample(n_train, seed=seed, device=dev), inst.sample(n_test, seed=seed + 1, device=dev)
+    rows = []
+    for m in widths:
+        res = train_models(tr, te, "3resnet", mode, m, [lr], [wd], [seed], protocol, device=dev,
+                           progress=progress)
+        p0 = networks.init_params("3resnet", inst.d, inst.k, m, [seed])
+        row = dict(m=m, lr=lr, wd=wd, epochs=protocol.epochs, mode=mode, diverged=bool(res.diverged[0]),
+                   test_error=float(res.test_error[0]), train_error=float(res.train_error[0]),
+                   threshold=inst.threshold)
+        if not row["diverged"]:
+            row.update(block_measures(p0, res.params, te.x.cpu(), te.base.cpu()))
+        rows.append(row)
+    return rows
+
+
+def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), budget: float = 1.0, arch: str = "2layer", m: int = 200,
+                    n_train: int = 500, n_test: int = 1000, seed: int = 0, target=None, device=None,
+                    progress: bool = True) -> list[dict]:
+    """:func:`laziness` at several learning rates with the *product*
+    lr × epochs held at ``budget`` (epochs = round(budget / lr), lr ÷ 10 at
+    half-time as in :meth:`Protocol.quick`), so that a smaller learning rate
+    is not also a shorter training run. Each row gains ``epochs`` and
+    ``lr_x_epochs``."""
+    rows = []
+    for lr in lrs:
+        epochs = max(2, int(round(budget / lr)))
+        r = laziness(arch, widths=(m,), lr=lr, n_train=n_train, n_test=n_test, protocol=Protocol.quick(epochs),
+                     seed=seed, target=target, device=device, progress=progress)[0]
+        r.update(epochs=epochs, lr_x_epochs=lr * epochs)
+        rows.append(r)
+    return rows
+
+
+# ------------------------------------------------------------ the talk's frozen gates
+GATE_FROZEN = ("W", "b1", "V", "b2")
+"""Parameters of the gates: kept at their random initialisation."""
+
+
+def gated_init(d: int, k: int, m: int, seeds, device=None, dtype=torch.float32) -> dict:
+    """Initial parameters of a gated 3resnet: the ordinary 3resnet's
+    (``networks.init_params``) for the gates (W, b1, V, b2) and an identical
+    copy (W2, b12, V2, b22) for the values, so that at initialisation the
+    gated network equals the ReLU network exactly."""
+    from . import networks
+
+    p = networks.init_params("3resnet", d, k, m, seeds, device=device, dtype=dtype)
+    p.update(W2=p["W"].clone(), b12=p["b1"].clone(), V2=p["V"].clone(), b22=p["b2"].clone())
+    return p
+
+
+def gated_forward_parts(p: dict, x: torch.Tensor, smooth: float | None = None):
+    """(out₁, residual) of the talk's frozen-gate 3resnet: every ReLU
+    σ(⟨w, x⟩ + b) becomes gate(⟨w₁, x⟩ + b₁)·(⟨w₂, x⟩ + b₂), with the
+    indicator gate 1[· ≥ 0] (``smooth=None``) or the logistic
+    sigmoid(·/smooth) — the talk's smoothed indicator. With (w₂, b₂) = (w₁, b₁)
+    and the hard gate this *is* the ReLU network. Shapes as in
+    :func:`networks.forward_parts`."""
+    G = p["A"].shape[0]
+    if x.ndim == 2:
+        x = x.unsqueeze(0).expand(G, *x.shape)
+
+    def gate(h):
+        return (h >= 0).to(h.dtype) if smooth is None else torch.sigmoid(h / smooth)
+
+    A = p["A"].transpose(1, 2)
+    g1 = gate(torch.baddbmm(p["b1"].unsqueeze(1), x, p["W"].transpose(1, 2)))
+    out1 = torch.bmm(g1 * torch.baddbmm(p["b12"].unsqueeze(1), x, p["W2"].transpose(1, 2)), A)
+    g2 = gate(torch.baddbmm(p["b2"].unsqueeze(1), out1, p["V"].transpose(1, 2)))
+    res = torch.bmm(g2 * torch.baddbmm(p["b22"].unsqueeze(1), out1, p["V2"].transpose(1, 2)), A)
+    return out1, res
+
+
+def train_gated(train, test, m: int = 200, lrs=(0.1,), wds=(0.005,), seeds=(0,), gated: bool = True,
+                smooth: float | None = None, protocol: Protocol = PAPER_PROTOCOL, device=None,
+                dtype=torch.float32) -> dict:
+    """Train G = len(seeds) frozen-gate 3resnets (``gated=True``: gates at
+    their random initialisation, only the values W2, b12, V2, b22 and the
+    readout A trained) or ordinary 3resnets (``gated=False``: every weight
+    trained, mode ``all``) with the SGD protocol of arXiv v3 §8.1 (momentum,
+    mini-batches, weight decay added to the gradient, lr ÷ factor at the
+    drop epoch) — one small loop for both, so that they differ only in the
+    network. ``lrs``/``wds``: one value per model or one for all.
+
+    Returns dict(test_error, train_error (G,) tensors, params, p0)."""
+    from . import networks
+
+    seeds = [int(s) for s in seeds]
+    G = len(seeds)
+    dev = select_device(device)
+    lr = torch.as_tensor(lrs, dtype=dtype).reshape(-1).expand(G).clone().to(dev)
+    wd = torch.as_tensor(wds, dtype=dtype).reshape(-1).expand(G).clone().to(dev)
+    xtr, ytr = train.x.to(dev, dtype), train.y.to(dev, dtype)
+    xte, yte = test.x.to(dev, dtype), test.y.to(dev, dtype)
+    N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[-1]
+    protocol.check(N)
+    if gated:
+        p = gated_init(d, k, m, seeds, dev, dtype)
+        names = ["W2", "b12", "V2", "b22", "A"]
+
+        def fwd(q, x):
+            o, r = gated_forward_parts(q, x, smooth)
+            return o + r
+    else:
+        p = networks.init_params("3resnet", d, k, m, seeds, device=dev, dtype=dtype)
+        names = list(p)
+
+        def fwd(q, x):
+            return networks.forward("3resnet", q, x)
+    p0 = {n: v.clone().cpu() for n, v in p.items()}
+    bufs = {n: torch.zeros_like(p[n]) for n in names}
+    gens = [torch.Generator().manual_seed(10_007 * s + 1) for s in seeds]
+    drop = protocol.lr_drop_epoch if protocol.lr_drop_epoch is not None else protocol.epochs // 2
+    for epoch in range(protocol.epochs):
+        lr_e = lr / (protocol.lr_drop_factor if epoch >= drop else 1.0)
+        perm = torch.stack([torch.randperm(N, generator=g) for g in gens]).to(dev)
+        for s in range(0, N, protocol.batch_size):
+            idx = perm[:, s:s + protocol.batch_size]
+            for n in names:
+                p[n].requires_grad_(True)
+            out = fwd(p, xtr[idx])
+            loss = 0.5 * ((out - ytr[idx]) ** 2).sum(-1).mean(-1)
+            grads = torch.autograd.grad(loss.sum(), [p[n] for n in names])
+            with torch.no_grad():
+                for n, g in zip(names, grads):
+                    p[n].requires_grad_(False)
+                    shape = (-1,) + (1,) * (p[n].ndim - 1)
+                    bufs[n].mul_(protocol.momentum).add_(g + wd.view(shape) * p[n])
+                    p[n].sub_(lr_e.view(shape) * bufs[n])
+    with torch.no_grad():
+        te = ((fwd(p, xte) - yte) ** 2).sum(-1).mean(-1).double().cpu()
+        tr = ((fwd(p, xtr) - ytr) ** 2).sum(-1).mean(-1).double().cpu()
+    bad = ~torch.isfinite(te)
+    return dict(test_error=torch.where(bad, torch.full_like(te, math.nan), te), train_error=tr,
+                params={n: v.detach().cpu() for n, v in p.items()}, p0=p0, gated=gated)
+
+
+def frozen_gate(m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train: int = 500,
+                n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, smooth=None,
+                target=None, device=None) -> list[dict]:
+    """The talk's frozen-gate experiment on the §8.1 instance: the ordinary
+    3resnet (all weights trained) and the frozen-gate 3resnet
+    (:func:`gated_forward_parts`), each over the same small lr × wd grid on
+    the same samples and initialisation, best test error selected as in
+    arXiv v3 §8.1. Returns one row per network: name, selected lr / wd,
+    test and train error, the threshold kα², and the whole grid."""
+    dev = select_device(device)
+    inst = target or parity_instance()
+    tr, te = inst.sample(n_train, seed=seed, device=dev), inst.sample(n_test, seed=seed + 1, device=dev)
+    combos = [(a, b) for a in lrs for b in wds]
+    rows = []
+    for name, gated in (("relu", False), ("frozen_gate", True)):
+        r = train_gated(tr, te, m, [c[0] for c in combos], [c[1] for c in combos], [seed] * len(combos),
+                        gated=gated, smooth=smooth, protocol=protocol, device=dev)
+        errs = [float(e) for e in r["test_error"]]
+        finite = [i for i, e in enumerate(errs) if math.isfinite(e)]
+        best = min(finite, key=lambda i: errs[i]) if finite else None
+        rows.append(dict(network=name, m=m, epochs=protocol.epochs,
+                         lr=None if best is None else combos[best][0], wd=None if best is None else combos[best][1],
+                         test_error=math.nan if best is None else errs[best],
+                         train_error=math.nan if best is None else float(r["train_error"][best]),
+                         threshold=inst.threshold,
+                         grid=[dict(lr=c[0], wd=c[1], test_error=e) for c, e in zip(combos, errs)]))
+    return rows
+
+
+# ------------------------------------------------------------ what the theorems cover
+def theorem1_ranges(concept=None, alpha: float | None = None) -> dict:
+    """The quantities of Theorem 1 (ResNet paper §6, the same number in the
+    NeurIPS and arXiv v3 versions) for a Concept 1 target, with every Θ̃
+    (constants and log factors) dropped, so read them as orders of magnitude:
+
+    * ``alpha_max`` = 1/(k·p_G·𝔆_s(G)): the theorem needs α below this;
+    * ``error_factor`` = (k·p_G·𝔆_s(G))⁴ and ``error_bound`` = α⁴·error_factor:
+      the population risk it guarantees (besides OPT) at ``alpha``;
+    * ``samples_min`` = (k·p_F·𝔆_s(F))²: its sample count T at δ ≥ 1 (T grows
+      like 1/δ² below that), so no smaller N is covered.
+
+    𝔆_s from :func:`resnetlearn.complexity.concept_complexity` as the library
+    builds the target (for the §8.1 instance ‖x‖ = √30, ‖F(x)‖ = √15: the
+    rescaling to norm 1 that Concept 1 assumes multiplies the activations'
+    arguments by factors > 1, which only raises 𝔆_s and shrinks ``alpha_max``)."""
+    from .complexity import concept_complexity
+
+    c = concept or parity_instance()
+    a = c.alpha if alpha is None else alpha
+    cc = concept_complexity(c)
+    cs_f, cs_g = float(cc["F"]["C_s"]), float(cc["G"]["C_s"])
+    kg = c.k * c.G.p * cs_g
+    return dict(name=c.name, k=c.k, p_F=c.F.p, p_G=c.G.p, C_s_F=cs_f, C_s_G=cs_g, alpha=a,
+                alpha_max=1 / kg, error_factor=kg**4, error_bound=a**4 * kg**4,
+                samples_min=(c.k * c.F.p * cs_f) ** 2)
+
+
+def theorem2_ranges(d: int = 30, k: int = 4, alpha: float = 0.3) -> dict:
+    """The kernel lower bound on the §7 hard instance in both versions of the
+    ResNet paper, and the ResNet's sample count from Corollary 7.1, with
+    O/Ω/Θ̃ constants dropped (orders of magnitude):
+
+    * arXiv v3, Theorem 2 (restated in §7.1): any α ∈ (0, 1), N ≤ C(d, k)/1000
+      (``n_max_arxiv``), risk > α²/16 (``bound_arxiv``) for at least 99 % of
+      the targets, for every kernel chosen without knowing the target;
+    * NeurIPS, §7 (the sketch in §3 numbers it Theorem 3): k ≥ 4,
+      N ≤ d^{k/2}/log^k d (``n_max_neurips``), α ≥ d^{−k/4} (``alpha_min_neurips``),
+      risk > α²/4 (``bound_neurips``) with probability 0.99 over W* and the samples;
+    * arXiv v3, Corollary 7.1: the ResNet reaches risk about α⁴·2^{O(k)} with
+      N ≈ k²·d/α⁸ samples (``n_resnet``), for α below 1/2^{O(k)}."""
+    return dict(d=d, k=k, alpha=alpha, n_max_arxiv=math.comb(d, k) / 1000, bound_arxiv=alpha**2 / 16,
+                n_max_neurips=d ** (k / 2) / math.log(d) ** k, alpha_min_neurips=d ** (-k / 4),
+                bound_neurips=alpha**2 / 4, neurips_needs_k_ge_4=k >= 4, n_resnet=k**2 * d / alpha**8)
