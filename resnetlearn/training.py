@@ -34,6 +34,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import networks
+from . import validation as V
 from .device import select_device
 
 MODES = ("all", "hidden", "last", "ntk")
@@ -54,18 +55,26 @@ class Protocol:
     eval_every: int = 50
     layerwise: bool = False
 
+    def __post_init__(self):
+        """Every field checked (and numpy/torch scalars normalised) when the protocol is made."""
+        norm = dict(epochs=V.integer("epochs", self.epochs, lo=1),
+                    batch_size=V.integer("batch_size", self.batch_size, lo=1),
+                    momentum=V.real("momentum", self.momentum, lo=0, hi=1, hi_open=True),
+                    lr_drop_factor=V.real("lr_drop_factor (the learning rate is divided by it)",
+                                          self.lr_drop_factor, lo=1),
+                    eval_every=V.integer("eval_every", self.eval_every, lo=1),
+                    layerwise=V.boolean("layerwise", self.layerwise))
+        if self.lr_drop_epoch is not None:
+            norm["lr_drop_epoch"] = V.integer("lr_drop_epoch (None: at half-time; lr_drop_factor=1: no drop)",
+                                              self.lr_drop_epoch, lo=0, hi=norm["epochs"])
+        for k, v in norm.items():
+            object.__setattr__(self, k, v)
+
     def check(self, n_train: int) -> None:
-        if not isinstance(self.epochs, int) or self.epochs <= 0:
-            raise ValueError(f"epochs must be a positive integer, got {self.epochs!r}")
-        if not isinstance(self.batch_size, int) or self.batch_size <= 0:
-            raise ValueError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        """The checks that need the data: a mini-batch cannot exceed the training set."""
         if self.batch_size > n_train:
             raise ValueError(f"batch_size ({self.batch_size}) must not exceed the number of "
                              f"training samples N = {n_train}")
-        if not 0 <= self.momentum < 1:
-            raise ValueError(f"momentum must lie in [0, 1), got {self.momentum!r}")
-        if not isinstance(self.eval_every, int) or self.eval_every <= 0:
-            raise ValueError(f"eval_every must be a positive integer, got {self.eval_every!r}")
 
     @classmethod
     def quick(cls, epochs: int = 100, **kw) -> Protocol:
@@ -130,24 +139,36 @@ class TrainResult:
         return out
 
 
-def _per_model(name: str, values, G: int) -> torch.Tensor:
-    t = torch.as_tensor(values, dtype=torch.float64).reshape(-1)
-    if t.numel() == 1:
-        t = t.expand(G)
-    if t.numel() != G:
-        raise ValueError(f"{name} must have one value per model ({G}), got {t.numel()}")
-    if not torch.isfinite(t).all():
-        raise ValueError(f"{name} must be finite")
-    return t
+def _per_model(name: str, values, G: int, **bounds) -> torch.Tensor:
+    vals = V.reals(name, values, **bounds)
+    if len(vals) == 1:
+        vals = vals * G
+    if len(vals) != G:
+        raise ValueError(f"{name} must have one value per model ({G} seeds) or a single value, got {len(vals)}")
+    return torch.tensor(vals, dtype=torch.float64)
 
 
-def _check_data(x, y, name, G=None):
-    per_model = y.ndim == 3 and G is not None and y.shape[0] == G
-    if x.ndim != 2 or not (y.ndim == 2 or per_model) or x.shape[0] != y.shape[-2]:
-        raise ValueError(f"{name}: x must be (N, d) and y (N, k) (or (G, N, k): one target per model) "
-                         f"with the same N; got {tuple(x.shape)} and {tuple(y.shape)}")
-    if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
-        raise ValueError(f"{name}: x and y must be finite (found NaN or inf)")
+def _check_sample(sample, name: str, G: int) -> None:
+    """x (N, d) and y (N, k) or (G, N, k) (one target per model), the same N, finite; base/composite like y."""
+    V.tensor(f"{name}.x", sample.x, ndim=2)
+    y = V.tensor(f"{name}.y", sample.y, ndim=(2, 3))
+    if y.ndim == 3 and y.shape[0] != G:
+        raise ValueError(f"{name}.y has a model axis of {y.shape[0]} but {G} models are trained "
+                         f"(y must be (N, k) or (G, N, k))")
+    if y.shape[-2] != sample.x.shape[0]:
+        raise ValueError(f"{name}: x has {sample.x.shape[0]} samples but y has {y.shape[-2]}")
+    for part in ("base", "composite"):
+        t = getattr(sample, part, None)
+        if t is not None and V.tensor(f"{name}.{part}", t).shape[-2:] != y.shape[-2:]:
+            raise ValueError(f"{name}.{part} must have the shape of {name}.y {tuple(y.shape)}, got {tuple(t.shape)}")
+
+
+def _check_compatible(train, other, name: str) -> None:
+    """The same input dimension d and number of outputs k as the training set (nothing broadcast)."""
+    if other.x.shape[1] != train.x.shape[1]:
+        raise ValueError(f"{name}.x has d = {other.x.shape[1]} features but train.x has d = {train.x.shape[1]}")
+    if other.y.shape[-1] != train.y.shape[-1]:
+        raise ValueError(f"{name}.y has k = {other.y.shape[-1]} outputs but train.y has k = {train.y.shape[-1]}")
 
 
 class _Cancelled(Exception):
@@ -179,31 +200,33 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds,
     selection uses it). ``init_scale`` multiplies every initial weight (the
     talk's knob for the lazy regime; 1 is the paper's initialisation).
     """
-    networks.check_arch(arch)
-    if mode not in MODES:
-        raise ValueError(f"unknown training mode {mode!r}; allowed: {MODES}")
+    V.choice("arch", arch, networks.ARCHS)
+    V.choice("mode", mode, MODES)
+    m = V.integer("m (width)", m, lo=1)
+    if not isinstance(protocol, Protocol):
+        raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
     if protocol.layerwise and not arch.startswith("3resnet"):
         raise ValueError("layerwise training applies to the ResNets (3resnet, 3resnet_eq21) only")
     if protocol.layerwise and mode not in ("all", "hidden"):
         raise ValueError("layerwise training needs mode 'all' or 'hidden'")
-    seeds = [int(s) for s in (seeds if hasattr(seeds, "__len__") else [seeds])]
+    seeds = V.seeds("seeds", seeds)
     G = len(seeds)
-    if G == 0:
-        raise ValueError("seeds must name at least one model")
-    lr, wd = _per_model("lr", lrs, G), _per_model("wd", wds, G)
-    if (lr <= 0).any():
-        raise ValueError(f"lr must be > 0, got {lr.tolist()}")
-    if (wd < 0).any():
-        raise ValueError(f"wd (weight decay) must be >= 0, got {wd.tolist()}")
+    lr = _per_model("lrs (learning rates)", lrs, G, lo=0, lo_open=True)
+    wd = _per_model("wds (weight decays)", wds, G, lo=0)
+    init_scale = V.real("init_scale", init_scale, lo=0, lo_open=True)
+    V.choice("init", init, networks.INITS)
+    callback_every = None if callback_every is None else V.integer("callback_every", callback_every, lo=1)
+    for name, smp in (("train", train), ("test", test), ("holdout", holdout)):
+        if smp is not None:
+            _check_sample(smp, name, G)
+    _check_compatible(train, test, "test")
+    if holdout is not None:
+        _check_compatible(train, holdout, "holdout")
     dev = select_device(device)
     xtr, ytr = train.x.to(dev, dtype), train.y.to(dev, dtype)
     xte, yte = test.x.to(dev, dtype), test.y.to(dev, dtype)
-    _check_data(xtr, ytr, "train", G)
-    _check_data(xte, yte, "test", G)
     N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[-1]
     protocol.check(N)
-    if not (isinstance(init_scale, (int, float)) and init_scale > 0 and math.isfinite(init_scale)):
-        raise ValueError(f"init_scale must be a finite number > 0, got {init_scale!r}")
     p0 = {n: v * init_scale for n, v in networks.init_params(arch, d, k, m, seeds, init, dev, dtype).items()}
     parts = (None if test.base is None else test.base.to(dev, dtype),
              None if test.composite is None else test.composite.to(dev, dtype))
@@ -248,7 +271,6 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds,
     hold = None
     if holdout is not None:
         xh, yh = holdout.x.to(dev, dtype), holdout.y.to(dev, dtype)
-        _check_data(xh, yh, "holdout", G)
         with torch.no_grad():
             hold = ((state.outputs(xh)[0] - yh) ** 2).sum(-1).mean(-1).double().cpu()
         hold = torch.where(div, nan, hold)
@@ -266,71 +288,99 @@ def _protocol_dict(p: Protocol) -> dict:
 
 
 class _State:
-    """Parameters, momentum buffers and per-model bookkeeping of one batch."""
+    """Parameters, momentum buffers and per-model bookkeeping of one batch of G models.
+
+    The SGD step is written for speed without host synchronisation: the
+    trainable tensors, their momentum buffers and the per-model
+    weight-decay views are built once per phase; divergence is a device-side
+    mask folded into the learning rate (a diverged model's lr becomes 0 and
+    its numbers are reported as NaN at the end), never a ``.any()`` in the
+    step; the update is a handful of ``torch._foreach_*`` calls over all
+    trainable tensors; mini-batches are gathered once per epoch.
+    """
 
     def __init__(self, arch, mode, p0, lr, wd, protocol, seeds):
         self.arch, self.mode, self.protocol = arch, mode, protocol
         self.p0 = p0
         self.lr0, self.wd = lr, wd
+        drop = protocol.lr_drop_epoch if protocol.lr_drop_epoch is not None else protocol.epochs // 2
+        self.drop_epoch, self.lr_dropped = drop, lr / protocol.lr_drop_factor
         self.G = len(seeds)
         self.gens = [torch.Generator().manual_seed(_order_seed(s)) for s in seeds]
-        self.diverged = torch.zeros(self.G, dtype=torch.bool, device=lr.device)
+        self.alive = torch.ones(self.G, dtype=torch.bool, device=lr.device)
         if mode == "ntk":  # train the displacement θ − θ₀ of the linearised network
             self.vars = {n: torch.zeros_like(v) for n, v in p0.items()}
         else:
             self.vars = {n: v.clone() for n, v in p0.items()}
         self.phase = None
 
+    @property
+    def diverged(self) -> torch.Tensor:
+        return ~self.alive
+
     def start_phase(self, phase):
         self.phase = phase
-        self.names = trainable_names(self.arch, self.mode, phase)
-        self.bufs = {n: torch.zeros_like(self.vars[n]) for n in self.names}
+        names = trainable_names(self.arch, self.mode, phase)
+        for n, v in self.vars.items():
+            v.requires_grad_(n in names)
+        self.trainable = [self.vars[n] for n in names]
+        self.bufs = [torch.zeros_like(v) for v in self.trainable]
+        self.shapes = [(self.G,) + (1,) * (v.ndim - 1) for v in self.trainable]
+        self.wd_views = [self.wd.view(s) for s in self.shapes]
 
     def outputs(self, x, params=None):
         """(out, out₁, residual) for all models on x: (n, d) or (G, n, d)."""
         v = self.vars if params is None else params
         if self.mode == "ntk":
             return networks.forward_linearized(self.arch, self.p0, v, x)
+        if self.mode == "last":  # a readout on the features of the initial network (conjugate kernel)
+            with torch.no_grad():
+                phi1, phi2 = networks.readout_features(self.arch, self.p0, x)
+            At = v["A"].transpose(1, 2)
+            out1, res = torch.bmm(phi1, At), torch.bmm(phi2, At)
+            return out1 + res, out1, res
         out1, res = networks.forward_parts(self.arch, v, x)
         if self.phase == 1:
             res = torch.zeros_like(res)  # layer-wise phase 1: residual branch switched off
         return out1 + res, out1, res
 
+    def _train_output(self, xb):
+        if self.mode == "last":
+            with torch.no_grad():
+                phi1, phi2 = networks.readout_features(self.arch, self.p0, xb)
+            return torch.bmm(phi1 + phi2, self.vars["A"].transpose(1, 2))
+        if self.mode == "ntk":
+            return networks.forward_linearized(self.arch, self.p0, self.vars, xb)[0]
+        out1, res = networks.forward_parts(self.arch, self.vars, xb)
+        return out1 if self.phase == 1 else out1 + res
+
     def epoch(self, x, y, epoch, cancel):
-        p = self.protocol
-        N, B = x.shape[0], p.batch_size
-        drop = p.lr_drop_epoch if p.lr_drop_epoch is not None else p.epochs // 2
-        lr = self.lr0 / (p.lr_drop_factor if epoch >= drop else 1.0)
-        lr = torch.where(self.diverged, torch.zeros_like(lr), lr)
-        perm = torch.stack([torch.randperm(N, generator=g) for g in self.gens]).to(x.device)
+        N, B = x.shape[0], self.protocol.batch_size
+        lr = self.lr_dropped if epoch >= self.drop_epoch else self.lr0
+        perm = torch.stack([torch.randperm(N, generator=g) for g in self.gens])
+        if x.device.type == "cuda":  # an asynchronous copy: no host synchronisation
+            perm = perm.pin_memory().to(x.device, non_blocking=True)
+        else:
+            perm = perm.to(x.device)
+        xe = x[perm]  # (G, N, d): every model's epoch of mini-batches, gathered once
+        ye = y[perm] if y.ndim == 2 else torch.gather(y, 1, perm.unsqueeze(-1).expand(-1, -1, y.shape[-1]))
         for s in range(0, N, B):
             if _is_cancelled(cancel):
                 raise _Cancelled
-            idx = perm[:, s:s + B]
-            yb = y[idx] if y.ndim == 2 else y[torch.arange(self.G, device=y.device)[:, None], idx]
-            self.step(x[idx], yb, lr)
+            self.step(xe[:, s:s + B], ye[:, s:s + B], lr)
 
-    def step(self, xb, yb, lr):
-        train = {n: self.vars[n].requires_grad_(True) for n in self.names}
-        params = {n: (train[n] if n in train else v) for n, v in self.vars.items()}
-        out, _, _ = self.outputs(xb, params)
-        loss = 0.5 * ((out - yb) ** 2).sum(-1).mean(-1)  # (G,): eq 6.1 averaged over the batch
-        grads = torch.autograd.grad(loss.sum(), list(train.values()))
+    def step(self, xb, yb, lr0):
+        out = self._train_output(xb)
+        loss = 0.5 * (out - yb).square().sum(-1).mean(-1)  # (G,): eq 6.1 averaged over the batch
+        grads = torch.autograd.grad(loss.sum(), self.trainable)
         with torch.no_grad():
-            bad = ~torch.isfinite(loss) | (loss > DIVERGENCE_LOSS)
-            if bad.any():
-                self.diverged |= bad
-                lr = torch.where(self.diverged, torch.zeros_like(lr), lr)
-            for (n, v), g in zip(train.items(), grads):
-                v.requires_grad_(False)
-                shape = (-1,) + (1,) * (v.ndim - 1)
-                g = torch.nan_to_num(g, nan=0.0, posinf=0.0, neginf=0.0) + self.wd.view(shape) * v
-                buf = self.bufs[n]
-                buf.mul_(self.protocol.momentum).add_(g)
-                v.sub_(lr.view(shape) * buf)
-                if self.diverged.any():  # keep diverged models finite so they stay inert
-                    v.copy_(torch.where(self.diverged.view(shape), torch.zeros_like(v), v))
-                    buf.copy_(torch.where(self.diverged.view(shape), torch.zeros_like(buf), buf))
+            # NaN fails the comparison too; a diverged model's lr is 0 from here on
+            torch.logical_and(self.alive, loss <= DIVERGENCE_LOSS, out=self.alive)
+            lr = lr0 * self.alive
+            torch._foreach_mul_(self.bufs, self.protocol.momentum)
+            torch._foreach_add_(self.bufs, grads)
+            torch._foreach_add_(self.bufs, torch._foreach_mul(self.trainable, self.wd_views))
+            torch._foreach_sub_(self.trainable, torch._foreach_mul(self.bufs, [lr.view(s) for s in self.shapes]))
 
     @torch.no_grad()
     def evaluate(self, xtr, ytr, xte, yte, parts):
@@ -344,12 +394,16 @@ class _State:
         errs["out1_vs_base"] = ((out1 - base) ** 2).sum(-1).mean(-1) if resnet and base is not None else nan
         errs["residual_vs_composite"] = (((res - comp) ** 2).sum(-1).mean(-1)
                                          if resnet and comp is not None else nan)
-        return {n: torch.where(self.diverged, nan, v) for n, v in errs.items()}
+        return {n: torch.where(self.alive, v, nan) for n, v in errs.items()}
 
     def final_params(self):
-        if self.mode == "ntk":
-            return {n: (self.p0[n] + self.vars[n]).detach().cpu() for n in self.vars}
-        return {n: v.detach().cpu() for n, v in self.vars.items()}
+        """Trained parameters on the CPU; a diverged model's are NaN (not silently finite)."""
+        out = {}
+        for n, v in self.vars.items():
+            w = (self.p0[n] + v if self.mode == "ntk" else v).detach()
+            mask = self.alive.view((self.G,) + (1,) * (w.ndim - 1))
+            out[n] = torch.where(mask, w, torch.full_like(w, math.nan)).cpu()
+        return out
 
 
 def _order_seed(seed: int) -> int:

@@ -1,5 +1,6 @@
 """Learner networks (eq 2.1, §6) and the SGD protocol (arXiv v3 §8.1), batched."""
 
+import re
 import threading
 
 import pytest
@@ -19,10 +20,10 @@ def data():
     return inst, inst.sample(100, seed=0, dtype=F64), inst.sample(200, seed=1, dtype=F64)
 
 
-def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), epochs=2, **kw):
+def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), epochs=2, m=16, protocol=None, **kw):
     _, tr, te = data
-    return train_models(tr, te, arch, mode, 16, list(lrs), list(wds), list(seeds),
-                        Protocol.quick(epochs), dtype=F64, progress=False, **kw)
+    return train_models(tr, te, arch, mode, m, lrs, wds, seeds, protocol or Protocol.quick(epochs),
+                        dtype=F64, progress=False, **kw)
 
 
 @pytest.mark.parametrize("arch", networks.ARCHS)
@@ -138,31 +139,160 @@ def test_grid_search_selection_rules(data):
     assert paper_grid(1e-3, 0.5) == [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(arch="resnet50"), "unknown model"),
-    (dict(mode="lazy"), "unknown training mode"),
-    (dict(lrs=[0.0]), "lr must be > 0"),
-    (dict(wds=[-1.0]), "wd"),
-    (dict(lrs=[0.1, 0.2]), "one value per model"),
-])
-def test_bad_inputs(data, kw, match):
-    with pytest.raises(ValueError, match=match):
+BAD_TRAIN_INPUTS = [  # (keyword arguments, exception type, words the message must contain)
+    (dict(arch="resnet50"), ValueError, "arch"),
+    (dict(arch=3), ValueError, "arch"),
+    (dict(mode="lazy"), ValueError, "mode"),
+    (dict(mode=None), ValueError, "mode"),
+    (dict(lrs=[0.0]), ValueError, "lrs"),
+    (dict(lrs=[-0.1]), ValueError, "lrs"),
+    (dict(lrs=[float("nan")]), ValueError, "lrs"),
+    (dict(lrs=[float("inf")]), ValueError, "lrs"),
+    (dict(lrs="0.1"), TypeError, "lrs"),
+    (dict(lrs=[]), ValueError, "lrs"),
+    (dict(lrs=[0.1, 0.2]), ValueError, "one value per model"),
+    (dict(lrs=[True]), TypeError, "lrs"),
+    (dict(wds=[-1.0]), ValueError, "wds"),
+    (dict(wds=[float("nan")]), ValueError, "wds"),
+    (dict(wds="0"), TypeError, "wds"),
+    (dict(seeds="12"), TypeError, "seeds"),
+    (dict(seeds=[0.7]), TypeError, "seeds"),
+    (dict(seeds=[]), ValueError, "seeds"),
+    (dict(seeds=[-1]), ValueError, "seeds"),
+    (dict(seeds=[2**70]), ValueError, "seeds"),
+    (dict(seeds=[None]), TypeError, "seeds"),
+    (dict(m=0), ValueError, "m (width)"),
+    (dict(m=-3), ValueError, "m (width)"),
+    (dict(m=2.5), TypeError, "m (width)"),
+    (dict(m="16"), TypeError, "m (width)"),
+    (dict(m=True), TypeError, "m (width)"),
+    (dict(init="xavier"), ValueError, "init"),
+    (dict(init_scale=0.0), ValueError, "init_scale"),
+    (dict(init_scale=float("inf")), ValueError, "init_scale"),
+    (dict(callback_every=0), ValueError, "callback_every"),
+    (dict(protocol="quick"), TypeError, "protocol"),
+    (dict(device="tpu"), ValueError, "device"),
+]
+
+
+@pytest.mark.parametrize("kw, exc, words", BAD_TRAIN_INPUTS, ids=[str(r[0]) for r in BAD_TRAIN_INPUTS])
+def test_bad_inputs_name_the_parameter(data, kw, exc, words):
+    with pytest.raises(exc, match=re.escape(words)):
         run(data, **kw)
 
 
-def test_bad_width_batch_and_labels(data):
+BAD_PROTOCOLS = [
+    (dict(epochs=0), ValueError, "epochs"),
+    (dict(epochs=2.0), TypeError, "epochs"),
+    (dict(batch_size=0), ValueError, "batch_size"),
+    (dict(momentum=1.0), ValueError, "momentum"),
+    (dict(momentum=-0.1), ValueError, "momentum"),
+    (dict(lr_drop_factor=-10), ValueError, "lr_drop_factor"),
+    (dict(lr_drop_factor=0.5), ValueError, "lr_drop_factor"),
+    (dict(lr_drop_epoch=-5), ValueError, "lr_drop_epoch"),
+    (dict(lr_drop_epoch=801), ValueError, "lr_drop_epoch"),
+    (dict(lr_drop_epoch=1.5), TypeError, "lr_drop_epoch"),
+    (dict(eval_every=0), ValueError, "eval_every"),
+    (dict(layerwise="yes"), TypeError, "layerwise"),
+]
+
+
+@pytest.mark.parametrize("kw, exc, words", BAD_PROTOCOLS, ids=[str(r[0]) for r in BAD_PROTOCOLS])
+def test_bad_protocols_name_the_field(kw, exc, words):
+    with pytest.raises(exc, match=re.escape(words)):
+        Protocol(**kw)
+
+
+def test_numpy_and_torch_scalars_are_accepted(data):
+    import numpy as np
+
     _, tr, te = data
-    with pytest.raises(ValueError, match="m must be a positive integer"):
-        train_models(tr, te, "2layer", "all", 0, [0.1], [0], [0], Protocol.quick(1), progress=False)
+    a = train_models(tr, te, "2layer", "all", np.int64(8), np.array([0.05]), [np.float32(0.0)], np.array([3]),
+                     Protocol(epochs=np.int64(1), lr_drop_epoch=None), dtype=F64, progress=False)
+    b = train_models(tr, te, "2layer", "all", 8, [0.05], [0.0], [3], Protocol(epochs=1, lr_drop_epoch=None),
+                     dtype=F64, progress=False)
+    assert torch.equal(a.test_error, b.test_error) and a.configs[0]["m"] == 8
+
+
+def test_bad_data_is_refused_before_training(data):
+    _, tr, te = data
+    slow = Protocol(epochs=10_000)  # would take minutes: every error below must come first
+    cases = [
+        (rl.Sample(tr.x, tr.y, None, None), rl.Sample(te.x, te.y[:, :3], None, None), "test.y has k = 3"),
+        (tr, rl.Sample(te.x[:, :10], te.y, None, None), "test.x has d = 10"),
+        (rl.Sample(tr.x, tr.y[:50], None, None), te, "train: x has 100 samples but y has 50"),
+        (rl.Sample(tr.x[0], tr.y, None, None), te, "train.x must have 2 dimensions"),
+        (rl.Sample(tr.x, tr.y.expand(3, *tr.y.shape), None, None), te, "model axis of 3"),
+    ]
+    nan_x = tr.x.clone()
+    nan_x[3, 2] = float("nan")
+    cases.append((rl.Sample(nan_x, tr.y, None, None), te, "train.x contains NaN"))
+    inf_y = te.y.clone()
+    inf_y[0, 0] = float("inf")
+    cases.append((tr, rl.Sample(te.x, inf_y, None, None), "test.y contains NaN or inf"))
+    for train, test, words in cases:
+        with pytest.raises(ValueError, match=re.escape(words)):
+            train_models(train, test, "2layer", "all", 4, [0.1], [0], [0], slow, progress=False)
+    with pytest.raises(ValueError, match="holdout.x has d = 5"):
+        train_models(tr, te, "2layer", "all", 4, [0.1], [0], [0], slow, progress=False,
+                     holdout=rl.Sample(te.x[:, :5], te.y, None, None))
     with pytest.raises(ValueError, match="batch_size .* must not exceed"):
-        train_models(tr, te, "2layer", "all", 4, [0.1], [0], [0], Protocol(epochs=1, batch_size=500),
-                     progress=False)
-    bad = rl.Sample(tr.x, tr.y.clone(), None, None)
-    bad.y[0, 0] = float("nan")
-    with pytest.raises(ValueError, match="finite"):
-        train_models(bad, te, "2layer", "all", 4, [0.1], [0], [0], Protocol.quick(1), progress=False)
+        train_models(tr, te, "2layer", "all", 4, [0.1], [0], [0],
+                     Protocol(epochs=1, lr_drop_epoch=None, batch_size=500), progress=False)
     with pytest.raises(ValueError, match="select"):
         grid_search(data[0], "2layer", "all", 4, 100, [0.1], [0], select="best")
+
+
+@pytest.mark.parametrize("arch", ["2layer", "3layer", "3resnet", "3resnet_eq21"])
+def test_last_is_conjugate_kernel_regression(arch):
+    """Mode ``last`` trains a readout on the initial network's features (the conjugate
+    kernel, §3.1): at convergence it equals ridge regression on those features with
+    λ = N·wd (the minimiser of (1/2N)Σ‖A φ − y‖² + (wd/2)‖A‖²), for every learner."""
+    from resnetlearn.kernels import feature_ridge
+
+    inst = rl.talk_instance()
+    tr, te = inst.sample(40, seed=0, dtype=F64), inst.sample(30, seed=1, dtype=F64)
+    m, wd = 12, 1e-2
+    p0 = networks.init_params(arch, 30, 8, m, [4], dtype=F64)
+    phi_tr, phi_te = (sum(networks.readout_features(arch, p0, x))[0] for x in (tr.x, te.x))
+    lr = 1 / float(torch.linalg.eigvalsh(phi_tr.T @ phi_tr / 40).max())  # stable full-batch step
+    r = train_models(tr, te, arch, "last", m, [lr], [wd], [4], Protocol(epochs=3000, batch_size=40,
+                     lr_drop_epoch=None, eval_every=3000), dtype=F64, progress=False)
+    exact = feature_ridge(phi_tr, tr.y, phi_te, 40 * wd, center=False)
+    assert float(((exact - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(r.test_error[0]), rel=1e-6)
+    # the trained model is φ₀·A: features of the initial network, whatever A became
+    assert torch.allclose(phi_te @ r.params["A"][0].T, exact, atol=1e-6)
+    moved = dict(p0, A=r.params["A"])
+    if arch == "3resnet":  # the §6 network with the trained A inside would be a different function
+        assert not torch.allclose(networks.forward(arch, moved, te.x)[0], exact, atol=1e-3)
+
+
+def test_no_host_synchronisation_inside_the_step_loop(data, monkeypatch):
+    """An epoch of training converts no tensor to a Python value (each would be a
+    device→host synchronisation on a GPU)."""
+    from resnetlearn import training
+
+    _, tr, te = data
+    for mode in ("all", "hidden", "last", "ntk"):
+        p0 = networks.init_params("3resnet", 30, 8, 16, [0, 1], dtype=F64)
+        lr = torch.tensor([0.05, 1e4], dtype=F64)  # one model diverges during the epoch
+        state = training._State("3resnet", mode, p0, lr, torch.zeros(2, dtype=F64), Protocol.quick(2), [0, 1])
+        state.start_phase(None)
+        calls = []
+
+        def counting(orig, name, calls=calls):
+            def wrapper(self, *a, **k):
+                calls.append(name)
+                return orig(self, *a, **k)
+            return wrapper
+
+        for name in ("__bool__", "item", "tolist", "cpu", "__float__", "__int__", "__index__", "numpy"):
+            orig = getattr(torch.Tensor, name)
+            monkeypatch.setattr(torch.Tensor, name, counting(orig, name))
+        state.epoch(tr.x, tr.y, 0, cancel=None)
+        monkeypatch.undo()
+        assert calls == [], f"mode {mode}: {calls}"
+        assert state.diverged.tolist() == [False, True]  # still detected, on the device
 
 
 def test_per_model_targets_match_separate_runs(data):
