@@ -1,42 +1,149 @@
-"""Command line: ``python -m resnetlearn reproduce FIGURE [--scale tiny|quick|cpu|paper] [--device D] [--out DIR]``."""
+"""Reproduce the experiments of Allen-Zhu & Li, "What Can ResNet Learn Efficiently, Going Beyond Kernels?".
+
+Example: python -m resnetlearn reproduce fig2a --scale quick --out results/quick
+
+Finished points are kept in OUT/store, so running the same command again
+resumes an interrupted sweep. Ctrl-C stops at once, keeps every finished
+point, discards the one in progress and exits with status 130.
+"""
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import shlex
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
-from .reproduce import FIGURES, SCALES, run_figure, write_outputs, write_provenance
+from .device import select_device
+from .reproduce import (
+    FIGURES,
+    SCALES,
+    FigureInterrupted,
+    ignore_sigint,
+    run_figure,
+    stop_process_pool,
+    write_outputs,
+    write_provenance,
+)
+
+SCALE_HELP = {
+    "tiny": "seconds; a smoke test of the machinery, judges no claim",
+    "quick": "minutes on a 2-core CPU; two widths, 400 epochs, a 4 x 3 lr x wd grid",
+    "cpu": "about 1.5 h for all figures on a 2-core CPU; the paper's N and epochs, fewer widths and grid cells",
+    "paper": "the full protocol of the paper (widths up to 2000, 9 x 10 grid); meant for a GPU",
+}
+"""One line per scale for ``--help`` (``reproduce.SCALE_NOTES`` has the full description)."""
+
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m resnetlearn", description=__doc__)
+def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command line and its ``reproduce`` sub-command."""
+    ap = argparse.ArgumentParser(prog="python -m resnetlearn", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
-    rp = sub.add_parser("reproduce", help="run (or resume) one of the paper's experiments")
+    rp = sub.add_parser("reproduce", help="run (or resume) one of the paper's experiments",
+                        description="Run (or resume) one of the paper's experiments and write its table, "
+                                    "per-run table, plot, summary and provenance to OUT.",
+                        formatter_class=argparse.RawTextHelpFormatter)
     rp.add_argument("figure", choices=FIGURES + ("all",))
-    rp.add_argument("--scale", choices=SCALES, default="quick")
-    rp.add_argument("--device", default=None, help="cpu, cuda, mps (default: GPU when present)")
-    rp.add_argument("--out", default="results", help="directory for the results store, tables and plots")
+    rp.add_argument("--scale", choices=SCALES, default="quick",
+                    help="how large a run (default: quick):\n"
+                         + "\n".join(f"  {s:6s} {SCALE_HELP[s]}" for s in SCALES))
+    rp.add_argument("--device", default=None, help="cpu, cuda, cuda:N, mps or auto (default: GPU when present)")
+    rp.add_argument("--out", default="results",
+                    help="directory for the results store, tables and plots (created if missing)")
     rp.add_argument("--select", choices=["test", "val"], default="test",
                     help="pick lr/wd by test error (as the paper) or by a validation split")
     rp.add_argument("--workers", type=int, default=0,
-                    help="run points in this many local processes (0: in this process)")
+                    help="run points in this many local processes (0, the default: in this process)")
+    return ap, rp
+
+
+def _output_directory(text: str) -> Path:
+    """``--out`` as a directory that exists and accepts files (created if missing); ValueError otherwise."""
+    if not text.strip():
+        raise ValueError("--out must name a directory, got an empty string")
+    out = Path(text)
+    for p in (out, out / "store"):
+        if p.exists() and not p.is_dir():
+            raise ValueError(f"--out {text!r}: {p} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"--out {text!r}: cannot create the directory ({e.strerror or e})") from None
+    try:  # the only reliable test (permissions, read-only mounts, quotas): write a file and remove it
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        raise ValueError(f"--out {text!r} is not writable ({e.strerror or e})") from None
+    return out
+
+
+def _check(args):
+    """Every argument checked before the first point starts; returns the output directory and the device."""
+    if args.workers < 0:
+        raise ValueError(f"--workers must be an integer >= 0 (0: run in this process), got {args.workers}")
+    try:
+        device = select_device(args.device)
+    except ValueError as e:  # absent or unknown: says which devices exist here
+        raise ValueError(f"--device: {e}") from None
+    return _output_directory(args.out), device
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap, rp = _parser()
     args = ap.parse_args(argv)
+    try:
+        out, device = _check(args)
+    except ValueError as e:
+        rp.error(str(e))  # exits with status 2 before any point starts
+    command = "python -m resnetlearn " + " ".join(shlex.quote(a) for a in argv)
     figures = FIGURES if args.figure == "all" else (args.figure,)
-    executor = ProcessPoolExecutor(args.workers) if args.workers > 0 else None
+    executor = None
+    if args.workers > 0:  # CUDA does not survive fork(): workers that may use it are spawned afresh
+        context = multiprocessing.get_context("spawn") if device.type == "cuda" else None
+        executor = ProcessPoolExecutor(args.workers, mp_context=context, initializer=ignore_sigint)
+    finished: list[str] = []
+    interrupted = False
     try:
         for fig in figures:
-            res = run_figure(fig, args.scale, args.device, out=f"{args.out}/store", executor=executor,
+            res = run_figure(fig, args.scale, args.device, out=out / "store", executor=executor,
                              select=args.select)
-            paths = write_outputs(res, args.out)
-            write_provenance(res, args.out, args.scale, "python -m resnetlearn " + " ".join(argv or sys.argv[1:]))
+            paths = write_outputs(res, out)
+            write_provenance(res, out, args.scale, command)
+            finished.append(fig)
             print(res.summary)
             print(f"  {len(res.rows)} points ({res.skipped} reused from the store) in {res.wall_time:.0f} s; "
-                  f"table {paths['table']}, plot {paths['plot']}")
+                  f"table {paths['table']}, plot {paths['plot']}", flush=True)
+    except KeyboardInterrupt as e:
+        interrupted = True
+        _report_interrupt(e, finished, out, command)
+        return INTERRUPTED
     finally:
         if executor is not None:
-            executor.shutdown()
+            if interrupted:
+                stop_process_pool(executor)
+            else:
+                executor.shutdown()
     return 0
+
+
+def _report_interrupt(e: KeyboardInterrupt, finished: list[str], out: Path, command: str) -> None:
+    """Say on stderr what Ctrl-C kept and how to go on."""
+    lines = ["", "interrupted (Ctrl-C)."]
+    if finished:
+        lines.append(f"finished and written to {out}: {', '.join(finished)}")
+    if isinstance(e, FigureInterrupted):
+        lines.append(f"{e.figure}: {e.saved} of {e.total} points are stored in {e.store}; the point(s) in progress "
+                     f"were discarded, and the tables of {e.figure} were not written.")
+    lines.append(f"resume with the same command (stored points are reused):\n  {command}")
+    print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -1,64 +1,104 @@
-"""Kernel methods, done exactly (ResNet paper §3.1–3.2, §7).
+"""Kernel methods, done exactly (ResNet paper §3.1–3.2, §7; arXiv v3 §8.1).
 
 A kernel method predicts 𝔎(x) = Σ_n K(x, x_n)·a_n (eq 3.1) with the
 coefficients of regularised least squares (eq 3.2); with a ridge λ this is
 kernel ridge regression, (K + λI)·a = Y. Linear regression over an explicit
 feature map φ (eq 3.3) is the same with K = φφᵀ.
 
-Kernels (all Gram matrices in float64):
+Kernels (all Gram matrices in float64), one entry each in :data:`KERNEL_REGISTRY`
+(name → Gram function, accepted keywords, the hyperparameter grid the
+experiments search):
 
-* ``gaussian`` — exp(−‖x − x'‖² / (2h²));
+* ``gaussian`` — exp(−‖x − x'‖² / (2h²)). §3.1 writes e^{−‖x−y‖²/h}; the two
+  are the same family (h ↦ 2h²) and the bandwidth is searched anyway;
 * ``arcsine`` — arcsin(⟨x, x'⟩ / (‖x‖‖x'‖)) as §3.1 writes it. It is an odd
   function of the cosine, so on the hypercube it has no even-degree part and
   cannot fit the degree-2 F at all. ``arcsine_bias`` appends a constant
   coordinate ‖x‖ (cosine (1 + ρ)/2), which restores every degree;
-* ``conjugate`` — ⟨φ(x), φ(x')⟩ for the last hidden layer φ of a random
-  network at initialisation: training only A (mode ``last``) is exactly this;
+* ``conjugate`` — ⟨φ(x), φ(x')⟩ for the last hidden representation φ of a
+  random network at initialisation (:func:`features`): training only the
+  readout (mode ``last``) is exactly this kernel's ridge regression;
 * ``ntk`` — the empirical neural tangent kernel of a finite network at
   initialisation, ⟨∇_θ f_c(x), ∇_θ f_c(x')⟩, by per-layer contractions of
   activations and back-propagated signals (no N×k×P Jacobian);
-* ``nngp_inf``/``ntk_inf`` — their infinite-width limits for ReLU networks
-  in the NTK parameterisation (weights N(0,1), layer outputs scaled by
-  1/√fan_in, biases N(0,1)), by the arc-cosine recursion.
+* ``nngp_inf``/``ntk_inf`` — the infinite-width limits of ``2layer``,
+  ``3layer`` and ``3resnet_eq21`` (the residual network of eq 2.1 *as
+  written*) in the NTK parameterisation with weight variance σ_w² and bias
+  variance σ_b², by the arc-cosine recursion. The §6 ResNet the experiments
+  train (``3resnet``: shared A, bottleneck V with k columns) has no such
+  limit: with fan-in scaled weights its empirical NTK keeps a seed-to-seed
+  spread at any width (:func:`ntk_spread`), so no infinite kernel is named
+  after it.
+
+Every architecture's kernel side — hidden representation, back-propagated
+signals for the empirical NTK, infinite-width recursion — is one entry of
+:data:`ARCH_KERNELS`.
 
 On the hypercube all these inner-product kernels act degree by degree on
 parities, which is why none of them can learn the degree-8 composite signal
 of the §8.1 instance from a few thousand samples (see :func:`parity_counts`).
+
+Experiments: :func:`kernel_errors` (every kernel on a target, each tuned over
+its own grid and the ridge, edges flagged) and :func:`network_kernel_errors`
+(the exact kernel-ridge solutions that the (last) and (ntk) learners of
+arXiv v3 §8.1 stand for).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import torch
 
 from . import networks
+from . import validation as V
 
 F64 = torch.float64
-KERNELS = ("gaussian", "arcsine", "arcsine_bias", "conjugate", "ntk", "nngp_inf", "ntk_inf")
-INF_ARCHS = ("2layer", "3layer", "3resnet_eq21")
 NETWORK_ARCHS = ("3resnet", "3resnet_eq21", "3layer", "2layer")
 """Architectures with conjugate and empirical NTK kernels here (not §8.2's 2layer_signs)."""
+INF_ARCHS = ("2layer", "3layer", "3resnet_eq21")
+"""Architectures with an infinite-width limit here (not the §6 ``3resnet``: see :func:`ntk_spread`)."""
+PARAMETERIZATIONS = ("standard", "ntk")
+OUTPUTS = ("mean", "per_output", "full")
 MEMORY_FRACTION = 0.5
 """Refuse Gram matrices that would take more than this share of the RAM."""
 
 
 # ----------------------------------------------------------------- checks
 def _as2d(X, name="X") -> torch.Tensor:
-    X = torch.as_tensor(X)
+    if not isinstance(X, torch.Tensor):
+        try:
+            X = torch.as_tensor(X)
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise TypeError(f"{name} must be a 2-d (N, d) tensor or array, got {type(X).__name__}") from e
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-d (N, d) tensor, got shape {tuple(X.shape)}")
-    return X.to(F64)
+    return V.tensor(name, X.to(F64), ndim=2)
+
+
+def _targets(Y, n: int, name="Y") -> torch.Tensor:
+    """Labels as a finite float64 (n, k) tensor (a 1-d Y is one output)."""
+    if not isinstance(Y, torch.Tensor):
+        Y = torch.as_tensor(Y)
+    Y = Y.to(F64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    V.tensor(name, Y, ndim=2)
+    if Y.shape[0] != n:
+        raise ValueError(f"{name} must have N = {n} rows, got {Y.shape[0]}")
+    return Y
 
 
 def _pair(X1, X2):
     X1 = _as2d(X1, "X1")
     X2 = X1 if X2 is None else _as2d(X2, "X2")
-    if X1.shape[1] != X2.shape[1]:
-        raise ValueError(f"X1 and X2 must have the same dimension d; got {X1.shape[1]} and {X2.shape[1]}")
+    if X2 is not X1:
+        V.compatible("X1", X1, "X2", X2, "dimension d")
     check_memory(X1.shape[0], X2.shape[0])
     return X1, X2
 
@@ -83,11 +123,18 @@ def check_memory(n1: int, n2: int, copies: int = 3) -> None:
         )
 
 
+def _sigmas(sigma_w2, sigma_b2):
+    return (V.real("sigma_w2", sigma_w2, lo=0, lo_open=True), V.real("sigma_b2", sigma_b2, lo=0))
+
+
 # ----------------------------------------------------------------- classical kernels
-def gaussian(X1, X2=None, h: float = 1.0) -> torch.Tensor:
-    """exp(−‖x − x'‖²/(2h²)) (§3.1's Gaussian kernel), bandwidth h > 0."""
-    if not (isinstance(h, (int, float)) and h > 0 and math.isfinite(h)):
-        raise ValueError(f"bandwidth h must be a finite number > 0, got {h!r}")
+def gaussian(X1, X2=None, *, h: float = 1.0) -> torch.Tensor:
+    """exp(−‖x − x'‖²/(2h²)), bandwidth h > 0.
+
+    §3.1 writes the Gaussian kernel e^{−‖x−y‖²/h}; that is this kernel with
+    h_paper = 2h², so both name the same family. :func:`kernel_errors`
+    searches h as a multiple of the median pairwise distance."""
+    h = V.real("h", h, lo=0, lo_open=True)
     X1, X2 = _pair(X1, X2)
     sq = (X1**2).sum(1)[:, None] + (X2**2).sum(1)[None, :] - 2 * X1 @ X2.T
     return torch.exp(-sq.clamp_min_(0) / (2 * h * h))
@@ -96,245 +143,555 @@ def gaussian(X1, X2=None, h: float = 1.0) -> torch.Tensor:
 def _cosine(X1, X2):
     n1, n2 = X1.norm(dim=1), X2.norm(dim=1)
     if (n1 == 0).any() or (n2 == 0).any():
-        raise ValueError("the arcsine kernel needs non-zero inputs")
+        raise ValueError("the arcsine kernel needs non-zero inputs (X1 and X2 rows)")
     return ((X1 @ X2.T) / n1[:, None] / n2[None, :]).clamp_(-1, 1)
 
 
-def arcsine(X1, X2=None, bias: bool = False) -> torch.Tensor:
+def arcsine(X1, X2=None, *, bias: bool = False) -> torch.Tensor:
     """arcsin(cos∠(x, x')) (§3.1); ``bias=True`` uses (x, ‖x‖), i.e. arcsin((1 + cos)/2)."""
+    bias = V.boolean("bias", bias)
     X1, X2 = _pair(X1, X2)
     c = _cosine(X1, X2)
     return torch.asin((1 + c) / 2 if bias else c)
 
 
-# ----------------------------------------------------------------- network kernels
-def _check_kernel_arch(arch: str) -> None:
-    if arch not in NETWORK_ARCHS:
-        raise ValueError(f"network kernels are available for {NETWORK_ARCHS}, got {arch!r}")
+# ----------------------------------------------------------------- architectures
+def _mults(p, parameterization, sigma_w2=1.0, sigma_b2=1.0):
+    """Per-parameter output multipliers: 1 (standard, as the paper's networks)
+    or σ_w/√fan_in for weights and σ_b for biases (NTK parameterisation)."""
+    V.choice("parameterization", parameterization, PARAMETERIZATIONS)
+    sw, sb = _sigmas(sigma_w2, sigma_b2)
+    if parameterization == "standard":
+        if (sw, sb) != (1.0, 1.0):
+            raise ValueError("sigma_w2 and sigma_b2 apply to parameterization='ntk' only; the standard "
+                             "parameterisation takes the weights as drawn")
+        return {n: 1.0 for n in p}
+    return {n: (math.sqrt(sb) if n.startswith("b") else math.sqrt(sw / p[n].shape[1])) for n in p}
 
 
-def _single(params: dict) -> dict:
-    """Parameters of one model (drop a leading model axis of size 1)."""
+def _dense(x, p, mult, w, b):
+    return mult[w] * x @ p[w].T + mult[b] * p[b]
+
+
+def _step(h):
+    return (h > 0).to(h.dtype)
+
+
+def _eye(k, N, like):
+    return torch.eye(k, dtype=like.dtype, device=like.device)[:, None, :].expand(k, N, k)
+
+
+# Each architecture: forward(p, X, mult) → dict with the hidden activations and
+# ``phi`` (out = A·φ); uses(p, X, mult, act) → for every weight, its uses as
+# (δ, input): ∂f_c/∂θ = Σ_u mult·δ_{u,c} ⊗ input_u, δ of shape (k, N, fan_out)
+# (the bias of W/V is b1/b2, with the same δ); infinite(S, q1a, q1b, σ_w², σ_b²)
+# → (NNGP, NTK) from the first layer's covariance Σ₁ = Θ₁.
+def _fwd_2layer(p, X, mult):
+    h1 = _dense(X, p, mult, "W", "b1")
+    a1 = torch.relu(h1)
+    return dict(h1=h1, a1=a1, phi=a1)
+
+
+def _uses_2layer(p, X, mult, act):
+    A, k, N = p["A"], p["A"].shape[0], X.shape[0]
+    delta1 = mult["A"] * A[:, None, :] * _step(act["h1"])
+    return {"A": [(_eye(k, N, A), act["a1"])], "W": [(delta1, X)]}
+
+
+def _fwd_3layer(p, X, mult):
+    act = _fwd_2layer(p, X, mult)
+    h2 = _dense(act["a1"], p, mult, "V", "b2")
+    a2 = torch.relu(h2)
+    return dict(act, h2=h2, a2=a2, phi=a2)
+
+
+def _uses_3layer(p, X, mult, act, skip=False):
+    A, k, N = p["A"], p["A"].shape[0], X.shape[0]
+    delta2 = mult["A"] * A[:, None, :] * _step(act["h2"])
+    back = mult["V"] * delta2 @ p["V"]  # the signal reaching a1 through the second layer
+    if skip:
+        back = back + mult["A"] * A[:, None, :]  # and through the skip connection, out = A(a1 + a2)
+    delta1 = back * _step(act["h1"])
+    return {"A": [(_eye(k, N, A), act["phi"])], "V": [(delta2, act["a1"])], "W": [(delta1, X)]}
+
+
+def _fwd_eq21(p, X, mult):
+    act = _fwd_3layer(p, X, mult)
+    return dict(act, phi=act["a1"] + act["a2"])
+
+
+def _uses_eq21(p, X, mult, act):
+    return _uses_3layer(p, X, mult, act, skip=True)
+
+
+def _fwd_resnet6(p, X, mult):
+    act = _fwd_2layer(p, X, mult)
+    out1 = mult["A"] * act["a1"] @ p["A"].T
+    h2 = mult["V"] * out1 @ p["V"].T + mult["b2"] * p["b2"]
+    a2 = torch.relu(h2)
+    return dict(act, out1=out1, h2=h2, a2=a2, phi=act["a1"] + a2)
+
+
+def _uses_resnet6(p, X, mult, act):
+    # out = out1 + A·a2, out1 = A·a1, h2 = V·out1 + b2: A is used twice
+    A, k, N = p["A"], p["A"].shape[0], X.shape[0]
+    eye = _eye(k, N, A)
+    delta2 = mult["A"] * A[:, None, :] * _step(act["h2"])
+    g = eye + mult["V"] * delta2 @ p["V"]  # ∂f_c/∂out1, (k, N, k)
+    delta1 = (mult["A"] * g @ A) * _step(act["h1"])
+    return {"A": [(g, act["a1"]), (eye, act["a2"])], "V": [(delta2, act["out1"])], "W": [(delta1, X)]}
+
+
+def _relu_moments(S, qa, qb):
+    """κ₁ = E[σ(u)σ(v)], κ₀ = E[σ'(u)σ'(v)] for (u, v) Gaussian with variances
+    qa (rows), qb (columns) and covariance S (the arc-cosine kernels):
+    κ₁ = √(qa·qb)(sin θ + (π − θ)cos θ)/2π, κ₀ = (π − θ)/2π, cos θ = S/√(qa·qb).
+    A zero variance (an input 0 with σ_b² = 0) gives κ₁ = 0, κ₀ = 1/2."""
+    norm = torch.sqrt(qa[:, None] * qb[None, :])
+    cos = torch.where(norm > 0, S / norm.clamp_min(1e-300), torch.ones_like(S)).clamp_(-1.0, 1.0)
+    theta = torch.arccos(cos)
+    k0 = (math.pi - theta) / (2 * math.pi)
+    k1 = (torch.sin(theta) + (math.pi - theta) * cos) * norm / (2 * math.pi)
+    return k1, k0
+
+
+def _relu_dense(S, T, qa, qb, sw, sb):
+    """A ReLU then a dense layer: (Σ, Θ, q) → (σ_w²κ₁ + σ_b², Σ' + σ_w²κ₀Θ, σ_w²q/2 + σ_b²)."""
+    k1, k0 = _relu_moments(S, qa, qb)
+    S2 = sw * k1 + sb
+    return S2, S2 + sw * k0 * T, sw * qa / 2 + sb, sw * qb / 2 + sb, k1, k0
+
+
+def _inf_2layer(S1, qa, qb, sw, sb):
+    k1, k0 = _relu_moments(S1, qa, qb)
+    nngp = sw * k1  # output layer: no bias
+    return nngp, nngp + sw * k0 * S1
+
+
+def _inf_3layer(S1, qa, qb, sw, sb):
+    S2, T2, q2a, q2b, _, _ = _relu_dense(S1, S1, qa, qb, sw, sb)
+    k1, k0 = _relu_moments(S2, q2a, q2b)
+    nngp = sw * k1
+    return nngp, nngp + sw * k0 * T2
+
+
+def _inf_eq21(S1, qa, qb, sw, sb):
+    # out = σ_w/√m·A(a1 + a2): NNGP = σ_w²(κ₁(Σ₁) + κ₁(Σ₂) + μ₁μ₂' + μ₂μ₁'), μ = E σ(h) = √(q/2π)
+    # (ReLU outputs are not centred, so the independent branches are not orthogonal);
+    # NTK = NNGP + σ_w²κ₀(Σ₁)Θ₁ + σ_w²κ₀(Σ₂)Θ₂ (the gradient cross terms vanish at infinite width)
+    S2, T2, q2a, q2b, k1a, k0a = _relu_dense(S1, S1, qa, qb, sw, sb)
+    k1b, k0b = _relu_moments(S2, q2a, q2b)
+    mu1a, mu1b = torch.sqrt(qa / (2 * math.pi)), torch.sqrt(qb / (2 * math.pi))
+    mu2a, mu2b = torch.sqrt(q2a / (2 * math.pi)), torch.sqrt(q2b / (2 * math.pi))
+    nngp = sw * (k1a + k1b + mu1a[:, None] * mu2b[None, :] + mu2a[:, None] * mu1b[None, :])
+    return nngp, nngp + sw * k0a * S1 + sw * k0b * T2
+
+
+@dataclass(frozen=True)
+class ArchKernels:
+    """The kernel side of one architecture of :mod:`resnetlearn.networks`."""
+
+    name: str
+    formula: str
+    forward: Callable
+    uses: Callable
+    infinite: Callable | None
+    note: str = ""
+
+
+ARCH_KERNELS: dict[str, ArchKernels] = {
+    "2layer": ArchKernels("2layer", "A·σ(Wx + b₁); φ = σ(h₁)", _fwd_2layer, _uses_2layer, _inf_2layer),
+    "3layer": ArchKernels("3layer", "A·σ(V σ(h₁) + b₂); φ = σ(h₂)", _fwd_3layer, _uses_3layer, _inf_3layer),
+    "3resnet_eq21": ArchKernels(
+        "3resnet_eq21", "A(σ(h₁) + σ(Uσ(h₁) + b₂)) (eq 2.1 as written, U m×m); φ = σ(h₁) + σ(h₂)",
+        _fwd_eq21, _uses_eq21, _inf_eq21),
+    "3resnet": ArchKernels(
+        "3resnet", "out₁ + A·σ(V·out₁ + b₂), out₁ = A·σ(h₁) (§6: shared A, V m×k); φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂)",
+        _fwd_resnet6, _uses_resnet6, None,
+        note="the §6 ResNet has no deterministic infinite-width kernel: with fan-in scaled weights "
+             "out₁ = A·σ(h₁) has k = O(1) random coordinates of order 1 that feed the second block, so its NTK "
+             "keeps a seed-to-seed spread at any width (see ntk_spread); ntk_inf:3resnet_eq21 is the limit of "
+             "eq 2.1 as written"),
+}
+
+
+def _arch(arch, allowed, what):
+    V.choice("arch", arch, allowed)
+    entry = ARCH_KERNELS[arch]
+    if what == "infinite" and entry.infinite is None:
+        raise ValueError(f"no infinite-width kernel for arch {arch!r}: {entry.note}; allowed: {INF_ARCHS}")
+    return entry
+
+
+def _single(params: dict, arch: str | None = None, d: int | None = None) -> dict:
+    """Parameters of one model (a leading model axis of size 1 is dropped), float64, checked."""
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of tensors, got {type(params).__name__}")
     out = {}
     for n, v in params.items():
         v = torch.as_tensor(v).to(F64)
         if v.ndim == (1 if n.startswith("b") else 2) + 1:
             if v.shape[0] != 1:
-                raise ValueError("pass the parameters of a single model (model axis of size 1)")
+                raise ValueError(f"params: pass the parameters of a single model (model axis of size 1), "
+                                 f"got {n} of shape {tuple(v.shape)}")
             v = v[0]
-        out[n] = v
+        out[n] = V.tensor(f"params[{n!r}]", v)
+    if arch is not None:
+        want = set(networks.param_shapes(arch, 1, 1, 2))
+        if set(out) != want:
+            raise ValueError(f"params for arch {arch!r} must hold {sorted(want)}, got {sorted(out)}")
+    if d is not None and out["W"].shape[1] != d:
+        raise ValueError(f"inputs have d = {d} but the network (params) expects d = {out['W'].shape[1]}")
     return out
 
 
-def _mults(arch, p, parameterization):
-    """Per-layer output multipliers: 1 (standard, as the paper's networks)
-    or 1/√fan_in for weights and 1 for biases (NTK parameterisation)."""
-    if parameterization == "standard":
-        return {n: 1.0 for n in p}
-    if parameterization != "ntk":
-        raise ValueError(f"parameterization must be 'standard' or 'ntk', got {parameterization!r}")
-    return {n: (1.0 if n.startswith("b") else p[n].shape[1] ** -0.5) for n in p}
+def _network(arch, X, params, m, k, seed, init):
+    """One model's float64 parameters: ``params`` as given, or drawn as :func:`networks.init_params` does."""
+    if params is not None:
+        if any(v is not None for v in (m, k, seed, init)):
+            raise ValueError("pass either params or (m, k, seed, init), not both")
+        return _single(params, arch, X.shape[1])
+    m = V.integer("m", 1000 if m is None else m, lo=1)
+    k = V.integer("k", 1 if k is None else k, lo=1)
+    seed = V.seeds("seed", 0 if seed is None else seed)[0]
+    init = V.choice("init", "paper" if init is None else init, networks.INITS)
+    return _single(networks.init_params(arch, X.shape[1], k, m, [seed], init, dtype=F64))
 
 
-def _hidden(arch, p, X, mult):
-    """Pre-activations and activations of the hidden layers (one model)."""
-    h1 = mult["W"] * X @ p["W"].T + mult["b1"] * p["b1"]
-    a1 = torch.relu(h1)
-    mA = mult["A"]
-    out1 = h2 = a2 = None
-    if arch == "3layer" or arch == "3resnet_eq21":
-        h2 = mult["V"] * a1 @ p["V"].T + mult["b2"] * p["b2"]
-        a2 = torch.relu(h2)
-    elif arch == "3resnet":
-        out1 = mA * a1 @ p["A"].T
-        h2 = mult["V"] * out1 @ p["V"].T + mult["b2"] * p["b2"]
-        a2 = torch.relu(h2)
-    return h1, a1, h2, a2, out1
+def features(arch: str, params: dict, X, *, parameterization: str = "standard", sigma_w2: float = 1.0,
+             sigma_b2: float = 1.0) -> torch.Tensor:
+    """φ(x), the representation the readout A acts on, out = A·φ (one model).
 
-
-def features(arch: str, params: dict, X, parameterization: str = "standard") -> torch.Tensor:
-    """φ(x) with out(x) = A·φ(x): the last hidden representation (for the
-    ResNets, the sum of the two blocks' activations, since out = A(σ(h₁) + σ(h₂)))."""
-    _check_kernel_arch(arch)
-    p = _single(params)
+    2layer σ(h₁); 3layer σ(h₂); 3resnet_eq21 σ(h₁) + σ(Uσ(h₁) + b₂) (eq 2.1).
+    For the §6 ``3resnet`` the readout also feeds the second block
+    (out₁ = A·σ(h₁) enters V), so φ is taken with that inner A frozen at the
+    given (initial) A₀: φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂). Training only a
+    readout on φ₀ (mode ``last``) is then regression with the conjugate
+    kernel φ₀φ₀ᵀ; at A = A₀ the network's output is A₀·φ₀.
+    """
+    entry = _arch(arch, NETWORK_ARCHS, "features")
     X = _as2d(X)
-    _, a1, _, a2, _ = _hidden(arch, p, X, _mults(arch, p, parameterization))
-    if arch == "2layer":
-        return a1
-    if arch == "3layer":
-        return a2
-    return a1 + a2
+    p = _single(params, arch, X.shape[1])
+    return entry.forward(p, X, _mults(p, parameterization, sigma_w2, sigma_b2))["phi"]
 
 
-def conjugate(X1, X2=None, arch: str = "2layer", m: int = 1000, k: int = 1, seed: int = 0,
-              init: str = "paper", params: dict | None = None) -> torch.Tensor:
-    """The conjugate kernel ⟨φ(x), φ(x')⟩ of a random network at
-    initialisation (the kernel of training only A, arXiv v3 §8.1 "last").
-    For the §6 ResNet φ depends on A through out₁, hence on k."""
+def conjugate(X1, X2=None, arch: str = "2layer", *, m: int | None = None, k: int | None = None,
+              seed: int | None = None, init: str | None = None, params: dict | None = None) -> torch.Tensor:
+    """The conjugate kernel ⟨φ(x), φ(x')⟩ of a network at initialisation
+    (arXiv v3 §8.1 "last", Daniely's conjugate kernel [12]); φ is
+    :func:`features`. ``params`` (one model) or (m = 1000, k = 1, seed = 0,
+    init = "paper") define the network; for the §6 ResNet φ depends on A₀,
+    hence on k."""
+    _arch(arch, NETWORK_ARCHS, "conjugate")
     X1, X2 = _pair(X1, X2)
-    if params is None:
-        params = networks.init_params(arch, X1.shape[1], k, m, [seed], init, dtype=F64)
-    f1 = features(arch, params, X1)
-    f2 = f1 if X2 is X1 else features(arch, params, X2)
+    p = _network(arch, X1, params, m, k, seed, init)
+    f1 = features(arch, p, X1)
+    f2 = f1 if X2 is X1 else features(arch, p, X2)
     return f1 @ f2.T
-
-
-def _uses(arch, p, X, mult):
-    """For every parameter, its uses u as (δ_u, input_u, multiplier, has_bias):
-    ∂f_c/∂θ = Σ_u mult·δ_{u,c} ⊗ input_u, with δ of shape (k, N, fan_out)."""
-    h1, a1, h2, a2, out1 = _hidden(arch, p, X, mult)
-    A, mA = p["A"], mult["A"]
-    k, N = A.shape[0], X.shape[0]
-    eye = torch.eye(k, dtype=F64)[:, None, :].expand(k, N, k)  # e_c for every sample
-    d1 = (h1 > 0).to(F64)
-    if arch == "2layer":
-        delta1 = mA * A[:, None, :] * d1  # (k, N, m)
-        return {"A": [(eye, a1)], "W": [(delta1, X)]}
-    d2 = (h2 > 0).to(F64)
-    delta2 = mA * A[:, None, :] * d2
-    if arch in ("3layer", "3resnet_eq21"):
-        back = mult["V"] * delta2 @ p["V"]  # signal reaching a1 through the second layer
-        if arch == "3resnet_eq21":
-            back = back + mA * A[:, None, :]  # and through the skip connection (out = A(a1 + a2))
-        delta1 = back * d1
-        a_top = a2 if arch == "3layer" else a1 + a2
-        return {"A": [(eye, a_top)], "V": [(delta2, a1)], "W": [(delta1, X)]}
-    # §6 ResNet: out = out1 + A·a2, out1 = A·a1, h2 = V·out1 + b2 (A appears twice)
-    g = eye + mult["V"] * delta2 @ p["V"]  # ∂f_c/∂out1, (k, N, k)
-    delta1 = (mA * g @ A) * d1
-    return {"A": [(g, a1), (eye, a2)], "V": [(delta2, out1)], "W": [(delta1, X)]}
 
 
 _BIAS_OF = {"W": "b1", "V": "b2"}
 
 
-def ntk(X1, X2=None, arch: str = "2layer", params: dict | None = None, m: int = 1000, k: int = 1,
-        seed: int = 0, init: str = "paper", parameterization: str = "standard",
-        per_output: bool = False) -> torch.Tensor:
-    """Empirical NTK Θ_c(x, x') = ⟨∇_θ f_c(x), ∇_θ f_c(x')⟩ at initialisation.
-
-    Per layer, ∂f_c/∂W = δ_c ⊗ a (a: the layer's input, δ_c: the signal
-    back-propagated from output c), so each layer adds
-    (δ_c·δ_c')(a·a' + [bias]) — contractions of N×m matrices only.
-    Returns the output-averaged kernel (1/k)Σ_c Θ_c, or (k, N1, N2) with
-    ``per_output=True``. ``params`` (one model) or (m, k, seed, init) define
-    the network; ``parameterization="ntk"`` scales layers by 1/√fan_in.
-    """
-    X1, X2 = _pair(X1, X2)
-    _check_kernel_arch(arch)
-    if params is None:
-        params = networks.init_params(arch, X1.shape[1], k, m, [seed], init, dtype=F64)
-    p = _single(params)
-    if p["W"].shape[1] != X1.shape[1]:
-        raise ValueError(f"inputs have d = {X1.shape[1]} but the network expects d = {p['W'].shape[1]}")
-    mult = _mults(arch, p, parameterization)
-    U1 = _uses(arch, p, X1, mult)
-    U2 = U1 if X2 is X1 else _uses(arch, p, X2, mult)
-    k = p["A"].shape[0]
-    out = torch.zeros((k, X1.shape[0], X2.shape[0]) if per_output else (X1.shape[0], X2.shape[0]), dtype=F64)
+def _ntk_parts(arch, p, X1, X2, mult):
+    entry = ARCH_KERNELS[arch]
+    U1 = entry.uses(p, X1, mult, entry.forward(p, X1, mult))
+    U2 = U1 if X2 is X1 else entry.uses(p, X2, mult, entry.forward(p, X2, mult))
     for name, uses1 in U1.items():
         c2 = mult[name] ** 2
         bias = _BIAS_OF.get(name)
         b2 = mult[bias] ** 2 if bias else 0.0
         for d1_, in1 in uses1:
             for d2_, in2 in U2[name]:
-                inner = c2 * (in1 @ in2.T) + b2  # weight part and bias part of this layer
-                if per_output:
-                    out += torch.bmm(d1_, d2_.transpose(1, 2)) * inner
-                else:
-                    D1 = d1_.permute(1, 0, 2).reshape(X1.shape[0], -1)
-                    D2 = d2_.permute(1, 0, 2).reshape(X2.shape[0], -1)
-                    out += (D1 @ D2.T) * inner / k
+                yield d1_, d2_, c2 * (in1 @ in2.T) + b2  # signals, and weight + bias part of the layer
+
+
+def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int | None = None,
+        k: int | None = None, seed: int | None = None, init: str | None = None,
+        parameterization: str = "standard", sigma_w2: float = 1.0, sigma_b2: float = 1.0,
+        outputs: str = "mean") -> torch.Tensor:
+    """Empirical NTK Θ_cc'(x, x') = ⟨∇_θ f_c(x), ∇_θ f_c'(x')⟩ at initialisation, all parameters.
+
+    Per layer, ∂f_c/∂W = δ_c ⊗ a (a: the layer's input, δ_c: the signal
+    back-propagated from output c), so each layer adds
+    (δ_c·δ_c')(a·a' + [bias]) — contractions of N×m matrices only.
+    ``outputs``: ``"mean"`` the output-averaged kernel (1/k)Σ_c Θ_cc (N1, N2);
+    ``"per_output"`` Θ_cc as (k, N1, N2); ``"full"`` every Θ_cc' as
+    (k, N1, k, N2) — the kernel of the linearised multi-output network that
+    training mode ``ntk`` fits. ``params`` (one model) or (m = 1000, k = 1,
+    seed = 0, init = "paper") define the network; ``parameterization="ntk"``
+    multiplies weights by σ_w/√fan_in and biases by σ_b (the convention of
+    :func:`infinite_width`).
+    """
+    _arch(arch, NETWORK_ARCHS, "ntk")
+    outputs = V.choice("outputs", outputs, OUTPUTS)
+    X1, X2 = _pair(X1, X2)
+    p = _network(arch, X1, params, m, k, seed, init)
+    mult = _mults(p, parameterization, sigma_w2, sigma_b2)
+    k = p["A"].shape[0]
+    n1, n2 = X1.shape[0], X2.shape[0]
+    if outputs == "full":
+        check_memory(k * n1, k * n2)
+    shape = {"mean": (n1, n2), "per_output": (k, n1, n2), "full": (k, n1, k, n2)}[outputs]
+    out = torch.zeros(shape, dtype=F64, device=X1.device)
+    for d1_, d2_, inner in _ntk_parts(arch, p, X1, X2, mult):
+        if outputs == "per_output":
+            out += torch.bmm(d1_, d2_.transpose(1, 2)) * inner
+        elif outputs == "full":
+            prod = d1_.reshape(k * n1, -1) @ d2_.reshape(k * n2, -1).T
+            out += prod.view(k, n1, k, n2) * inner[None, :, None, :]
+        else:
+            D1 = d1_.permute(1, 0, 2).reshape(n1, -1)
+            D2 = d2_.permute(1, 0, 2).reshape(n2, -1)
+            out += (D1 @ D2.T) * inner / k
     return out
 
 
-# ----------------------------------------------------------------- infinite width
-def _relu_moments(S, q1, q2):
-    """κ₁ = E[σ(u)σ(v)], κ₀ = E[σ'(u)σ'(v)] for (u, v) Gaussian with
-    variances q1 (rows), q2 (columns) and covariance S (arc-cosine kernels).
-    Computed in place on temporaries of S's size (this is the hot loop of the
-    infinite-width Gram matrices)."""
-    norm = torch.sqrt(q1[:, None] * q2[None, :])
-    cos = torch.div(S, norm).clamp_(-1.0, 1.0)
-    theta = torch.arccos(cos)
-    k0 = torch.sub(math.pi, theta).div_(2 * math.pi)  # (π − θ)/2π
-    k1 = torch.sin(theta).add_(theta.neg_().add_(math.pi).mul_(cos)).mul_(norm).div_(2 * math.pi)
-    return k1, k0
+def jacobian(arch: str, params: dict, X, *, parameterization: str = "standard", sigma_w2: float = 1.0,
+             sigma_b2: float = 1.0) -> torch.Tensor:
+    """The explicit Jacobian ∂f_c(x_n)/∂θ as (k, N, P), P = all parameters
+    (flattened in the order of ``params``); Θ_full = J Jᵀ. For small networks
+    (the primal form of the NTK regression)."""
+    _arch(arch, NETWORK_ARCHS, "jacobian")
+    X = _as2d(X)
+    p = _single(params, arch, X.shape[1])
+    mult = _mults(p, parameterization, sigma_w2, sigma_b2)
+    entry = ARCH_KERNELS[arch]
+    uses = entry.uses(p, X, mult, entry.forward(p, X, mult))
+    k, N = p["A"].shape[0], X.shape[0]
+    blocks = {}
+    for name, us in uses.items():
+        blocks[name] = mult[name] * sum(torch.einsum("cni,nj->cnij", d, inp) for d, inp in us).reshape(k, N, -1)
+        if name in _BIAS_OF:
+            blocks[_BIAS_OF[name]] = mult[_BIAS_OF[name]] * sum(d for d, _ in us)
+    return torch.cat([blocks[n] for n in p], dim=2)
 
 
-def infinite_width(X1, X2=None, arch: str = "2layer", block: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
-    """(NNGP, NTK) of an infinitely wide ReLU network, one output.
+def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
+               parameterization: str = "standard") -> list[dict]:
+    """How much the empirical NTK at initialisation varies from seed to seed, per width m.
 
-    NTK parameterisation, weights and biases N(0, 1): the first layer gives
-    Σ₁ = x·x'/d + 1 = Θ₁; a ReLU then a dense layer map (Σ, Θ) to
-    (κ₁(Σ) + 1, κ₁(Σ) + 1 + κ₀(Σ)·Θ); the output layer (no bias) to
-    (κ₁(Σ), κ₁(Σ) + κ₀(Σ)·Θ).
+    For each m, the output-averaged NTK (:func:`ntk`) of every seed is
+    computed on X; ``spread`` is the mean over Gram entries of their standard
+    deviation across seeds, divided by the largest entry of the seed-averaged
+    Gram; ``spread_max`` uses the largest standard deviation instead. A kernel
+    that concentrates has spread ~ 1/√m.
 
-    ``3resnet_eq21`` (out = A(σ(h₁) + σ(h₂))/√m, eq 2.1): its kernel is the
-    sum of the 2layer branch's and the 3layer branch's kernels plus the
-    cross term of the branches' means, μ₁(x)μ₂(x') + μ₂(x)μ₁(x') with
-    μ(x) = E σ(h) = √(Σ(x,x)/2π) — ReLU outputs are not centred, so the
-    branches are independent but not orthogonal. The gradient cross terms
-    vanish at infinite width. Rows are processed in blocks of ``block``.
+    The networks are drawn with ``init`` (``"paper"``: every entry N(0, 1/m),
+    arXiv v3 §8.1, what the experiments train; ``"fan_in"``: N(0, 1/fan_in))
+    in the standard parameterisation, or with ``parameterization="ntk"``
+    (weights N(0, 1) scaled by 1/√fan_in, the setting of :func:`infinite_width`).
+    With fan-in scaling (``fan_in`` or ``ntk``) the §6 ``3resnet`` does not
+    concentrate: out₁ = A·σ(h₁) is a k-dimensional random vector of order 1
+    that feeds the second block through the m×k bottleneck V, so the spread
+    stays put as m grows (use the target's k, e.g. 15 for the §8.1 instance),
+    while 2layer, 3layer and 3resnet_eq21 shrink like 1/√m. With the paper's
+    N(0, 1/m) entries out₁ is O(1/√m) and V·out₁ is negligible against b₂,
+    so there the §6 network's NTK concentrates too.
     """
-    if arch not in INF_ARCHS:
-        raise ValueError(f"infinite-width kernels exist here for {INF_ARCHS}, got {arch!r}")
+    _arch(arch, NETWORK_ARCHS, "ntk")
+    widths = [V.integer(f"widths[{i}]", w, lo=1) for i, w in enumerate(V.sequence("widths", widths))]
+    if not widths:
+        raise ValueError("widths must name at least one width")
+    seeds = V.seeds("seeds", seeds)
+    if len(seeds) < 2:
+        raise ValueError(f"seeds must name at least two seeds to measure a spread, got {seeds}")
+    k = V.integer("k", k, lo=1)
+    init = V.choice("init", init, networks.INITS)
+    parameterization = V.choice("parameterization", parameterization, PARAMETERIZATIONS)
+    X = _as2d(X)
+    rows = []
+    for m in widths:
+        grams = []
+        for s in seeds:
+            if parameterization == "ntk":
+                gen = torch.Generator().manual_seed(s)
+                p = {n: torch.randn(shape, generator=gen, dtype=F64)
+                     for n, shape in networks.param_shapes(arch, X.shape[1], k, m).items()}
+            else:
+                p = networks.init_params(arch, X.shape[1], k, m, [s], init, dtype=F64)
+            grams.append(ntk(X, arch=arch, params=p, parameterization=parameterization))
+        grams = torch.stack(grams)
+        mean, std = grams.mean(0), grams.std(0)
+        top = float(mean.abs().max())
+        rows.append(dict(arch=arch, m=m, k=k, init=init if parameterization == "standard" else "N(0,1)",
+                         parameterization=parameterization, n_seeds=len(seeds), n=X.shape[0], largest_entry=top,
+                         spread=float(std.mean()) / top, spread_max=float(std.max()) / top))
+    return rows
+
+
+# ----------------------------------------------------------------- infinite width
+def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, sigma_b2: float = 1.0,
+                   block: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
+    """(NNGP, NTK) of an infinitely wide ReLU network with one output.
+
+    NTK parameterisation: weights N(0, 1) multiplied by σ_w/√fan_in, biases
+    N(0, 1) multiplied by σ_b (no output bias). The first layer gives
+    Σ₁ = Θ₁ = σ_w²·x·x'/d + σ_b²; a ReLU then a dense layer map (Σ, Θ) to
+    Σ' = σ_w²κ₁(Σ) + σ_b², Θ' = Σ' + σ_w²κ₀(Σ)·Θ (κ: :func:`_relu_moments`);
+    the output layer to (σ_w²κ₁(Σ), σ_w²κ₁(Σ) + σ_w²κ₀(Σ)·Θ). σ_w² = σ_b² = 1
+    is the convention used before these became parameters.
+
+    ``3resnet_eq21`` is the limit of eq 2.1 as written, out = A(σ(h₁) + σ(h₂)),
+    h₂ = Uσ(h₁) + b₂ with U m×m: the sum of the 2layer branch's and the 3layer
+    branch's kernels plus the cross term of the branches' means,
+    σ_w²(μ₁(x)μ₂(x') + μ₂(x)μ₁(x')) with μ(x) = E σ(h) = √(Σ(x,x)/2π). The §6
+    ``3resnet`` the experiments train has no such limit (:func:`ntk_spread`).
+    Rows are processed in blocks of ``block``.
+    """
+    entry = _arch(arch, INF_ARCHS, "infinite")
+    sw, sb = _sigmas(sigma_w2, sigma_b2)
+    block = V.integer("block", block, lo=1)
     X1, X2 = _pair(X1, X2)
-    nngp = torch.empty(X1.shape[0], X2.shape[0], dtype=F64)
-    ntk = torch.empty_like(nngp)
-    for s in range(0, X1.shape[0], block):
-        a, b = _infinite_block(X1[s:s + block], X2, arch)
-        nngp[s:s + block], ntk[s:s + block] = a, b
-    return nngp, ntk
-
-
-def _infinite_block(X1, X2, arch):
     d = X1.shape[1]
-    S1 = (X1 @ X2.T).div_(d).add_(1)
-    q1a, q1b = (X1**2).sum(1) / d + 1, (X2**2).sum(1) / d + 1
-    k1, k0 = _relu_moments(S1, q1a, q1b)
-    if arch == "2layer":
-        return k1, k0.mul_(S1).add_(k1)
-    S2 = k1 + 1
-    T2 = k0.mul_(S1).add_(S2)  # Θ₂ = Σ₂ + κ₀(Σ₁)Θ₁ (k0 is not needed afterwards for the 3layer)
-    q2a, q2b = q1a / 2 + 1, q1b / 2 + 1  # κ₁(q, q) = q/2
-    k1b, k0b = _relu_moments(S2, q2a, q2b)
-    if arch == "3layer":
-        return k1b, k0b.mul_(T2).add_(k1b)
-    # residual: NNGP = κ₁(Σ₁) + κ₁(Σ₂) + mean cross terms; NTK = NNGP + κ₀(Σ₁)Θ₁ + κ₀(Σ₂)Θ₂,
-    # and κ₀(Σ₁)Θ₁ = Θ₂ − Σ₂ = T2 − S2
-    mu1a, mu1b = torch.sqrt(q1a / (2 * math.pi)), torch.sqrt(q1b / (2 * math.pi))
-    mu2a, mu2b = torch.sqrt(q2a / (2 * math.pi)), torch.sqrt(q2b / (2 * math.pi))
-    nngp = k1.add_(k1b).add_(mu1a[:, None] * mu2b[None, :]).add_(mu2a[:, None] * mu1b[None, :])
-    ntk = k0b.mul_(T2).add_(T2).sub_(S2).add_(nngp)
-    return nngp, ntk
+    qb = sw * (X2**2).sum(1) / d + sb
+    nngp = torch.empty(X1.shape[0], X2.shape[0], dtype=F64, device=X1.device)
+    ntk_ = torch.empty_like(nngp)
+    for s in range(0, X1.shape[0], block):
+        x = X1[s:s + block]
+        S1 = sw * (x @ X2.T) / d + sb
+        nngp[s:s + block], ntk_[s:s + block] = entry.infinite(S1, sw * (x**2).sum(1) / d + sb, qb, sw, sb)
+    return nngp, ntk_
 
 
 # ----------------------------------------------------------------- registry
+@dataclass(frozen=True)
+class KernelEntry:
+    """One kernel of :data:`KERNEL_REGISTRY`.
+
+    ``gram(X1, X2, **kw)`` is the Gram matrix; ``keywords`` the keywords
+    :func:`kernel` accepts for it; ``archs`` the architectures of a
+    ``"name:arch"`` spec (empty: none); ``grid`` the hyperparameters
+    :func:`kernel_errors` searches besides the ridge (axis → values);
+    ``build(ctx, arch, **point)`` turns one grid point into a Gram function
+    for an experiment; ``hard_bounds`` the grid ends that cannot be extended
+    (a choice there is not flagged as a grid edge, e.g. σ_b² = 0)."""
+
+    name: str
+    gram: Callable
+    keywords: tuple[str, ...]
+    grid: dict = field(default_factory=dict)
+    build: Callable | None = None
+    archs: tuple[str, ...] = ()
+    default_arch: str | None = None
+    hard_bounds: dict = field(default_factory=dict)
+    description: str = ""
+
+
+@dataclass
+class _Context:
+    """What an experiment's kernels may depend on: the training inputs, k, the network width and seed."""
+
+    X_train: torch.Tensor
+    k: int
+    m: int
+    seed: int
+    _median: float | None = None
+
+    @property
+    def median(self) -> float:
+        """Median distance between distinct training points (the first 500)."""
+        if self._median is None:
+            x = self.X_train[:500]
+            dist = torch.cdist(x, x)
+            iu = torch.triu_indices(len(x), len(x), 1)
+            self._median = float(dist[iu[0], iu[1]].median()) if len(x) > 1 else 1.0
+        return self._median
+
+    def params(self, arch):
+        # the §6 ResNet's kernels depend on its k outputs (A is shared by both blocks)
+        kk = self.k if arch == "3resnet" else 1
+        return networks.init_params(arch, self.X_train.shape[1], kk, self.m, [self.seed], "paper", dtype=F64)
+
+
+BANDWIDTHS = (0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+"""Gaussian bandwidths h as multiples of the median distance between training points."""
+SIGMA_W2 = (1.0, 2.0)
+SIGMA_B2 = (0.0, 0.1, 1.0)
+INF_GRID = {"sigma_w2": SIGMA_W2, "sigma_b2": SIGMA_B2}
+"""(σ_w², σ_b²) searched for the infinite-width kernels (σ_b² = 0 is a hard lower bound)."""
+
+
+def _inf_gram(which):
+    def gram(X1, X2=None, arch="2layer", **kw):
+        return infinite_width(X1, X2, arch, **kw)[which]
+    return gram
+
+
+def _inf_build(which):
+    def build(ctx, arch, sigma_w2=1.0, sigma_b2=1.0):
+        return lambda A, B: infinite_width(A, B, arch, sigma_w2=sigma_w2, sigma_b2=sigma_b2)[which]
+    return build
+
+
+def _network_build(fn):
+    def build(ctx, arch):
+        p = ctx.params(arch)
+        return lambda A, B: fn(A, B, arch, params=p)
+    return build
+
+
+_NET_KW = ("arch", "params", "m", "k", "seed", "init")
+KERNEL_REGISTRY: dict[str, KernelEntry] = {
+    e.name: e for e in (
+        KernelEntry("gaussian", gaussian, ("h",), {"h_rel": BANDWIDTHS},
+                    lambda ctx, arch, h_rel: (lambda A, B, h=h_rel * ctx.median: gaussian(A, B, h=h)),
+                    description="exp(−‖x − x'‖²/(2h²)), h = h_rel × median distance (§3.1 writes e^{−‖x−y‖²/h})"),
+        KernelEntry("arcsine", arcsine, (), {}, lambda ctx, arch: arcsine,
+                    description="arcsin(cos∠(x, x')) as §3.1 writes it (odd: no even degrees)"),
+        KernelEntry("arcsine_bias", lambda X1, X2=None: arcsine(X1, X2, bias=True), (), {},
+                    lambda ctx, arch: (lambda A, B: arcsine(A, B, bias=True)),
+                    description="arcsine kernel of (x, ‖x‖): every degree"),
+        KernelEntry("conjugate", conjugate, _NET_KW, {}, _network_build(conjugate), NETWORK_ARCHS, "2layer",
+                    description="⟨φ₀(x), φ₀(x')⟩ of the network at initialisation (mode last)"),
+        KernelEntry("ntk", ntk, _NET_KW + ("parameterization", "sigma_w2", "sigma_b2"), {}, _network_build(ntk),
+                    NETWORK_ARCHS, "2layer", description="empirical NTK at initialisation, output-averaged"),
+        KernelEntry("nngp_inf", _inf_gram(0), ("arch", "sigma_w2", "sigma_b2", "block"), INF_GRID,
+                    _inf_build(0), INF_ARCHS, "2layer", {"sigma_b2": 0.0},
+                    description="infinite-width NNGP (NTK parameterisation, σ_w², σ_b²)"),
+        KernelEntry("ntk_inf", _inf_gram(1), ("arch", "sigma_w2", "sigma_b2", "block"), INF_GRID,
+                    _inf_build(1), INF_ARCHS, "2layer", {"sigma_b2": 0.0},
+                    description="infinite-width NTK (NTK parameterisation, σ_w², σ_b²)"),
+    )
+}
+KERNELS = tuple(KERNEL_REGISTRY)
+
+
 def kernel(name: str, X1, X2=None, **kw) -> torch.Tensor:
-    """Gram matrix of a kernel by name (one of :data:`KERNELS`)."""
-    if name == "gaussian":
-        return gaussian(X1, X2, **kw)
-    if name == "arcsine":
-        return arcsine(X1, X2)
-    if name == "arcsine_bias":
-        return arcsine(X1, X2, bias=True)
-    if name == "conjugate":
-        return conjugate(X1, X2, **kw)
-    if name == "ntk":
-        return ntk(X1, X2, **kw)
-    if name == "nngp_inf":
-        return infinite_width(X1, X2, **kw)[0]
-    if name == "ntk_inf":
-        return infinite_width(X1, X2, **kw)[1]
-    raise ValueError(f"unknown kernel {name!r}; allowed: {KERNELS}")
+    """Gram matrix of a kernel by name (one of :data:`KERNELS`), with that
+    kernel's keywords only (e.g. ``h`` for ``gaussian``, ``arch``,
+    ``sigma_w2``, ``sigma_b2`` for ``ntk_inf``); any other keyword is an error."""
+    entry = KERNEL_REGISTRY[V.choice("kernel", name, KERNELS)]
+    for key in kw:
+        if key not in entry.keywords:
+            takes = ", ".join(entry.keywords) or "no keywords"
+            hint = " (use the kernel 'arcsine_bias')" if (name, key) == ("arcsine", "bias") else ""
+            raise TypeError(f"kernel {name!r} does not take the keyword {key!r}{hint}; it takes: {takes}")
+    return entry.gram(X1, X2, **kw)
+
+
+def parse_spec(spec: str) -> tuple[KernelEntry, str | None]:
+    """'name' or 'name:arch' → (registry entry, architecture or None)."""
+    if not isinstance(spec, str):
+        raise TypeError(f"a kernel spec must be a string 'name' or 'name:arch', got {spec!r}")
+    name, _, arch = spec.partition(":")
+    if name not in KERNEL_REGISTRY:
+        raise ValueError(f"unknown kernel {spec!r}; allowed: {KERNELS} (as 'name' or 'name:arch')")
+    entry = KERNEL_REGISTRY[name]
+    if not entry.archs:
+        if arch:
+            raise ValueError(f"kernel {name!r} takes no architecture, got {spec!r}")
+        return entry, None
+    arch = arch or entry.default_arch
+    if arch not in entry.archs:
+        extra = f" ({ARCH_KERNELS[arch].note})" if arch in ARCH_KERNELS and ARCH_KERNELS[arch].note else ""
+        raise ValueError(f"kernel {name!r} exists for archs {entry.archs}, got {arch!r}{extra}")
+    return entry, arch
 
 
 # ----------------------------------------------------------------- ridge regression
-def _check_ridge(ridge):
-    if not (isinstance(ridge, (int, float)) and ridge >= 0 and math.isfinite(ridge)):
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
-    return float(ridge)
+def _check_ridge(ridge, name="ridge"):
+    return V.real(name, ridge, lo=0)
 
 
 @dataclass
@@ -351,28 +708,25 @@ class KernelRidge:
 
     def fit(self, K, Y) -> KernelRidge:
         K, Y = _check_gram(K, Y)
-        self.y_mean = Y.mean(0) if self.center else torch.zeros(Y.shape[1], dtype=F64)
+        center = V.boolean("center", self.center)
+        self.y_mean = Y.mean(0) if center else torch.zeros(Y.shape[1], dtype=F64, device=Y.device)
         self.coef = krr_fit(K, Y - self.y_mean, self.ridge)
         return self
 
     def predict(self, K_test) -> torch.Tensor:
         if self.coef is None:
             raise ValueError("call fit(K, Y) before predict")
-        K_test = torch.as_tensor(K_test).to(F64)
-        if K_test.ndim != 2 or K_test.shape[1] != self.coef.shape[0]:
+        K_test = _as2d(K_test, "K_test")
+        if K_test.shape[1] != self.coef.shape[0]:
             raise ValueError(f"K_test must be (n_test, N={self.coef.shape[0]}), got {tuple(K_test.shape)}")
         return self.y_mean + K_test @ self.coef
 
 
 def _check_gram(K, Y):
-    K, Y = torch.as_tensor(K).to(F64), torch.as_tensor(Y).to(F64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+    K = _as2d(K, "K")
+    if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (N, N) Gram matrix, got {tuple(K.shape)}")
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    if Y.shape[0] != K.shape[0]:
-        raise ValueError(f"Y must have N = {K.shape[0]} rows, got {Y.shape[0]}")
-    return K, Y
+    return K, _targets(Y, K.shape[0])
 
 
 def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float, max_tries: int = 8) -> torch.Tensor:
@@ -380,11 +734,13 @@ def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float, max_tries: int = 8) 
     by a float64 Cholesky; if K + λI is not numerically positive definite, a
     jitter of 1e-10 × mean diagonal is added and grown ×10 per try."""
     ridge = _check_ridge(ridge)
+    max_tries = V.integer("max_tries", max_tries, lo=1)
     K, Y = _check_gram(K, Y)
     scale = float(K.diagonal().mean().abs()) or 1.0
+    eye = torch.eye(K.shape[0], dtype=F64, device=K.device)
     jitter = 0.0
     for _ in range(max_tries):
-        L, info = torch.linalg.cholesky_ex(K + (ridge + jitter) * torch.eye(K.shape[0], dtype=F64))
+        L, info = torch.linalg.cholesky_ex(K + (ridge + jitter) * eye)
         if int(info) == 0:
             return torch.cholesky_solve(Y, L)
         jitter = 1e-10 * scale if jitter == 0 else jitter * 10
@@ -394,7 +750,35 @@ def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float, max_tries: int = 8) 
 
 def krr_predict(K_test: torch.Tensor, coef: torch.Tensor) -> torch.Tensor:
     """𝔎(x) = Σ_n K(x, x_n) a_n (eq 3.1), without a mean term."""
-    return torch.as_tensor(K_test).to(F64) @ coef
+    return _as2d(K_test, "K_test") @ torch.as_tensor(coef).to(F64)
+
+
+def _eig_path(K, Y, K_tests, lams):
+    """Ridge-path predictions for several test Gram matrices from one eigendecomposition."""
+    lam, Q = torch.linalg.eigh(K)
+    lam = lam.clamp_min(0)  # round-off below zero
+    QtY = Q.T @ Y
+    outs = []
+    for Kt in K_tests:
+        KQ = Kt @ Q
+        outs.append(torch.stack([KQ @ (QtY / _denominator(lam, r)[:, None]) for r in lams]))
+    return outs
+
+
+def _denominator(lam, r):
+    denom = lam + r
+    if (denom <= 0).any():
+        raise ValueError("ridge 0 with a singular kernel matrix: use a positive ridge")
+    return denom
+
+
+def _primal_path(Phi, Y, Phi_tests, lams):
+    """Ridge path over explicit features: w(λ) = (ΦᵀΦ + λI)⁻¹ΦᵀY from one eigendecomposition of ΦᵀΦ."""
+    lam, Q = torch.linalg.eigh(Phi.T @ Phi)
+    lam = lam.clamp_min(0)
+    QtPY = Q.T @ (Phi.T @ Y)
+    ws = [Q @ (QtPY / _denominator(lam, r)[:, None]) for r in lams]
+    return [torch.stack([Pt @ w for w in ws]) for Pt in Phi_tests]
 
 
 def ridge_path(K: torch.Tensor, Y: torch.Tensor, K_test: torch.Tensor, ridges, center: bool = True) -> torch.Tensor:
@@ -402,24 +786,14 @@ def ridge_path(K: torch.Tensor, Y: torch.Tensor, K_test: torch.Tensor, ridges, c
     eigendecomposition K = QΛQᵀ: a(λ) = Q diag(1/(Λ + λ)) QᵀY. Returns
     (R, n_test, k), with the same mean handling as :class:`KernelRidge`.
     Eigenvalues below zero (round-off) are clipped at 0."""
-    ridges = [_check_ridge(r) for r in ridges]
+    ridges = V.reals("ridges", ridges, lo=0)
+    center = V.boolean("center", center)
     K, Y = _check_gram(K, Y)
-    K_test = torch.as_tensor(K_test).to(F64)
-    if K_test.ndim != 2 or K_test.shape[1] != K.shape[0]:
+    K_test = _as2d(K_test, "K_test")
+    if K_test.shape[1] != K.shape[0]:
         raise ValueError(f"K_test must be (n_test, N={K.shape[0]}), got {tuple(K_test.shape)}")
-    y_mean = Y.mean(0) if center else torch.zeros(Y.shape[1], dtype=F64)
-    Y = Y - y_mean
-    lam, Q = torch.linalg.eigh(K)
-    lam = lam.clamp_min(0)
-    QtY = Q.T @ Y
-    KQ = K_test @ Q
-    out = []
-    for r in ridges:
-        denom = lam + r
-        if (denom <= 0).any():
-            raise ValueError("ridge 0 with a singular kernel matrix: use a positive ridge")
-        out.append(y_mean + KQ @ (QtY / denom[:, None]))
-    return torch.stack(out)
+    y_mean = Y.mean(0) if center else torch.zeros(Y.shape[1], dtype=F64, device=Y.device)
+    return y_mean + _eig_path(K, Y - y_mean, [K_test], ridges)[0]
 
 
 def feature_ridge(Phi: torch.Tensor, Y: torch.Tensor, Phi_test: torch.Tensor, ridge: float,
@@ -428,16 +802,15 @@ def feature_ridge(Phi: torch.Tensor, Y: torch.Tensor, Phi_test: torch.Tensor, ri
     w = (ΦᵀΦ + λI)⁻¹Φᵀ(Y − ȳ), predictions ȳ + Φ_test·w — the primal form of
     :class:`KernelRidge` with K = ΦΦᵀ (used when there are fewer features than samples)."""
     ridge = _check_ridge(ridge)
-    Phi, Y, Phi_test = (torch.as_tensor(t).to(F64) for t in (Phi, Y, Phi_test))
-    if Phi.ndim != 2 or Phi_test.ndim != 2 or Phi.shape[1] != Phi_test.shape[1]:
-        raise ValueError(f"features must be (N, P) and (n_test, P); got {tuple(Phi.shape)}, {tuple(Phi_test.shape)}")
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    if Y.shape[0] != Phi.shape[0]:
-        raise ValueError(f"Y must have N = {Phi.shape[0]} rows, got {Y.shape[0]}")
+    center = V.boolean("center", center)
+    Phi, Phi_test = _as2d(Phi, "Phi"), _as2d(Phi_test, "Phi_test")
+    if Phi.shape[1] != Phi_test.shape[1]:
+        raise ValueError(f"Phi and Phi_test must have the same number of features; got {tuple(Phi.shape)}, "
+                         f"{tuple(Phi_test.shape)}")
+    Y = _targets(Y, Phi.shape[0])
     if Phi.shape[1] > Phi.shape[0]:
         return KernelRidge(ridge, center).fit(Phi @ Phi.T, Y).predict(Phi_test @ Phi.T)
-    y_mean = Y.mean(0) if center else torch.zeros(Y.shape[1], dtype=F64)
+    y_mean = Y.mean(0) if center else torch.zeros(Y.shape[1], dtype=F64, device=Y.device)
     w = krr_fit(Phi.T @ Phi, Phi.T @ (Y - y_mean), ridge)
     return y_mean + Phi_test @ w
 
@@ -452,7 +825,8 @@ class FeatureRidge:
     _train: tuple | None = None
 
     def fit(self, Phi, Y) -> FeatureRidge:
-        self._train = (torch.as_tensor(Phi).to(F64), torch.as_tensor(Y).to(F64))
+        Phi = _as2d(Phi, "Phi")
+        self._train = (Phi, _targets(Y, Phi.shape[0]))
         return self
 
     def predict(self, Phi_test) -> torch.Tensor:
@@ -467,10 +841,8 @@ def parity_counts(d: int, max_degree: int) -> list[dict]:
     dimensions, and the cumulative count up to j: an inner-product kernel on
     the hypercube spreads its capacity over all of them, so fitting a degree-j
     parity takes on the order of Σ_{i≤j} C(d, i) samples (§7, Theorem 2)."""
-    if not (isinstance(d, int) and d > 0):
-        raise ValueError(f"d must be a positive integer, got {d!r}")
-    if not (isinstance(max_degree, int) and 0 <= max_degree <= d):
-        raise ValueError(f"max_degree must be an integer in [0, d={d}], got {max_degree!r}")
+    d = V.integer("d", d, lo=1)
+    max_degree = V.integer("max_degree", max_degree, lo=0, hi=d)
     rows, total = [], 0
     for j in range(max_degree + 1):
         c = math.comb(d, j)
@@ -488,78 +860,302 @@ DEFAULT_KERNELS = (
 )
 RELATIVE_RIDGES = (1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 """Ridges λ as multiples of the mean diagonal of the training Gram matrix."""
-BANDWIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
-"""Gaussian bandwidths as multiples of the median training distance."""
 
 
-def _gram_fn(spec: str, d: int, k: int, m: int, seed: int):
-    """A function (X1, X2) → Gram matrix for a kernel spec 'name' or 'name:arch'."""
-    name, _, arch = spec.partition(":")
-    if name not in KERNELS or name == "gaussian" and arch:
-        raise ValueError(f"unknown kernel {spec!r}; allowed: {DEFAULT_KERNELS} (gaussian takes bandwidths)")
-    if name in ("arcsine", "arcsine_bias"):
-        return lambda A, B: kernel(name, A, B)
-    if name in ("nngp_inf", "ntk_inf"):
-        return lambda A, B: kernel(name, A, B, arch=arch or "2layer")
-    arch = arch or "2layer"
-    # the §6 ResNet's kernels depend on its k outputs (A is shared by both blocks)
-    kk = k if arch == "3resnet" else 1
-    params = networks.init_params(arch, d, kk, m, [seed], "paper", dtype=F64)
-    if name == "conjugate":
-        return lambda A, B: conjugate(A, B, arch, params=params)
-    return lambda A, B: ntk(A, B, arch, params=params)
+def _fmt(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, select: str = "test",
+def _setting_label(name, point) -> str:
+    if name == "gaussian":
+        return f"h={point['h_rel']:g}×median"
+    return " ".join(f"{a}={_fmt(v)}" for a, v in point.items())
+
+
+def _grid_edges(grid: dict, point: dict, hard_bounds: dict) -> list[str]:
+    """The axes whose chosen value is an end of a grid of two or more values
+    (other than an end that cannot be extended, ``hard_bounds``)."""
+    edges = []
+    for axis, values in grid.items():
+        values = sorted(values)
+        if len(values) < 2:
+            continue
+        v = point[axis]
+        for end, side in ((values[0], "lowest"), (values[-1], "highest")):
+            if v == end and hard_bounds.get(axis) != end:
+                edges.append(f"{axis}={_fmt(v)} ({side})")
+    return edges
+
+
+def _resolve_grid(spec, entry, grids, bandwidths):
+    grid = dict(entry.grid)
+    if entry.name == "gaussian" and bandwidths is not None:
+        grid["h_rel"] = tuple(V.reals("bandwidths", bandwidths, lo=0, lo_open=True))
+    for key in (entry.name, spec):
+        if key in grids:
+            override = grids[key]
+            if not isinstance(override, dict):
+                raise TypeError(f"grids[{key!r}] must be a dict axis → values, got {override!r}")
+            for axis, values in override.items():
+                if axis not in entry.grid:
+                    raise ValueError(f"grids[{key!r}]: kernel {entry.name!r} has no hyperparameter {axis!r}; "
+                                     f"it has {tuple(entry.grid) or 'none'}")
+                grid[axis] = tuple(V.reals(f"grids[{key!r}][{axis!r}]", values))
+    return grid
+
+
+def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str = "test",
                   val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0, m: int = 1000,
-                  kernel_seed: int = 0, ridges=RELATIVE_RIDGES, bandwidths=BANDWIDTHS,
+                  kernel_seed: int = 0, ridges=RELATIVE_RIDGES, bandwidths=None, grids: dict | None = None,
                   progress: bool = True) -> list[dict]:
-    """Best test error of kernel ridge regression for each kernel.
+    """Best test error of kernel ridge regression for each kernel, each tuned over its own grid.
 
     Same data convention as :func:`resnetlearn.training.grid_search`
     (``n_train`` samples with ``data_seed``, ``n_test`` with ``data_seed + 1``),
-    so kernels and networks see identical samples. Each kernel's ridge (and
-    bandwidth) is selected by test error (as the paper) or on a held-out part
-    of the training samples (``select="val"``, then refitted on it only).
-    Returns one row per kernel with the selection recorded.
+    so kernels and networks see identical samples. Every kernel searches the
+    ridge (``ridges``, multiples of the mean diagonal of its training Gram)
+    and its own hyperparameters from :data:`KERNEL_REGISTRY`: the Gaussian
+    bandwidth (``bandwidths`` × median distance, default :data:`BANDWIDTHS`),
+    the infinite kernels' (σ_w², σ_b²) (:data:`INF_GRID`); ``grids``
+    overrides a kernel's grid by name or spec, e.g.
+    ``{"ntk_inf": {"sigma_w2": [1, 2, 4]}}``. The choice is made by test error
+    (``select="test"``, as the paper selects) or on the last ``val_fraction``
+    of the training samples (``select="val"``, the kernel then fitted on the
+    rest only). The finite kernels (``conjugate``, ``ntk``) are those of a
+    width-``m`` network drawn with ``kernel_seed``.
+
+    Returns one row per kernel: the selected ``setting`` (label), ``params``
+    (its grid point), ``ridge_rel``, ``test_error``, ``sel_error``, the flags
+    ``ridge_at_grid_edge`` and ``param_at_grid_edge`` (a choice at an end of
+    its grid, other than a hard bound such as σ_b² = 0; ``grid_edges`` names
+    them), and ``path``: (setting, ridge_rel, selection error) for every candidate.
     """
     from tqdm.auto import tqdm
 
-    if select not in ("test", "val"):
-        raise ValueError(f"select must be one of ('test', 'val'), got {select!r}")
+    select = V.choice("select", select, ("test", "val"))
+    n_train = V.integer("n_train", n_train, lo=2)
+    n_test = V.integer("n_test", n_test, lo=1)
+    val_fraction = V.real("val_fraction", val_fraction, lo=0, hi=1, lo_open=True, hi_open=True)
+    data_seed = V.seeds("data_seed", data_seed)[0]
+    kernel_seed = V.seeds("kernel_seed", kernel_seed)[0]
+    m = V.integer("m", m, lo=1)
+    ridges = V.reals("ridges", ridges, lo=0)
+    progress = V.boolean("progress", progress)
+    grids = {} if grids is None else grids
+    if not isinstance(grids, dict):
+        raise TypeError(f"grids must be a dict (kernel name or spec → {{axis: values}}), got {grids!r}")
+    specs = V.sequence("kernels", kernels, allow_scalar=False) if not isinstance(kernels, str) else [kernels]
+    if not specs:
+        raise ValueError("kernels must name at least one kernel")
+    plan = [(spec, *parse_spec(spec)) for spec in specs]  # every spec checked before any work
+    plan = [(spec, entry, arch, _resolve_grid(spec, entry, grids, bandwidths)) for spec, entry, arch in plan]
     train = target.sample(n_train, seed=data_seed, dtype=F64)
     test = target.sample(n_test, seed=data_seed + 1, dtype=F64)
     Xtr, Ytr, Xte, Yte = train.x, train.y, test.x, test.y
     if select == "val":
         n_fit = n_train - max(1, int(round(val_fraction * n_train)))
+        if n_fit < 1:
+            raise ValueError(f"val_fraction={val_fraction:g} leaves no training samples out of {n_train}")
         Xsel, Ysel, Xtr, Ytr = Xtr[n_fit:], Ytr[n_fit:], Xtr[:n_fit], Ytr[:n_fit]
     else:
         Xsel, Ysel = Xte, Yte
+    ctx = _Context(Xtr, Ytr.shape[1], m, kernel_seed)
     rows = []
-    for spec in tqdm(list(kernels), desc=f"kernels N={n_train}", disable=not progress, leave=False):
+    for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):
         t0 = time.perf_counter()
-        if spec == "gaussian":
-            med = float(torch.cdist(Xtr[:500], Xtr[:500]).median())
-            candidates = [(f"h={b:g}×median", lambda A, B, h=b * med: gaussian(A, B, h=h)) for b in bandwidths]
-        else:
-            candidates = [("", _gram_fn(spec, Xtr.shape[1], Ytr.shape[1], m, kernel_seed))]
+        axes = list(grid)
         best, path = None, []
-        for label, fn in candidates:
+        for values in itertools.product(*(grid[a] for a in axes)):
+            point = dict(zip(axes, values))
+            label = _setting_label(entry.name, point)
+            fn = entry.build(ctx, arch, **point)
             K = fn(Xtr, Xtr)
             scale = float(K.diagonal().mean())
-            lam = [r * scale for r in ridges]
-            Ksel = fn(Xsel, Xtr)
-            sel_err = ((ridge_path(K, Ytr, Ksel, lam) - Ysel) ** 2).sum(-1).mean(-1)
+            lams = [r * scale for r in ridges]
+            y_mean = Ytr.mean(0)
+            pred = y_mean + _eig_path(K, Ytr - y_mean, [fn(Xsel, Xtr)], lams)[0]
+            sel_err = ((pred - Ysel) ** 2).sum(-1).mean(-1)
             path += [(label, ridges[j], float(sel_err[j])) for j in range(len(ridges))]
             i = int(torch.argmin(torch.nan_to_num(sel_err, nan=math.inf)))
-            if best is None or sel_err[i] < best[0]:
-                best = (float(sel_err[i]), label, ridges[i], lam[i], fn, K)
-        _, label, rel, lam, fn, K = best
-        Kte = fn(Xte, Xtr)
-        pred = KernelRidge(lam).fit(K, Ytr).predict(Kte)
-        rows.append(dict(kernel=spec, setting=label, ridge_rel=rel, n_train=n_train, n_fit=Xtr.shape[0],
-                         test_error=float(((pred - Yte) ** 2).sum(-1).mean()), select=select,
+            if best is None or sel_err[i] < best["sel_error"]:
+                best = dict(sel_error=float(sel_err[i]), label=label, point=point, i=i, lam=lams[i], fn=fn, K=K)
+        if select == "test":
+            test_error = best["sel_error"]
+        else:
+            fn, y_mean = best["fn"], Ytr.mean(0)
+            pred = y_mean + _eig_path(best["K"], Ytr - y_mean, [fn(Xte, Xtr)], [best["lam"]])[0][0]
+            test_error = float(((pred - Yte) ** 2).sum(-1).mean())
+        param_edges = _grid_edges(grid, best["point"], entry.hard_bounds)
+        ridge_edges = _grid_edges({"ridge_rel": ridges}, {"ridge_rel": ridges[best["i"]]}, {})
+        rows.append(dict(kernel=spec, setting=best["label"], params=best["point"], ridge_rel=ridges[best["i"]],
+                         n_train=n_train, n_fit=Xtr.shape[0], test_error=test_error, sel_error=best["sel_error"],
+                         select=select, ridge_at_grid_edge=bool(ridge_edges),
+                         param_at_grid_edge=bool(param_edges), grid_edges="; ".join(ridge_edges + param_edges),
                          n_test=n_test, data_seed=data_seed, m=m, seconds=round(time.perf_counter() - t0, 2),
                          path=path))  # (setting, ridge_rel, selection error) of every candidate
     return rows
 
+
+# ----------------------------------------------------------------- exact (last) / (ntk)
+NETWORK_MODES = ("last", "ntk")
+COUPLINGS = ("full", "per_output")
+
+
+def _network_path(arch, p, mode, X, Y, X_test, ridges, relative, coupling):
+    """Predictions (R, n, k) on X_test and on X for every ridge, the ridge
+    scale (mean diagonal of the training Gram over all outputs), the solver
+    used and the number of trainable features."""
+    k, N = Y.shape[1], X.shape[0]
+    if mode == "last":
+        Phi, Phi_t = features(arch, p, X), features(arch, p, X_test)
+        scale = float((Phi**2).sum()) / N
+        lams = [r * scale for r in ridges] if relative else ridges
+        if Phi.shape[1] <= N:
+            pt, ptr = _primal_path(Phi, Y, [Phi_t, Phi], lams)
+            return pt, ptr, scale, "primal", Phi.shape[1]
+        K = Phi @ Phi.T
+        pt, ptr = _eig_path(K, Y, [Phi_t @ Phi.T, K], lams)
+        return pt, ptr, scale, "dual", Phi.shape[1]
+    f0 = networks.forward(arch, {n: v[None] for n, v in p.items()}, X)[0]
+    f0t = networks.forward(arch, {n: v[None] for n, v in p.items()}, X_test)[0]
+    R = Y - f0  # the linearised network f₀ + J·(θ − θ₀) fits the residual of the initial network
+    n_params = sum(v.numel() for v in p.values())
+    if coupling == "per_output":
+        Kc = ntk(X, arch=arch, params=p, outputs="per_output")
+        Ktc = ntk(X_test, X, arch=arch, params=p, outputs="per_output")
+        scale = float(torch.diagonal(Kc, dim1=1, dim2=2).mean())
+        lams = [r * scale for r in ridges] if relative else ridges
+        parts = [_eig_path(Kc[c], R[:, c:c + 1], [Ktc[c], Kc[c]], lams) for c in range(k)]
+        pt = torch.cat([q[0] for q in parts], dim=2)
+        ptr = torch.cat([q[1] for q in parts], dim=2)
+        return f0t + pt, f0 + ptr, scale, "per_output", n_params
+    r = R.T.reshape(-1, 1)  # rows ordered (output c, sample n)
+    if n_params < k * N:
+        check_memory(k * max(N, X_test.shape[0]), n_params)
+        J, Jt = jacobian(arch, p, X).reshape(k * N, -1), jacobian(arch, p, X_test).reshape(k * X_test.shape[0], -1)
+        scale = float((J**2).sum()) / (k * N)
+        lams = [r_ * scale for r_ in ridges] if relative else ridges
+        pt, ptr = _primal_path(J, r, [Jt, J], lams)
+        solver = "primal"
+    else:
+        check_memory(k * N, k * N, copies=4)
+        K = ntk(X, arch=arch, params=p, outputs="full").reshape(k * N, k * N)
+        Kt = ntk(X_test, X, arch=arch, params=p, outputs="full").reshape(k * X_test.shape[0], k * N)
+        scale = float(K.diagonal().mean())
+        lams = [r_ * scale for r_ in ridges] if relative else ridges
+        pt, ptr = _eig_path(K, r, [Kt, K], lams)
+        solver = "dual"
+    unflat = lambda t, n: t.reshape(len(lams), k, n).transpose(1, 2)  # back to (R, n, k)
+    return f0t + unflat(pt, X_test.shape[0]), f0 + unflat(ptr, N), scale, solver, n_params
+
+
+def _sample_xy(sample, name):
+    if not (hasattr(sample, "x") and hasattr(sample, "y")):
+        raise TypeError(f"{name} must be a Sample with x and y (e.g. target.sample(n)), got {type(sample).__name__}")
+    x = _as2d(sample.x, f"{name}.x")
+    return x, _targets(sample.y, x.shape[0], f"{name}.y")
+
+
+def network_krr(arch: str, params: dict, mode: str, X, Y, X_test, ridges, *, coupling: str = "full",
+                relative: bool = False) -> torch.Tensor:
+    """Predictions (R, n_test, k) of the exact ridge solution that training
+    mode ``mode`` of a network with initial parameters ``params`` converges to,
+    for every ridge λ.
+
+    * ``last``: ridge regression of Y on φ₀ (:func:`features`), no intercept —
+      the readout A minimising ½ mean‖Aφ₀ − y‖² + (wd/2)‖A‖² for λ = N·wd;
+    * ``ntk``: the linearised network f₀ + J(θ − θ₀) (every parameter, as
+      training mode ``ntk``), minimising ½ mean‖f − y‖² + (wd/2)‖θ − θ₀‖²:
+      kernel ridge regression of the residual Y − f₀ with the empirical NTK,
+      prediction f₀ + Θ·a. ``coupling="full"`` uses the whole multi-output
+      kernel Θ_cc' (exact; solved in the primal over the P parameters when
+      P < N·k, else the dual of size N·k); ``"per_output"`` drops the
+      cross-output blocks Θ_cc', c ≠ c' (k problems of size N; an
+      approximation whose error shrinks like 1/√m).
+
+    ``relative=True`` reads the ridges as multiples of the mean diagonal of
+    the training Gram (over all outputs)."""
+    arch = _arch(arch, NETWORK_ARCHS, "network").name
+    mode = V.choice("mode", mode, NETWORK_MODES)
+    coupling = V.choice("coupling", coupling, COUPLINGS)
+    X, X_test = _as2d(X, "X"), _as2d(X_test, "X_test")
+    V.compatible("X", X, "X_test", X_test, "dimension d")
+    Y = _targets(Y, X.shape[0])
+    p = _single(params, arch, X.shape[1])
+    if p["A"].shape[0] != Y.shape[1]:
+        raise ValueError(f"the network has k = {p['A'].shape[0]} outputs but Y has {Y.shape[1]} columns")
+    ridges = V.reals("ridges", ridges, lo=0)
+    return _network_path(arch, p, mode, X, Y, X_test, ridges, V.boolean("relative", relative), coupling)[0]
+
+
+def network_kernel_errors(train, test, arch: str, m: int, mode: str, *, seed: int = 0, init: str = "paper",
+                          ridges=RELATIVE_RIDGES, select: str = "test", holdout=None, val_fraction: float = 0.2,
+                          coupling: str = "full", device=None) -> dict:
+    """The exact kernel-ridge solution behind a (last) or (ntk) point of arXiv v3 §8.1.
+
+    The network is drawn as training draws it (:func:`networks.init_params`
+    with ``seed`` and ``init``, in float64); (last) is ridge regression with
+    its conjugate kernel (features φ₀, :func:`features`), (ntk) kernel ridge
+    regression of Y − f₀ with its empirical NTK over every parameter
+    (:func:`network_krr`; ``coupling`` as there). The ridge path
+    ``ridges`` (multiples of the mean diagonal of the training Gram) is
+    searched; the ridge is selected by test error (``select="test"``, as the
+    paper selects) or on held-out samples (``select="val"``: ``holdout`` if
+    given, else the last ``val_fraction`` of ``train`` as in
+    :func:`resnetlearn.training.grid_search`, and the fit uses the rest only).
+
+    Returns a row: ``test_error``/``train_error`` at the selected ridge,
+    ``ridge_rel``, ``ridge`` (λ) and ``wd_equivalent`` = λ/n_fit (the weight
+    decay whose SGD optimum this is), ``ridge_at_grid_edge``, ``f0_test_error``
+    (the untrained network), the ``solver`` and ``path`` = (ridge_rel,
+    selection error, test error) for every ridge.
+    """
+    t0 = time.perf_counter()
+    arch = _arch(arch, NETWORK_ARCHS, "network").name
+    mode = V.choice("mode", mode, NETWORK_MODES)
+    m = V.integer("m", m, lo=1)
+    seed = V.seeds("seed", seed)[0]
+    init = V.choice("init", init, networks.INITS)
+    ridges = V.reals("ridges", ridges, lo=0)
+    select = V.choice("select", select, ("test", "val"))
+    coupling = V.choice("coupling", coupling, COUPLINGS)
+    Xtr, Ytr = _sample_xy(train, "train")
+    Xte, Yte = _sample_xy(test, "test")
+    V.compatible("train.x", Xtr, "test.x", Xte, "dimension d")
+    if Ytr.shape[1] != Yte.shape[1]:
+        raise ValueError(f"train.y and test.y disagree in k: {Ytr.shape[1]} vs {Yte.shape[1]}")
+    n_train = Xtr.shape[0]
+    if select == "val":
+        if holdout is not None:
+            Xsel, Ysel = _sample_xy(holdout, "holdout")
+            V.compatible("train.x", Xtr, "holdout.x", Xsel, "dimension d")
+        else:
+            val_fraction = V.real("val_fraction", val_fraction, lo=0, hi=1, lo_open=True, hi_open=True)
+            n_fit = n_train - max(1, int(round(val_fraction * n_train)))
+            if n_fit < 1:
+                raise ValueError(f"val_fraction={val_fraction:g} leaves no training samples out of {n_train}")
+            Xsel, Ysel, Xtr, Ytr = Xtr[n_fit:], Ytr[n_fit:], Xtr[:n_fit], Ytr[:n_fit]
+    elif holdout is not None:
+        raise ValueError("holdout is used with select='val' only")
+    else:
+        Xsel, Ysel = Xte, Yte
+    k, d = Ytr.shape[1], Xtr.shape[1]
+    dev = torch.device("cpu") if device is None else torch.device(device)
+    p = {n: v[0].to(dev) for n, v in networks.init_params(arch, d, k, m, [seed], init, dtype=F64).items()}
+    Xtr, Ytr, Xte, Yte, Xsel, Ysel = (t.to(dev) for t in (Xtr, Ytr, Xte, Yte, Xsel, Ysel))
+    Xall = Xte if select == "test" else torch.cat([Xsel, Xte])
+    pred, pred_tr, scale, solver, n_feat = _network_path(arch, p, mode, Xtr, Ytr, Xall, ridges, True, coupling)
+    err = lambda P, Y: ((P - Y) ** 2).sum(-1).mean(-1).cpu()  # (R,)
+    test_err = err(pred[:, -Xte.shape[0]:], Yte)
+    sel_err = test_err if select == "test" else err(pred[:, :Xsel.shape[0]], Ysel)
+    i = int(torch.argmin(torch.nan_to_num(sel_err, nan=math.inf)))
+    f0 = networks.forward(arch, {n: v[None] for n, v in p.items()}, Xte)[0]
+    return dict(arch=arch, mode=mode, m=m, k=k, seed=seed, init=init, coupling=coupling if mode == "ntk" else "-",
+                solver=solver, n_features=n_feat, n_train=n_train, n_fit=Xtr.shape[0], n_test=Xte.shape[0],
+                select=select, ridge_rel=ridges[i], ridge=ridges[i] * scale,
+                wd_equivalent=ridges[i] * scale / Xtr.shape[0],
+                ridge_at_grid_edge=len(ridges) > 1 and ridges[i] in (min(ridges), max(ridges)),
+                test_error=float(test_err[i]), train_error=float(err(pred_tr[i:i + 1], Ytr)[0]),
+                sel_error=float(sel_err[i]), f0_test_error=float(err(f0[None], Yte)[0]),
+                seconds=round(time.perf_counter() - t0, 2),
+                path=[(ridges[j], float(sel_err[j]), float(test_err[j])) for j in range(len(ridges))])

@@ -8,11 +8,117 @@ composite signal α·G(F).
 from __future__ import annotations
 
 import io
+import math
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 THRESHOLD_STYLE = dict(color="crimson", linestyle="--", linewidth=1.5)
+THRESHOLD_COLOUR = "#dc143c"  # crimson: the kα² line in every figure
+
+# ----------------------------------------------------------------- one style for every figure
+# Colour by family (ResNet reds, 3layer blues, 2layer greens, classical kernels greys, conjugate kernels
+# and NNGP purples, NTKs magentas), line style by training mode, marker by architecture. Shared by the
+# matplotlib figures and the plotly ones (resnetlearn.figures_plotly).
+FAMILY_COLOURS = {
+    "3resnet": "#c62828", "3resnet_eq21": "#8e0000",
+    "3layer": "#1f5fbf", "2layer": "#2e8b3e", "2layer_signs": "#2e8b3e",
+    "gaussian": "#4d4d4d", "arcsine": "#8c8c8c", "arcsine_bias": "#b3b3b3",
+    "conjugate:2layer": "#c2a5e0", "conjugate:3layer": "#9467bd", "conjugate:3resnet": "#5e2b97",
+    "nngp_inf:2layer": "#d4c4ec",
+    "ntk:2layer": "#f49ac2", "ntk:3layer": "#dd3497", "ntk:3resnet": "#9c0f5f",
+    "ntk_inf:2layer": "#fbb4d9", "ntk_inf:3layer": "#f768a1", "ntk_inf:3resnet": "#ae017e",
+    "ntk_inf:3resnet_eq21": "#ae017e",
+    "hand_built": THRESHOLD_COLOUR,
+}
+FAMILIES = {"3resnet": "ResNet", "3resnet_eq21": "ResNet", "3layer": "fully connected",
+            "2layer": "fully connected", "2layer_signs": "fully connected", "gaussian": "classical kernel",
+            "arcsine": "classical kernel", "arcsine_bias": "classical kernel"}
+MODE_DASH = {"all": "solid", "hidden": "solid", "last": "dot", "ntk": "dash", "kernel": "solid"}
+"""Line style by training mode (plotly names; :data:`MPL_DASH` maps them to matplotlib)."""
+MPL_DASH = {"solid": "-", "dot": ":", "dash": "--", "dashdot": "-.", "longdash": (0, (8, 3))}
+ARCH_MARKER = {"3resnet": "circle", "3resnet_eq21": "circle", "3layer": "square", "2layer": "triangle-up",
+               "2layer_signs": "triangle-up"}
+MPL_MARKER = {"circle": "o", "square": "s", "triangle-up": "^", "diamond": "D", "x": "x", "star": "*",
+              "cross": "P", "triangle-down": "v"}
+BETA_COLOURS = ["#fdcc8a", "#fc8d59", "#e34a33", "#b30000", "#67000d"]
+"""Sequential reds for β (light: small β, dark: β = 1), as in Figure 3."""
+
+
+def family(model: str, mode: str | None = None) -> str:
+    """ResNet / fully connected / conjugate kernel / NTK / classical kernel (a network trained in mode
+    ``last`` is a conjugate-kernel method, ``ntk`` an NTK method)."""
+    if mode == "last" or model.startswith(("conjugate", "nngp")):
+        return "conjugate kernel"
+    if mode == "ntk" or model.startswith("ntk"):
+        return "NTK"
+    return FAMILIES.get(model, "other")
+
+
+def learner_style(model: str, mode: str | None = None) -> dict:
+    """Colour (by architecture / kernel), dash (by mode; infinite-width kernels dash-dot) and marker
+    (by architecture) of one learner, as plotly names: ``{"color", "dash", "marker", "family"}``."""
+    colour = FAMILY_COLOURS.get(model)
+    if colour is None:
+        base = model.split(":")[0]
+        colour = {"conjugate": "#9467bd", "nngp_inf": "#d4c4ec", "ntk": "#dd3497",
+                  "ntk_inf": "#ae017e"}.get(base, "#7f7f7f")
+    if ":" in model or model in ("gaussian", "arcsine", "arcsine_bias"):
+        dash = "dashdot" if model.split(":")[0].endswith("_inf") else "solid"
+        marker = "diamond" if model.startswith(("ntk", "nngp")) else "x" if model.startswith("conj") else "cross"
+    else:
+        dash = MODE_DASH.get(mode or "all", "solid")
+        marker = ARCH_MARKER.get(model, "circle")
+    return {"color": colour, "dash": dash, "marker": marker, "family": family(model, mode)}
+
+
+def log_ticks(lo: float, hi: float, *, steps=(1, 2, 5)) -> list[float]:
+    """Tick positions 1-2-5 × 10^k covering [lo, hi] (for log axes with plain labels, never 3×10²)."""
+    if not (lo > 0 and hi > 0 and math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    lo, hi = min(lo, hi), max(lo, hi)
+    ticks = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for s in steps:
+            v = s * 10.0**e
+            if lo / 1.0001 <= v <= hi * 1.0001:
+                ticks.append(float(f"{v:.12g}"))
+    if len(ticks) < 2:  # a narrow range: add the neighbouring 1-2-5 values
+        return log_ticks(lo / 2.5, hi * 2.5, steps=steps)
+    if len(ticks) > 9 and len(steps) > 1:  # a wide range: 1-3 steps, then powers of ten
+        return log_ticks(lo, hi, steps=(1, 3) if len(steps) > 2 else (1,))
+    return ticks
+
+
+def tick_label(v: float) -> str:
+    """A short plain label: 0.05, 1, 20, 1000, 10k (no exponents)."""
+    if v >= 10_000 and v % 1000 == 0:
+        return f"{v / 1000:g}k"
+    return f"{v:g}"
+
+
+def readable_log_axis(ax, axis: str, values=None, lo: float | None = None, hi: float | None = None) -> None:
+    """Plain tick labels on a matplotlib log axis: at ``values`` (e.g. the measured widths) or at 1-2-5
+    steps between ``lo`` and ``hi``; minor labels off (no overlapping 3×10² smear)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    ticks = sorted(set(values)) if values is not None else log_ticks(lo, hi)
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    a.set_major_locator(FixedLocator(ticks))
+    a.set_major_formatter(FuncFormatter(lambda v, _: tick_label(v)))
+    a.set_minor_formatter(NullFormatter())
+
+
+def has_threshold(threshold) -> bool:
+    """Whether a kα² line is meaningful: a positive number (α = 0 gives kα² = 0: no line)."""
+    return threshold is not None and math.isfinite(threshold) and threshold > 0
+
+
+def threshold_label(threshold) -> str:
+    """'kα² = 1.35', or why there is no line (α = 0: nothing of G(F) to learn)."""
+    if has_threshold(threshold):
+        return f"kα² = {threshold:.3g}"
+    return "α = 0: no composite signal, no kα² line"
 
 
 def style(large: bool = False) -> dict:
@@ -23,14 +129,16 @@ def style(large: bool = False) -> dict:
 
 
 def training_figure(epochs, curves: dict, threshold: float | None, labels=None, title: str = "",
-                    large: bool = False, decomposition: bool = True) -> Figure:
+                    large: bool = False, decomposition: bool = True, styles=None) -> Figure:
     """Test error (and, for the ResNets, its two parts) against epochs.
 
     ``curves``: name → (E, G) array-like as produced by
     :func:`resnetlearn.training.train_models`; one line per model, labelled
-    by ``labels``. Left panel: test (solid) and train (dotted) error with the
-    kα² line; right panel (when available): E‖out₁ − β·F‖² and
-    E‖residual − α·G(F)‖² — what the first block and the residual branch learned.
+    by ``labels`` (``styles``: optional :func:`learner_style` dicts, one per
+    model). Left panel: test (solid) and train (dotted) error with the kα²
+    line (none when ``threshold`` is None or 0, i.e. α = 0); right panel
+    (when available): E‖out₁ − β·F‖² and E‖residual − α·G(F)‖² — what the
+    first block and the residual branch learned.
     """
     import torch
 
@@ -38,19 +146,21 @@ def training_figure(epochs, curves: dict, threshold: float | None, labels=None, 
     G = test.shape[1]
     labels = labels or [f"model {g}" for g in range(G)]
     dec = decomposition and "out1_vs_base" in curves and torch.isfinite(torch.as_tensor(curves["out1_vs_base"])).any()
+    thr = has_threshold(threshold)
     with plt.rc_context(style(large)):
-        fig = Figure(figsize=(13 if dec else 7, 4.8 if large else 4))
+        fig = Figure(figsize=(13 if dec else 8, 4.8 if large else 4))
         axes = fig.subplots(1, 2 if dec else 1, squeeze=False)[0]
         ax = axes[0]
         for g in range(G):
-            line, = ax.semilogy(epochs, test[:, g], label=f"{labels[g]} test")
+            kw = {"color": styles[g]["color"]} if styles else {}
+            line, = ax.semilogy(epochs, test[:, g], label=f"{labels[g]} test", **kw)
             ax.semilogy(epochs, torch.as_tensor(curves["train"])[:, g], ":", color=line.get_color())
-        if threshold is not None:
-            ax.axhline(threshold, **THRESHOLD_STYLE, label=f"kα² = {threshold:.2f}")
+        if thr:
+            ax.axhline(threshold, **THRESHOLD_STYLE, label=threshold_label(threshold))
         ax.set_xlabel("epoch")
         ax.set_ylabel("error  E‖out − y‖²  (dotted: train)")
-        ax.set_title(title or "test error")
-        ax.legend(loc="best")
+        ax.set_title(title or ("test error" if thr else f"test error ({threshold_label(threshold)})"))
+        ax.legend(loc="upper right")
         if dec:
             ax2 = axes[1]
             for g in range(G):
@@ -58,11 +168,34 @@ def training_figure(epochs, curves: dict, threshold: float | None, labels=None, 
                                      label=f"{labels[g]}: out₁ vs β·F")
                 ax2.semilogy(epochs, torch.as_tensor(curves["residual_vs_composite"])[:, g], "--",
                              color=line.get_color(), label=f"{labels[g]}: residual vs α·G(F)")
-            if threshold is not None:
+            if thr:
                 ax2.axhline(threshold, **THRESHOLD_STYLE)
             ax2.set_xlabel("epoch")
+            ax2.set_ylabel("error of each block  E‖·‖²")
             ax2.set_title("what each block learned")
-            ax2.legend(loc="best")
+            ax2.legend(loc="upper right")
+        fig.tight_layout()
+    return fig
+
+
+def placeholder_figure(text: str, threshold: float | None = None, large: bool = False,
+                       size=(8, 3.2)) -> Figure:
+    """An empty plot with a message ("press Train …"), shown before the first run instead of a
+    broken-image icon; draws the kα² line when given."""
+    with plt.rc_context(style(large)):
+        fig = Figure(figsize=size)
+        ax = fig.subplots()
+        ax.set_yscale("log")
+        ax.set_ylim(0.05, 30)
+        ax.set_xlim(0, 1)
+        ax.set_xticks([])
+        if has_threshold(threshold):
+            ax.axhline(threshold, **THRESHOLD_STYLE, label=threshold_label(threshold))
+            ax.legend(loc="upper right")
+        ax.set_ylabel("test error")
+        ax.set_xlabel("epoch")
+        ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="#555555")
+        readable_log_axis(ax, "y", lo=0.05, hi=30)
         fig.tight_layout()
     return fig
 
@@ -97,9 +230,11 @@ def energy_figure(alpha: float = 0.3, beta: float = 1.0, large: bool = False):
         ax = fig.subplots()
         parts = {"β·F": r.zero - r.f_only, "α·G(F)": r.f_only}
         ax.barh(list(parts), list(parts.values()), color=["tab:blue", "tab:orange"])
-        ax.axvline(r.f_only, **THRESHOLD_STYLE, label=f"kα² = {r.f_only:.2f}: error of learning F only")
+        if has_threshold(r.f_only):
+            ax.axvline(r.f_only, **THRESHOLD_STYLE, label=f"kα² = {r.f_only:.2f}: error of learning F only")
+            ax.legend(loc="lower right")
         ax.set_xlabel("share of E‖H‖² (sum over the k = 15 outputs)")
-        ax.set_title(f"α = {alpha:.2f}, β = {beta:.2f}: E‖H‖² = {r.zero:.2f}")
-        ax.legend(loc="lower right")
+        ax.set_title(f"α = {alpha:.2f}, β = {beta:.2f}: E‖H‖² = {r.zero:.2f}"
+                     + ("" if has_threshold(r.f_only) else " (α = 0: no kα² line)"))
         fig.tight_layout()
     return fig, r

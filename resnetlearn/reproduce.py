@@ -31,12 +31,15 @@ through an executor seam: in-process by default, or any object with a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
+import signal
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,24 +70,90 @@ def _version() -> str:
     return __version__
 
 
+# ----------------------------------------------------------------- durable files
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename inside ``directory`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path, data: bytes | str) -> Path:
+    """Write ``data`` to ``path`` so that a crash or Ctrl-C leaves the old file or the new one, never half of one.
+
+    The bytes go to a temporary file in the same directory, are flushed and
+    fsync'ed, renamed over ``path`` with ``os.replace``, and the directory is
+    fsync'ed so that the rename itself survives a power cut.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(path.parent)
+    return path
+
+
 # ----------------------------------------------------------------- store
+class StoreWarning(UserWarning):
+    """A stored point could not be trusted: it was moved aside and will be recomputed."""
+
+
+def _canonical(obj) -> str:
+    """The JSON text that checksums are taken over: sorted keys, no spaces, non-JSON values as strings."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _as_json(obj):
+    """``obj`` as it reads back from JSON (tuples become lists, devices strings, ...)."""
+    return json.loads(_canonical(obj))
+
+
+def _checksum(body: dict) -> str:
+    return hashlib.sha256(_canonical(body).encode()).hexdigest()
+
+
 class ResultsStore:
     """One JSON file per finished point under ``root/<figure>/<key>.json``.
 
-    The key hashes the point's full configuration and the library version,
-    so changed settings or code never reuse stale numbers. Files are written
-    to a temporary name and renamed (atomic on POSIX): an interrupted run
-    leaves either a complete file or none. No pickle anywhere.
+    The key hashes the point's full configuration, the library version and
+    the file schema, so changed settings or code never reuse stale numbers.
+    Each file carries that key and configuration again, ``"complete": true``
+    and a sha256 checksum of its content. :meth:`get` trusts a file only if
+    all of these agree; a file that does not parse, belongs to another
+    point, is not marked complete or fails its checksum is named in a
+    :class:`StoreWarning`, renamed to ``<key>.json.corrupt-<time>`` (kept
+    for inspection, never deleted) and reported as missing, so the point is
+    computed again. Files are written with :func:`atomic_write`. No pickle.
     """
+
+    SCHEMA = 3
+    """Bumped when the file layout changes (2: every run of the grid, ``runs``;
+    3: embedded key, ``complete`` flag and sha256 checksum)."""
 
     def __init__(self, root):
         self.root = Path(root)
 
-    SCHEMA = 2
-    """Bumped when a stored result gains fields (2: every run of the grid, ``runs``)."""
-
     @staticmethod
     def key(config: dict) -> str:
+        """20 hex digits of the sha256 of the configuration, library version and schema."""
         blob = json.dumps({"config": config, "version": _version(), "schema": ResultsStore.SCHEMA},
                           sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
@@ -92,19 +161,80 @@ class ResultsStore:
     def path(self, config: dict) -> Path:
         return self.root / config["figure"] / f"{self.key(config)}.json"
 
-    def get(self, config: dict) -> dict | None:
-        p = self.path(config)
-        return json.loads(p.read_text()) if p.exists() else None
-
     def put(self, config: dict, result: dict) -> Path:
+        """Store the result of a finished point (only call it for a point that ran to its end)."""
+        body = {"schema": self.SCHEMA, "key": self.key(config), "version": _version(), "complete": True,
+                "config": _as_json(config), "result": _as_json(result)}
+        payload = dict(body, sha256=_checksum(body))
+        return atomic_write(self.path(config), json.dumps(payload, indent=1, default=str) + "\n")
+
+    def get(self, config: dict) -> dict | None:
+        """The stored payload of ``config`` (``payload["result"]`` is the result), or None when there is
+        none or the file cannot be trusted (then it is moved aside with a :class:`StoreWarning`)."""
         p = self.path(config)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"config": config, "version": _version(), "result": result}
-        fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(payload, f, indent=1, default=str)
-        os.replace(tmp, p)
-        return p
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            return self._reject(p, f"cannot be read ({e})")
+        reason, payload = self._problem(data, config)
+        return self._reject(p, reason) if reason else payload
+
+    def verify(self, path) -> str | None:
+        """Why the file at ``path`` cannot be trusted as the point its own configuration names (None: it can).
+        Reads only; nothing is moved."""
+        try:
+            data = Path(path).read_bytes()
+            config = json.loads(data)["config"]
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            return f"is not a readable stored point ({type(e).__name__}: {e})"
+        if not isinstance(config, dict) or "figure" not in config:
+            return "holds no point configuration"
+        if Path(path).name != f"{self.key(config)}.json":
+            return "is stored under another point's key"
+        return self._problem(data, config)[0]
+
+    def _problem(self, data: bytes, config: dict) -> tuple[str | None, dict | None]:
+        """Why ``data`` is not the stored result of ``config`` (None and the payload when it is)."""
+        try:
+            payload = json.loads(data)
+        except ValueError as e:
+            return f"is not valid JSON, truncated or corrupted ({e})", None
+        fields = ("schema", "key", "version", "config", "result", "sha256")
+        if not isinstance(payload, dict) or any(f not in payload for f in fields):
+            missing = [f for f in fields if not isinstance(payload, dict) or f not in payload]
+            return f"is not a stored point of schema {self.SCHEMA} (missing {', '.join(missing)})", None
+        if payload["schema"] != self.SCHEMA:
+            return f"has schema {payload['schema']!r}, expected {self.SCHEMA}", None
+        if payload.get("complete") is not True:
+            return "is not marked complete", None
+        body = {k: v for k, v in payload.items() if k != "sha256"}
+        if _checksum(body) != payload["sha256"]:
+            return "fails its sha256 checksum (edited or corrupted)", None
+        key = self.key(config)
+        if payload["key"] != key or payload["config"] != _as_json(config) or payload["version"] != _version():
+            other = payload["config"] if isinstance(payload["config"], dict) else {}
+            return (f"belongs to another point ({_point_label(other)}, key {payload['key']}, "
+                    f"version {payload['version']}), not to key {key}"), None
+        if not isinstance(payload["result"], dict):
+            return "has no result", None
+        return None, payload
+
+    def _reject(self, path: Path, reason: str) -> None:
+        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = aside.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{n}")
+        try:
+            os.replace(path, aside)
+            where = f"moved aside to {aside.name}"
+        except OSError as e:
+            where = f"could not be moved aside ({e})"
+        warnings.warn(f"results store: {path} {reason}; {where}; the point will be recomputed",
+                      StoreWarning, stacklevel=3)
+        return None
 
 
 # ----------------------------------------------------------------- points
@@ -132,7 +262,11 @@ RUN_KEYS = ("lr", "wd", "seed", "setting", "ridge_rel", "train_error", "test_err
 
 def run_point(config: dict) -> dict:
     """Train one point (a learner at one width, its whole lr × wd grid) and
-    return the selected run and wall time. Top-level so executors can pickle it."""
+    return the selected run and wall time. Top-level so executors can pickle it.
+
+    A point is all or nothing: when training is interrupted (the engine
+    catches Ctrl-C and returns ``interrupted=True``) this raises
+    KeyboardInterrupt instead of returning numbers from a half-trained grid."""
     if config["figure"] == "thm3" and config["model"] != "3resnet":
         return _kernel_point(config)
     if config["model"] == "hand_built":
@@ -151,6 +285,8 @@ def run_point(config: dict) -> dict:
                     protocol=Protocol(epochs=config["epochs"], lr_drop_epoch=config["epochs"] // 2,
                                       eval_every=config["epochs"]),
                     device=config.get("device"), progress=False)
+    if g.interrupted:  # the engine stopped early on Ctrl-C: these numbers are not the point's result
+        raise KeyboardInterrupt(f"{_point_label(config)} was interrupted during training")
     best = g.best or {}
     edge = bool(best) and best["lr"] in (min(config["lrs"]), max(config["lrs"])) and len(config["lrs"]) > 1
     fig4 = {"train_error": best.get("train_error"), "frobenius_W": best.get("frobenius_W"),
@@ -193,6 +329,8 @@ def _hand_built_point(config: dict) -> dict:
     res = train_models(full, full, "2layer_signs", "hidden", 200, [0.5], [config["wd"]], [config.get("seed", 0)],
                        Protocol(epochs=config["epochs"], batch_size=16, lr_drop_epoch=config["epochs"] * 2 // 3,
                                 eval_every=config["epochs"]), dtype=torch.float64, device="cpu", progress=False)
+    if res.interrupted:
+        raise KeyboardInterrupt(f"{_point_label(config)} was interrupted during training")
     W6 = res.params["W"][0]
     d, m = config["d"], config["m"]
     Wd = torch.zeros(200, d, dtype=torch.float64)
@@ -202,6 +340,29 @@ def _hand_built_point(config: dict) -> dict:
            "test_error": float(res.test_error[0]), "frobenius_W": float(Wm.norm()), "selected": True}
     return {"runs": [run], "test_error": float(res.test_error[0]), "train_error": float(res.test_error[0]),
             "frobenius_W": float(Wm.norm()), "seconds": round(time.perf_counter() - t0, 2), "device": "cpu"}
+
+
+def _point_id(p: dict) -> tuple:
+    """What tells the points of one figure apart (the learner, its width or N, β, and the wd of a hand-built point)."""
+    return (p.get("model"), p.get("mode"), p.get("m"), p.get("n_train"), p.get("beta"), p.get("alpha"), p.get("d"),
+            p.get("wd") if p.get("model") == "hand_built" else None)
+
+
+def _point_label(p: dict) -> str:
+    """A short human name for a point, e.g. ``3resnet(last) m=200`` or ``gaussian N=250``."""
+    model, mode = p.get("model"), p.get("mode")
+    name = f"{model}" if mode in (None, "-", "kernel") else f"{model}({mode})"
+    fig = p.get("figure")
+    parts = [name]
+    if fig == "fig3":
+        parts.append(f"β={p.get('beta')}")
+    if fig in ("thm3", "companion"):
+        parts.append(f"N={p.get('n_train')}")
+    else:
+        parts.append(f"m={p.get('m')}")
+    if model == "hand_built":
+        parts.append(f"wd={p.get('wd')}")
+    return " ".join(parts)
 
 
 def _points(figure: str, scale: str, device, select: str) -> list[dict]:
@@ -272,6 +433,47 @@ class FigureResult:
     provenance: dict | None = field(default=None, repr=False)  # set by load_figure when shipped
 
 
+class FigureInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`run_figure`: ``saved`` of the ``total`` points of ``figure``
+    are in the store under ``store`` (None: no store); the point(s) in progress were discarded."""
+
+    def __init__(self, figure: str, saved: int, total: int, store: Path | None):
+        super().__init__(f"{figure}: interrupted with {saved} of {total} points stored")
+        self.figure, self.saved, self.total, self.store = figure, saved, total, store
+
+
+def ignore_sigint() -> None:
+    """Worker-process initializer: leave Ctrl-C to the parent, which cancels the work and stops the workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def stop_process_pool(pool, timeout: float = 5.0) -> None:
+    """Stop a ``concurrent.futures.ProcessPoolExecutor`` now: cancel what has not started and
+    terminate the workers (their points in progress are lost, never stored)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    deadline = time.monotonic() + timeout
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.join(max(0.0, deadline - time.monotonic()))
+    if manager is not None:  # let the pool's own thread wind down before the interpreter's exit hooks run
+        manager.join(max(0.0, deadline - time.monotonic()))
+
+
+def _finished_result(fut):
+    """The result of a future that has already finished successfully, else None (never waits)."""
+    try:
+        if fut.done() and not fut.cancelled():
+            return fut.result(timeout=0)
+    except BaseException:  # noqa: BLE001 - a failed or cancelled point is simply not stored
+        return None
+    return None
+
+
 def run_figure(figure: str, scale: str = "quick", device=None, out=None, executor=None,
                select: str = "test", progress: bool = True) -> FigureResult:
     """Run (or resume) every point of a figure and summarise it against the paper's claim.
@@ -279,100 +481,160 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
     ``out``: a directory for the :class:`ResultsStore` (finished points are
     reused). ``executor``: ``None`` runs in this process; otherwise anything
     with ``submit(fn, *args)`` (ProcessPoolExecutor, dask Client, submitit).
+    Rows come back in the figure's own point order, reused or not.
+
+    On Ctrl-C (KeyboardInterrupt) every point that finished is already
+    stored, futures not yet started are cancelled, the point(s) in progress
+    are discarded, and :class:`FigureInterrupted` (a KeyboardInterrupt) is
+    raised; the caller stops its worker processes (:func:`stop_process_pool`).
     """
     from tqdm.auto import tqdm
 
     store = ResultsStore(out) if out is not None else None
     pts = _points(figure, scale, device, select)
-    t0, rows, todo = time.perf_counter(), [], []
+    t0 = time.perf_counter()
+    results: list[dict | None] = []
     for p in pts:
         hit = store.get(p) if store else None
-        (rows if hit else todo).append(dict(p, **hit["result"]) if hit else p)
-    skipped = len(rows)
+        results.append(hit["result"] if hit else None)
+    todo = [i for i, r in enumerate(results) if r is None]
+    skipped = len(pts) - len(todo)
+
+    def record(i: int, res: dict) -> None:
+        if store:
+            store.put(pts[i], res)
+        results[i] = res
+
     bar = tqdm(total=len(todo), desc=f"{figure} ({scale})", disable=not progress)
+    futures: dict[int, object] = {}
     try:
         if executor is None:
-            for p in todo:
-                res = run_point(p)
-                if store:
-                    store.put(p, res)
-                rows.append(dict(p, **res))
+            for i in todo:
+                record(i, run_point(pts[i]))
                 bar.update(1)
         else:
-            futures = [(p, executor.submit(run_point, p)) for p in todo]
-            for p, fut in futures:
-                res = fut.result()
-                if store:
-                    store.put(p, res)
-                rows.append(dict(p, **res))
+            futures = {i: executor.submit(run_point, pts[i]) for i in todo}
+            for i, fut in futures.items():
+                record(i, fut.result())
                 bar.update(1)
+    except KeyboardInterrupt:
+        for i, fut in futures.items():
+            fut.cancel()
+            res = _finished_result(fut) if results[i] is None else None
+            if res is not None:  # finished in a worker before Ctrl-C, not yet collected
+                record(i, res)
+        saved = sum(r is not None for r in results)
+        raise FigureInterrupted(figure, saved, len(pts), store.root if store else None) from None
     finally:
         bar.close()
+    rows = [dict(p, **r) for p, r in zip(pts, results)]
     summary, ok = summarise(figure, rows)
     return FigureResult(figure, rows, summary, ok, time.perf_counter() - t0, skipped)
 
 
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _verdict(ok: bool | None) -> str:
+    word = "reproduced" if ok is True else "NOT reproduced" if ok is False else "cannot be judged"
+    return f"{word} at this scale"
+
+
 def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
-    """The paper's claim for a figure, and whether these rows reproduce it."""
+    """The paper's claim for a figure, and whether these rows reproduce it.
+
+    Returns the summary line and True/False, or None when the rows cannot
+    decide it (a learner the claim needs has no finite point). Points whose
+    test error is not finite (every run of their grid diverged) never enter
+    a minimum or maximum: they are left out and named at the end of the line.
+    """
+    kept = [r for r in rows if _finite(r.get("test_error"))]
+    dropped = [r for r in rows if not _finite(r.get("test_error"))]
+    text, ok = _judge(figure, kept, dropped)
+    if dropped:
+        n = len(dropped)
+        text += (f". {n} diverged point{'s' if n > 1 else ''} (no finite test error) excluded: "
+                 + ", ".join(_point_label(dict(r, figure=figure)) for r in dropped))
+    return text, ok
+
+
+def _judge(figure: str, rows: list[dict], dropped: list[dict]) -> tuple[str, bool | None]:
+    """:func:`summarise` on the points with a finite test error."""
     thr = parity_instance().reference_errors().f_only  # kα² = 1.35 of the §8.1 instance
 
     def best(**kw):
-        sel = [r for r in rows if all(r.get(k) == v for k, v in kw.items())]
-        vals = [r["test_error"] for r in sel if r["test_error"] == r["test_error"]]
-        return min(vals) if vals else math.nan
+        vals = [r["test_error"] for r in rows if all(r.get(k) == v for k, v in kw.items())]
+        return min(vals) if vals else None
 
     if figure in ("fig2a", "fig2b"):
         mode = "all" if figure == "fig2a" else "hidden"
         winner = best(model="3resnet", mode=mode)
         others = {f"{a}({md})": best(model=a, mode=md) for a in ("3resnet", "3layer", "2layer")
                   for md in (mode, "last", "ntk") if (a, md) != ("3resnet", mode)}
-        ok = winner < thr and all(v >= thr for v in others.values())
-        worst = min(others, key=others.get)
+        finite = {k: v for k, v in others.items() if v is not None}
+        none = [k for k, v in others.items() if v is None]
+        ok = None if winner is None or not finite else winner < thr and all(v >= thr for v in finite.values())
+        worst = min(finite, key=finite.get) if finite else None
         return (f"{figure}: paper claims only 3resnet({mode}) goes below kα² = {thr:.2f}. Here: 3resnet({mode}) "
-                f"{winner:.3f}; best other {worst} {others[worst]:.3f} -> "
-                f"{'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
+                + ("has no finite point" if winner is None else f"{winner:.3f}")
+                + (f"; best other {worst} {finite[worst]:.3f}" if finite else "; no other learner has a finite point")
+                + (f" (no finite point: {', '.join(none)})" if none and finite else "") + f" -> {_verdict(ok)}"), ok
     if figure == "fig3":
-        parts, ok = [], True
+        parts, verdicts = [], []
         for md in ("all", "hidden"):
-            hi, lo = best(beta=1.0, mode=md), min(best(beta=b, mode=md) for b in (0.0, 0.2))
+            hi = best(beta=1.0, mode=md)
+            low = [v for v in (best(beta=b, mode=md) for b in (0.0, 0.2)) if v is not None]
+            if hi is None or not low:
+                verdicts.append(None)
+                parts.append(f"{md}: no finite point for {'β=1' if hi is None else 'β≤0.2'} (cannot be judged)")
+                continue
+            lo = min(low)
             good = hi < thr <= lo
-            ok &= good
+            verdicts.append(good)
             parts.append(f"{md}: β=1 {hi:.3f}, best β≤0.2 {lo:.3f} ({'as claimed' if good else 'not as claimed'})")
+        ok = False if False in verdicts else None if None in verdicts else True
         return (f"fig3: paper claims the composite signal is learned when β ≫ α = 0.3 and not when β ≲ α "
-                f"(kα² = {thr:.2f}). Here " + "; ".join(parts)
-                + f" -> {'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
+                f"(kα² = {thr:.2f}). Here " + "; ".join(parts) + f" -> {_verdict(ok)}"), ok
     if figure == "fig4":
         sgd = [r for r in rows if r["model"] == "2layer_signs"]
         hand = [r for r in rows if r["model"] == "hand_built"]
-        runs = [g for r in sgd for g in (r.get("grid") or [])]  # (train, test, ‖W‖_F) of every SGD run
-        best_test = min((g[1] for g in runs), default=math.nan)
+        runs = [g for r in sgd for g in (r.get("grid") or []) if all(_finite(x) for x in g)]  # (train, test, ‖W‖_F)
+        head = ("fig4: paper claims SGD finds neither the test error nor the small Frobenius norm of a solution "
+                "built by hand. Here: ")
+        if not runs or not hand:
+            what = "SGD run" if not runs else "hand-built solution"
+            return head + f"no finite {what} -> {_verdict(None)}", None
+        best_test = min(g[1] for g in runs)
         h_best = min(hand, key=lambda r: r["test_error"])
-        fit = min(runs, key=lambda g: g[0]) if runs else (math.nan, math.nan, math.nan)  # best train error
+        fit = min(runs, key=lambda g: g[0])  # best train error
         # a hand-built solution at least as accurate as SGD's best fit, with a smaller norm
         cheaper = [h for h in hand if h["test_error"] <= fit[0] and h["frobenius_W"] < fit[2]]
         ok = best_test > 5 * max(h_best["test_error"], 1e-3) and bool(cheaper)
         h = min(cheaper, key=lambda h: h["frobenius_W"]) if cheaper else h_best
-        return (f"fig4: paper claims SGD finds neither the test error nor the small Frobenius norm of a solution "
-                f"built by hand. Here: SGD's best test error {best_test:.3f} vs hand-built {h_best['test_error']:.4f}; "
+        return (head + f"SGD's best test error {best_test:.3f} vs hand-built {h_best['test_error']:.4f}; "
                 f"SGD's best training fit {fit[0]:.3f} needs ‖W‖_F {fit[2]:.1f}, a hand-built one with error "
-                f"{h['test_error']:.3f} has ‖W‖_F {h['frobenius_W']:.1f} -> "
-                f"{'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
+                f"{h['test_error']:.3f} has ‖W‖_F {h['frobenius_W']:.1f} -> {_verdict(ok)}"), ok
     if figure == "thm3":
         kern = [r for r in rows if r["model"] != "3resnet"]
         net = [r for r in rows if r["model"] == "3resnet"]
         bound = hard_instance(30, 4, alpha=0.3).alpha ** 2 / 4
+        head = (f"thm3: Theorem 2 says every kernel errs by more than α²/4 = {bound:.4f} on the hard instance "
+                f"with few samples, while the ResNet learns it. Here: ")
+        if not kern or not net:
+            return head + f"no finite {'kernel' if not kern else '3resnet'} point -> {_verdict(None)}", None
         kmin, nmax = min(r["test_error"] for r in kern), max(r["test_error"] for r in net)
         ok = kmin > bound > nmax
-        return (f"thm3: Theorem 2 says every kernel errs by more than α²/4 = {bound:.4f} on the hard instance "
-                f"with few samples, while the ResNet learns it. Here: best kernel {kmin:.3f}, worst 3resnet "
-                f"{nmax:.4f} -> {'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
+        if ok and any(r["model"] == "3resnet" for r in dropped):
+            ok = None  # the claim is about every N; a diverged 3resnet point leaves an N unmeasured
+        return (head + f"best kernel {kmin:.3f}, worst 3resnet {nmax:.4f} -> {_verdict(ok)}"), ok
     if figure == "companion":
-        n_max = max(r["n_train"] for r in rows)
+        n_max = max([r["n_train"] for r in rows + dropped])
         at = {f"{r['model']}({r['mode']})": r["test_error"] for r in rows if r["n_train"] == n_max}
-        ok = at.get("3layer(hidden)", math.inf) < min(v for k, v in at.items() if k != "3layer(hidden)")
+        rivals = [v for k, v in at.items() if k != "3layer(hidden)"]
+        ok = at["3layer(hidden)"] < min(rivals) if "3layer(hidden)" in at and rivals else None
         return (f"companion fig1: paper claims 3layer beats 2layer, last and NTK. Here at N={n_max}: "
-                + ", ".join(f"{k} {v:.3f}" for k, v in at.items())
-                + f" -> {'reproduced' if ok else 'NOT reproduced'} at this scale"), ok
+                + ", ".join(f"{k} {v:.3f}" for k, v in at.items()) + f" -> {_verdict(ok)}"), ok
     raise ValueError(f"unknown figure {figure!r}")
 
 
@@ -422,8 +684,12 @@ def figure_plot(result: FigureResult):
     if result.name == "fig4":
         floor = 1e-3  # errors below are drawn at the floor (a hand-built fit can be exact)
         for r in result.rows:
-            if r["model"] == "hand_built":
+            if r["model"] == "hand_built" and _finite(r["test_error"]):
                 ax.scatter([max(r["test_error"], floor)], [r["frobenius_W"]], marker="*", s=160, color="crimson")
+        n_div = sum(r.get("diverged") or 0 for r in result.rows if r["model"] == "2layer_signs") + sum(
+            1 for r in result.rows if r["model"] == "hand_built" and not _finite(r["test_error"]))
+        if n_div:
+            ax.scatter([], [], marker="x", color="gray", label=f"diverged runs, not drawn: {n_div}")
         pts = [g for r in result.rows if r["model"] == "2layer_signs" for g in (r.get("grid") or [])]
         ax.scatter([max(p[0], floor) for p in pts], [p[2] for p in pts], s=12, label="SGD runs: train error")
         ax.scatter([max(p[1], floor) for p in pts], [p[2] for p in pts], s=12, label="SGD runs: test error")
@@ -436,8 +702,21 @@ def figure_plot(result: FigureResult):
         fig.tight_layout()
         return fig
     xkey, groups = _curves(result)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    n_div = 0
     for label, pts in groups.items():
-        ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
+        ok = [p for p in pts if _finite(p[1])]
+        bad = [p[0] for p in pts if not _finite(p[1])]
+        if bad:  # every run diverged: an x near the top edge in the learner's colour, stacked per learner
+            label += f" — diverged at {'N' if xkey == 'n_train' else 'm'}={', '.join(map(str, bad))}"
+        line, = ax.plot([p[0] for p in ok], [p[1] for p in ok], "o-", label=label)
+        if bad:
+            ax.plot(bad, [0.96 - 0.045 * n_div] * len(bad), "x", ms=9, mew=2, color=line.get_color(),
+                    transform=ax.get_xaxis_transform(), clip_on=False)
+            n_div += 1
+    if n_div:
+        ax.plot([], [], "x", ms=9, mew=2, color="gray", label="diverged: no finite run (x at the top)")
     if result.name == "thm3":
         hard = hard_instance(30, 4, alpha=0.3)
         ax.axhline(hard.alpha**2 / 4, color="purple", ls=":", label="α²/4")
@@ -453,14 +732,20 @@ def figure_plot(result: FigureResult):
     ax.set_xlabel("N (samples)" if xkey == "n_train" else "m (width)")
     ax.set_ylabel("test error")
     ax.set_title(TITLES.get(result.name, result.name))
+    if n_div:  # room at the top for the stacked x marks, above every drawn point
+        lo, hi = ax.get_ylim()
+        room = 0.045 * n_div + 0.03
+        ax.set_ylim(lo, hi * (hi / lo) ** (room / (1 - room)))
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
 
 def write_outputs(result: FigureResult, out) -> dict[str, Path]:
-    """Write the tidy table (CSV), the plot (PNG) and the summary (TXT)."""
+    """Write the tidy table (CSV), every run of every grid (CSV), the plot (PNG) and the summary (TXT),
+    each atomically (a Ctrl-C leaves the previous file or the new one)."""
     import csv
+    import io
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -469,21 +754,27 @@ def write_outputs(result: FigureResult, out) -> dict[str, Path]:
             "diverged", "grid_size", "seconds", "device", "grid"]
     paths = {"table": out / f"{result.name}.csv", "runs": out / f"{result.name}_runs.csv",
              "plot": out / f"{result.name}.png", "summary": out / f"{result.name}.txt"}
-    with open(paths["table"], "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        w.writerows([dict(r, grid=json.dumps(r["grid"])) if r.get("grid") is not None else r
-                     for r in result.rows])
-    point_cols = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d"]
-    with open(paths["runs"], "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=point_cols + list(RUN_KEYS), extrasaction="ignore")
-        w.writeheader()
-        for r in result.rows:
-            point = {k: r.get(k) for k in point_cols}
-            w.writerows([{**point, **run} for run in r.get("runs") or []])
-    figure_plot(result).savefig(paths["plot"], dpi=110)
-    paths["summary"].write_text(result.summary + "\n")
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore")
+    w.writeheader()
+    w.writerows([dict(r, grid=json.dumps(r["grid"])) if r.get("grid") is not None else r for r in result.rows])
+    atomic_write(paths["table"], buf.getvalue())
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=_POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
+    w.writeheader()
+    for r in result.rows:
+        point = {k: r.get(k) for k in _POINT_COLS}
+        w.writerows([{**point, **run} for run in r.get("runs") or []])
+    atomic_write(paths["runs"], buf.getvalue())
+    png = io.BytesIO()
+    figure_plot(result).savefig(png, format="png", dpi=110)
+    atomic_write(paths["plot"], png.getvalue())
+    atomic_write(paths["summary"], result.summary + "\n")
     return paths
+
+
+_POINT_COLS = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d"]
+"""The configuration columns repeated on every row of ``FIG_runs.csv``."""
 
 
 def write_provenance(result: FigureResult, out, scale: str, command: str) -> Path:
@@ -504,52 +795,176 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
                 compute_s=round(sum(r.get("seconds") or 0.0 for r in result.rows), 1),  # incl. points reused
                 points=len(result.rows),
                 reused_from_store=result.skipped, summary=result.summary)
-    path = Path(out) / f"{result.name}.provenance.json"
-    path.write_text(json.dumps(info, indent=1, default=str))
-    return path
+    return atomic_write(Path(out) / f"{result.name}.provenance.json", json.dumps(info, indent=1, default=str))
 
 
-def _parse(row: dict, ints, floats) -> None:
-    """CSV strings back to numbers in place (empty or "None" cells become None)."""
+# ----------------------------------------------------------------- reading tables back
+def _parse(row: dict, ints=(), floats=(), bools=(), where: str = "") -> None:
+    """CSV strings back to values in place: empty or "None" cells become None (booleans: False),
+    booleans are "True"/"False"; any other cell raises a ValueError naming ``where`` and the column."""
+    def to_bool(v):
+        if v not in ("True", "False"):
+            raise ValueError(v)
+        return v == "True"
+
+    def cell(k, convert, kind):
+        v = row.get(k)
+        if v in (None, "", "None"):
+            return None
+        try:
+            return convert(v)
+        except ValueError:
+            raise ValueError(f"{where}: column {k!r} holds {v!r}, not {kind}") from None
+
     for k in ints:
-        row[k] = int(row[k]) if row.get(k) not in (None, "") else None
+        row[k] = cell(k, int, "an integer")
     for k in floats:
-        row[k] = float(row[k]) if row.get(k) not in (None, "", "None") else None
+        row[k] = cell(k, float, "a number")
+    for k in bools:
+        row[k] = bool(cell(k, to_bool, "True or False"))
+
+
+def _read_csv(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
+    """(line number, row) of a table written by :func:`write_outputs`; empty, cut-short and
+    malformed files raise a ValueError naming the file and the line."""
+    import csv
+    import io
+
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} cannot be read: {e}") from None
+    if not text.strip():
+        raise ValueError(f"{path} is empty (no header, no rows)")
+    if not text.endswith("\n"):
+        raise ValueError(f"{path} is truncated: its last line ends without a line break")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        absent = [c for c in required if c not in header]
+        if absent:
+            raise ValueError(f"{path} lacks the column(s) {', '.join(absent)} (header: {','.join(header)})")
+        rows = []
+        for r in reader:
+            if None in r:
+                raise ValueError(f"{path}, line {reader.line_num}: more fields than the header's {len(header)}")
+            if any(v is None for v in r.values()):
+                n = sum(v is not None for v in r.values())
+                raise ValueError(f"{path}, line {reader.line_num}: {n} of {len(header)} fields (truncated)")
+            rows.append((reader.line_num, r))
+    except csv.Error as e:
+        raise ValueError(f"{path} is not a valid CSV table: {e}") from None
+    return rows
+
+
+def _provenance(name: str, directory: Path) -> dict:
+    """The provenance written next to a figure's tables; the loaders need its scale to know the point list."""
+    path = directory / f"{name}.provenance.json"
+    if not path.exists():
+        raise ValueError(f"{path} is missing: without it the tables of {name!r} in {directory} cannot be checked "
+                         f"for completeness (rerun: python -m resnetlearn reproduce {name} --out {directory})")
+    try:
+        prov = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path} cannot be read as JSON: {e}") from None
+    if not isinstance(prov, dict) or prov.get("scale") not in SCALES:
+        got = prov.get("scale") if isinstance(prov, dict) else None
+        raise ValueError(f"{path} records no valid scale (got {got!r}; allowed: {', '.join(SCALES)})")
+    return prov
+
+
+def _expected_points(name: str, directory: Path, prov: dict) -> list[dict]:
+    """The figure's own point list at the scale its provenance records."""
+    expected = _points(name, prov["scale"], None, "test")
+    if prov.get("points") is not None and prov["points"] != len(expected):
+        raise ValueError(f"{directory / (name + '.provenance.json')} records {prov['points']} points, but {name} "
+                         f"at scale {prov['scale']!r} has {len(expected)} (written by another version of the scales?)")
+    return expected
+
+
+def _match_points(path: Path, name: str, scale: str, rows: list[tuple[int, dict]], expected: list[dict],
+                  one_row_each: bool) -> dict[tuple, list[dict]]:
+    """Rows grouped by the point they belong to; rows of another figure, scale or point, duplicated
+    points (``one_row_each``) and missing points raise a ValueError naming the file and the points."""
+    by_id = {_point_id(p): p for p in expected}
+    groups: dict[tuple, list[dict]] = {}
+    for line, r in rows:
+        if r["figure"] != name or r["scale"] != scale:
+            raise ValueError(f"{path}, line {line}: a row of {r['figure']} at scale {r['scale']!r}, "
+                             f"expected {name} at scale {scale!r}")
+        pid = _point_id(r)
+        if pid not in by_id:
+            raise ValueError(f"{path}, line {line}: {_point_label(r)} is not a point of {name} at scale {scale!r}")
+        if one_row_each and pid in groups:
+            raise ValueError(f"{path}, line {line}: {_point_label(r)} appears twice")
+        groups.setdefault(pid, []).append(r)
+    missing = [p for pid, p in by_id.items() if pid not in groups]
+    if missing:
+        raise ValueError(f"{path} has {len(expected) - len(missing)} of {len(expected)} points; missing: "
+                         + ", ".join(_point_label(p) for p in missing))
+    return groups
 
 
 def load_figure(name: str, directory) -> FigureResult:
-    """A figure's shipped (or previously written) results from its CSV table."""
-    import csv
+    """A figure's shipped (or previously written) results from its CSV table.
 
-    path = Path(directory) / f"{name}.csv"
+    The table must hold exactly one row for every point of the figure at
+    the scale its provenance file records; anything else (no provenance,
+    an empty or truncated file, a missing or extra row, a cell that is not
+    a number) raises a ValueError that names the file and the problem.
+    """
+    directory = Path(directory)
+    path = directory / f"{name}.csv"
     if not path.exists():
         raise ValueError(f"no results for {name!r} in {directory} (run: python -m resnetlearn reproduce {name})")
-    rows = []
-    for r in csv.DictReader(open(path)):
-        _parse(r, ("m", "n_train", "epochs", "diverged", "grid_size"),
-               ("test_error", "train_error", "frobenius_W", "lr", "wd", "beta", "alpha", "seconds"))
-        r["grid"] = json.loads(r["grid"]) if r.get("grid") else None
-        rows.append(r)
-    summary, ok = summarise(name, rows)
-    prov_path = Path(directory) / f"{name}.provenance.json"
-    prov = json.loads(prov_path.read_text()) if prov_path.exists() else None
-    return FigureResult(name, rows, summary, ok, prov["wall_time_s"] if prov else math.nan, provenance=prov)
+    prov = _provenance(name, directory)
+    expected = _expected_points(name, directory, prov)
+    rows = _read_csv(path, ("figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "d", "wd",
+                            "test_error"))
+    for line, r in rows:
+        where = f"{path}, line {line}"
+        _parse(r, ("m", "n_train", "epochs", "diverged", "grid_size", "d"),
+               ("test_error", "train_error", "frobenius_W", "lr", "wd", "beta", "alpha", "seconds"), where=where)
+        if r["test_error"] is None:
+            raise ValueError(f"{where}: no test_error")
+        try:
+            r["grid"] = json.loads(r["grid"]) if r.get("grid") else None
+        except ValueError:
+            raise ValueError(f"{where}: column 'grid' is not valid JSON") from None
+    _match_points(path, name, prov["scale"], rows, expected, one_row_each=True)
+    table = [r for _, r in rows]
+    summary, ok = summarise(name, table)
+    return FigureResult(name, table, summary, ok, prov.get("wall_time_s", math.nan), provenance=prov)
 
 
 def load_runs(name: str, directory) -> list[dict]:
-    """Every run of a figure's grids (``FIG_runs.csv``), numbers parsed."""
-    import csv
+    """Every run of a figure's grids (``FIG_runs.csv``), numbers parsed.
 
-    path = Path(directory) / f"{name}_runs.csv"
+    Checked like :func:`load_figure`: every point of the figure is present,
+    a network point with its whole lr × wd grid, a kernel point with at
+    least one candidate, and no point has more than one selected run.
+    """
+    directory = Path(directory)
+    path = directory / f"{name}_runs.csv"
     if not path.exists():
         raise ValueError(f"no per-run table for {name!r} in {directory} (run: python -m resnetlearn reproduce {name})")
-    rows = []
-    for r in csv.DictReader(open(path)):
-        _parse(r, ("m", "n_train", "epochs", "seed"),
-               ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"))
-        r["selected"], r["diverged"] = r.get("selected") == "True", r.get("diverged") == "True"
-        rows.append(r)
-    return rows
+    prov = _provenance(name, directory)
+    expected = _expected_points(name, directory, prov)
+    rows = _read_csv(path, tuple(_POINT_COLS) + ("wd", "selected"))
+    for line, r in rows:
+        _parse(r, ("m", "n_train", "epochs", "seed", "d"),
+               ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"),
+               ("selected", "diverged"), where=f"{path}, line {line}")
+    groups = _match_points(path, name, prov["scale"], rows, expected, one_row_each=False)
+    for p in expected:
+        runs = groups[_point_id(p)]
+        grid = p["model"] != "hand_built" and p["mode"] != "kernel"
+        want = len(p["lrs"]) * len(p["wds"]) if grid else 1 if p["model"] == "hand_built" else None
+        if want is not None and len(runs) != want:
+            raise ValueError(f"{path}: {_point_label(p)} has {len(runs)} runs, its grid has {want}")
+        if sum(r["selected"] for r in runs) > 1:
+            raise ValueError(f"{path}: {_point_label(p)} has {sum(r['selected'] for r in runs)} selected runs")
+    return [r for _, r in rows]
 
 
 def grid_table(runs: list[dict], **point) -> str:

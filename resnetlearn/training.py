@@ -377,9 +377,10 @@ class _State:
             # NaN fails the comparison too; a diverged model's lr is 0 from here on
             torch.logical_and(self.alive, loss <= DIVERGENCE_LOSS, out=self.alive)
             lr = lr0 * self.alive
+            step = torch._foreach_mul(self.trainable, self.wd_views)  # weight decay, then the gradient
+            torch._foreach_add_(step, grads)
             torch._foreach_mul_(self.bufs, self.protocol.momentum)
-            torch._foreach_add_(self.bufs, grads)
-            torch._foreach_add_(self.bufs, torch._foreach_mul(self.trainable, self.wd_views))
+            torch._foreach_add_(self.bufs, step)
             torch._foreach_sub_(self.trainable, torch._foreach_mul(self.bufs, [lr.view(s) for s in self.shapes]))
 
     @torch.no_grad()
