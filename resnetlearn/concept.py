@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import sympy
 import torch
 
+from . import validation as V
 from .activations import Activation, activation
 from .device import select_device
 
@@ -39,18 +40,12 @@ WEIGHT_NORM = 1 / math.sqrt(2)
 
 # ----------------------------------------------------------------- validation
 def _check_int(name: str, value, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return value
+    return V.integer(name, value, lo=low)
 
 
 def check_alpha_beta(alpha, beta) -> tuple[float, float]:
-    """α ∈ [0, 1) (eq 2.2) and β ≥ 0 (Figure 3); anything else raises."""
-    if not isinstance(alpha, (int, float)) or not (0 <= alpha < 1):
-        raise ValueError(f"alpha must lie in [0, 1), got {alpha!r}")
-    if not isinstance(beta, (int, float)) or not (beta >= 0 and math.isfinite(beta)):
-        raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
-    return float(alpha), float(beta)
+    """α ∈ [0, 1) (eq 2.2) and β ≥ 0 (Figure 3); anything else raises (numpy/torch scalars accepted)."""
+    return V.real("alpha", alpha, lo=0, hi=1, hi_open=True), V.real("beta", beta, lo=0)
 
 
 def _check_dist(dist: str) -> str:
@@ -60,9 +55,7 @@ def _check_dist(dist: str) -> str:
 
 
 def _generator(seed) -> torch.Generator:
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    return torch.Generator().manual_seed(seed)
+    return torch.Generator().manual_seed(V.integer("seed", seed, lo=0, hi=V.MAX_SEED))
 
 
 def _check_dtype(dtype) -> torch.dtype:
@@ -168,6 +161,46 @@ class Sample:
     y: torch.Tensor
     base: torch.Tensor | None
     composite: torch.Tensor | None
+
+
+def _cut(sample: Sample, sl: slice) -> Sample:
+    return Sample(*(None if t is None else t[..., sl, :] for t in (sample.x, sample.y, sample.base, sample.composite)))
+
+
+@dataclass(frozen=True)
+class Split:
+    """The training, validation (``None`` without one) and test samples of one experiment."""
+
+    train: Sample
+    val: Sample | None
+    test: Sample
+
+
+def data_split(target, n_train: int, *, n_test: int, seed: int = 0, val_fraction: float = 0.0,
+               device=None, dtype: torch.dtype = torch.float32) -> Split:
+    """The project's one train / validation / test split, shared by every learner.
+
+    ``n_train`` samples are drawn with ``seed`` and ``n_test`` test samples
+    with ``seed + 1`` (independent draws from the input distribution, as in
+    arXiv v3 §8.1). With ``val_fraction`` > 0 the last
+    round(val_fraction·n_train) training samples are held out for choosing
+    hyperparameters (never the test set); the remaining training samples are
+    a prefix of the full ones, so every learner, network or kernel, sees the
+    same numbers for the same (target, n_train, seed).
+    """
+    n_train = _check_int("n_train", n_train)
+    n_test = _check_int("n_test", n_test)
+    seed = _check_int("seed", seed, 0)
+    val_fraction = V.real("val_fraction", val_fraction, lo=0, hi=1, hi_open=True)
+    train = target.sample(n_train, seed=seed, device=device, dtype=dtype)
+    test = target.sample(n_test, seed=seed + 1, device=device, dtype=dtype)
+    if val_fraction == 0:
+        return Split(train, None, test)
+    n_val = round(val_fraction * n_train)
+    if not 1 <= n_val < n_train:
+        raise ValueError(f"val_fraction = {val_fraction} leaves {n_val} of n_train = {n_train} samples for "
+                         f"validation; need at least 1 and fewer than n_train")
+    return Split(_cut(train, slice(0, n_train - n_val)), _cut(train, slice(n_train - n_val, None)), test)
 
 
 @dataclass(frozen=True)

@@ -427,12 +427,15 @@ def paper_grid(lo: float, hi: float) -> list[float]:
 
 @dataclass
 class GridResult:
-    """All runs of a grid search and the selected one.
+    """All runs of a grid search, the selected one and its reruns.
 
     ``select`` is ``"test"`` (pick the lowest test error, as arXiv v3 §8.1
     did: optimistic) or ``"val"`` (pick by a held-out part of the training
     samples, then report that run's test error: honest). Every row records
-    the rule and whether it was selected.
+    the rule, its ``role`` (``"grid"`` for the lr × wd search, ``"rerun"``
+    for the selected cell retrained with a fresh initialisation seed) and
+    whether it was selected. ``reruns`` are the rerun rows alone: they show
+    whether the selected result survives a new initialisation.
     """
 
     rows: list[dict]
@@ -440,59 +443,62 @@ class GridResult:
     select: str
     interrupted: bool
     wall_time: float
+    reruns: list[dict] = field(default_factory=list)
 
 
-def grid_search(target, arch: str, mode: str, m: int, n_train: int, lrs, wds, seeds=(0,),
+def grid_search(target, arch: str, mode: str, m: int, n_train: int, lrs, wds, *, seeds=(0,), rerun_seeds=(),
                 select: str = "test", val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0,
                 protocol: Protocol = Protocol(), init: str = "paper", device=None,
                 dtype=torch.float32, progress: bool = True, max_batch: int | None = None,
                 callback=None, cancel=None) -> GridResult:
-    """Train the whole lr × wd × seed grid on one target as batched programs
-    and select the best run.
+    """Train the whole lr × wd × seed grid on one target as batched programs,
+    select the best run, then retrain the selected cell with ``rerun_seeds``.
 
-    Data: ``n_train`` samples drawn with ``data_seed`` and ``n_test`` test
-    samples with ``data_seed + 1``; with ``select="val"`` the last
-    ``val_fraction`` of the training samples is held out for selection.
-    ``max_batch`` caps how many models train at once (memory).
+    Data come from :func:`~resnetlearn.concept.data_split` (``n_train`` with
+    ``data_seed``, ``n_test`` with ``data_seed + 1``; with ``select="val"``
+    the last ``val_fraction`` of the training samples are held out for the
+    selection). ``max_batch`` caps how many models train at once (memory).
+    The reruns use the same data and mini-batch seeds derived from their own
+    initialisation seed, so they measure the spread over initialisations
+    that one shipped number hides.
     """
-    if select not in SELECTIONS:
-        raise ValueError(f"select must be one of {SELECTIONS}, got {select!r}")
-    if not 0 < val_fraction < 1:
-        raise ValueError(f"val_fraction must lie in (0, 1), got {val_fraction!r}")
+    from .concept import data_split
+
+    V.choice("select", select, SELECTIONS)
+    lrs = V.reals("lrs (learning rates)", lrs, lo=0, lo_open=True)
+    wds = V.reals("wds (weight decays)", wds, lo=0)
+    seeds = V.seeds("seeds", seeds)
+    rerun_seeds = V.seeds("rerun_seeds", rerun_seeds) if len(V.sequence("rerun_seeds", rerun_seeds)) else []
+    if set(rerun_seeds) & set(seeds):
+        raise ValueError(f"rerun_seeds must be fresh: {sorted(set(rerun_seeds) & set(seeds))} already in seeds")
+    max_batch = None if max_batch is None else V.integer("max_batch", max_batch, lo=1)
+    split = data_split(target, n_train, n_test=n_test, seed=data_seed,
+                       val_fraction=val_fraction if select == "val" else 0.0, device=device, dtype=dtype)
     combos = [(lr, wd, s) for lr in lrs for wd in wds for s in seeds]
-    if not combos:
-        raise ValueError("the grid is empty: give at least one lr, wd and seed")
-    train = target.sample(n_train, seed=data_seed, device=device, dtype=dtype)
-    test = target.sample(n_test, seed=data_seed + 1, device=device, dtype=dtype)
-    holdout = None
-    if select == "val":
-        n_val = max(1, int(round(val_fraction * n_train)))
-        train, holdout = _split(train, n_train - n_val)
-    size = max_batch or len(combos)
-    rows, interrupted, t0 = [], False, time.perf_counter()
-    for start in range(0, len(combos), size):
-        chunk = combos[start:start + size]
-        res = train_models(train, test, arch, mode, m, [c[0] for c in chunk], [c[1] for c in chunk],
-                           [c[2] for c in chunk], protocol, init, device, dtype, progress,
-                           callback, None, cancel, holdout)
-        rows += res.rows()
-        if res.interrupted:
-            interrupted = True
-            break
+    kw = dict(protocol=protocol, init=init, device=device, dtype=dtype, progress=progress, callback=callback,
+              cancel=cancel, holdout=split.val)
+    rows, t0 = [], time.perf_counter()
+    interrupted = _train_chunks(split, arch, mode, m, combos, max_batch, kw, rows, role="grid")
     key = "test_error" if select == "test" else "val_error"
     finite = [r for r in rows if not r["diverged"] and math.isfinite(r[key])]
-    best = min(finite, key=lambda r: r[key]) if finite else None
-    for r in rows:
+    best = min(finite, key=lambda r: r[key]) if finite and not interrupted else None
+    reruns = []
+    if best is not None and rerun_seeds:
+        interrupted = _train_chunks(split, arch, mode, m, [(best["lr"], best["wd"], s) for s in rerun_seeds],
+                                    max_batch, kw, reruns, role="rerun")
+    for r in rows + reruns:
         r.update(select=select, selected=r is best, n_test=n_test, data_seed=data_seed)
-    return GridResult(rows, best, select, interrupted, time.perf_counter() - t0)
+    return GridResult(rows + reruns, best, select, interrupted, time.perf_counter() - t0, reruns)
 
 
-def _split(sample, n_first):
-    from .concept import Sample
-
-    def cut(t, sl):
-        return None if t is None else t[sl]
-
-    a, b = slice(0, n_first), slice(n_first, None)
-    return (Sample(*(cut(t, a) for t in (sample.x, sample.y, sample.base, sample.composite))),
-            Sample(*(cut(t, b) for t in (sample.x, sample.y, sample.base, sample.composite))))
+def _train_chunks(split, arch, mode, m, combos, max_batch, kw, rows, role) -> bool:
+    """Train (lr, wd, seed) combinations in batches of at most ``max_batch``; append rows; True if interrupted."""
+    size = max_batch or len(combos)
+    for start in range(0, len(combos), size):
+        chunk = combos[start:start + size]
+        res = train_models(split.train, split.test, arch, mode, m, [c[0] for c in chunk], [c[1] for c in chunk],
+                           [c[2] for c in chunk], **kw)
+        rows += [dict(r, role=role) for r in res.rows()]
+        if res.interrupted:
+            return True
+    return False

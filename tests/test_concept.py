@@ -130,7 +130,7 @@ def test_random_concept_is_in_concept_1():
     [
         (lambda: parity_instance(alpha=1.0), "alpha must lie in \\[0, 1\\)"),
         (lambda: parity_instance(alpha=-0.1), "alpha"),
-        (lambda: parity_instance(beta=-1), "beta must be"),
+        (lambda: parity_instance(beta=-1), "beta must lie in"),
         (lambda: parity_instance(d=0), "d must be"),
         (lambda: parity_instance(d=30, k=16), "k <= d/2"),
         (lambda: parity_instance(d=30, k=3), "k >= 4"),
@@ -161,3 +161,22 @@ def test_energy_figure_splits_the_target_exactly():
     bars = [p.get_width() for p in fig.axes[0].patches]
     assert bars == pytest.approx([15 * 0.8**2, 15 * 0.5**2])  # kβ² and kα², k = 15 (Parseval)
     assert r.zero == pytest.approx(sum(bars))
+
+
+def test_data_split_is_shared_and_holds_out_the_tail():
+    import numpy as np
+
+    from resnetlearn.concept import data_split
+
+    inst = parity_instance()
+    full = data_split(inst, 100, n_test=50, seed=3)
+    assert full.val is None and torch.equal(full.train.x, inst.sample(100, seed=3).x)
+    assert torch.equal(full.test.x, inst.sample(50, seed=4).x)  # test: seed + 1
+    held = data_split(inst, 100, n_test=50, seed=np.int64(3), val_fraction=0.2)
+    assert held.train.x.shape[0] == 80 and held.val.x.shape[0] == 20
+    assert torch.equal(held.train.x, full.train.x[:80]) and torch.equal(held.val.y, full.train.y[80:])
+    assert torch.equal(held.val.composite, full.train.composite[80:])
+    for kw, words in [(dict(val_fraction=1.0), "val_fraction"), (dict(val_fraction=0.001), "val_fraction"),
+                      (dict(seed=-1), "seed"), (dict(n_test=0), "n_test")]:
+        with pytest.raises(ValueError, match=words):
+            data_split(inst, 100, **{"n_test": 50, **kw})

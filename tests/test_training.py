@@ -313,3 +313,22 @@ def test_per_model_targets_match_separate_runs(data):
                            dtype=F64, progress=False)
         assert torch.allclose(both.test_error[g], one.test_error[0], rtol=1e-10)
         assert torch.allclose(both.curves["out1_vs_base"][:, g], one.curves["out1_vs_base"][:, 0], rtol=1e-10)
+
+
+def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
+    inst = data[0]
+    g = grid_search(inst, "2layer", "all", 8, 100, [0.01, 0.05], [0.0, 1e-3], rerun_seeds=[1, 2, 3], n_test=100,
+                    protocol=Protocol.quick(2), progress=False, dtype=F64)
+    grid = [r for r in g.rows if r["role"] == "grid"]
+    assert len(grid) == 4 and len(g.reruns) == 3 and len(g.rows) == 7
+    assert all((r["lr"], r["wd"]) == (g.best["lr"], g.best["wd"]) and not r["selected"] for r in g.reruns)
+    assert [r["seed"] for r in g.reruns] == [1, 2, 3]
+    # a rerun is exactly the model trained alone with that seed on the same data
+    _, tr, te = data
+    tr, te = inst.sample(100, seed=0, dtype=F64), inst.sample(100, seed=1, dtype=F64)
+    alone = train_models(tr, te, "2layer", "all", 8, [g.best["lr"]], [g.best["wd"]], [2], Protocol.quick(2),
+                         dtype=F64, progress=False)
+    assert g.reruns[1]["test_error"] == pytest.approx(float(alone.test_error[0]), rel=1e-12)
+    with pytest.raises(ValueError, match="rerun_seeds must be fresh"):
+        grid_search(inst, "2layer", "all", 8, 100, [0.01], [0.0], rerun_seeds=[0], n_test=100,
+                    protocol=Protocol.quick(2), progress=False)
