@@ -29,10 +29,12 @@ import torch
 
 import resnetlearn as rl
 from resnetlearn import networks
-from resnetlearn.training import Protocol, _order_seed, train_models
+from resnetlearn.training import Protocol, _order_seed, paper_grid, train_models
 
 LRS = [0.02, 0.05, 0.1, 0.2]
 WDS = [0.0, 1e-3, 5e-3]
+GRIDS = {"bench": (LRS, WDS),  # 12 models
+         "paper": (paper_grid(1e-3, 0.5), [0.0] + paper_grid(1e-4, 5e-2))}  # 9 x 10 = 90 models (§8.1)
 
 
 def plain_loop(tr, te, m, lrs, wds, seed, epochs, batch=50, momentum=0.9):
@@ -78,6 +80,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=800)
     ap.add_argument("--m", type=int, default=200)
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="bench", help="bench: 12 models; paper: the 90 of §8.1")
     ap.add_argument("--device", default=None)
     ap.add_argument("--repeats", type=int, default=2, help="timed repetitions of plain and engine (best is reported)")
     ap.add_argument("--no-sequential", action="store_true", help="skip the one-model-at-a-time run")
@@ -86,7 +89,7 @@ def main():
     dev = rl.select_device(args.device)
     inst = rl.parity_instance()
     tr, te = inst.sample(500, seed=0, device=dev), inst.sample(2000, seed=1, device=dev)
-    grid = [(lr, wd) for lr in LRS for wd in WDS]
+    grid = [(lr, wd) for lr in GRIDS[args.grid][0] for wd in GRIDS[args.grid][1]]
     lrs, wds = [g[0] for g in grid], [g[1] for g in grid]
     protocol = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2, eval_every=args.epochs)
     kw = dict(protocol=protocol, device=dev, progress=False)
@@ -108,7 +111,7 @@ def main():
                                             **kw).test_error)
         times["engine"].append(t)
     out = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine=platform.machine(),
-               device=rl.describe_device(dev), torch=torch.__version__, epochs=args.epochs, m=args.m,
+               device=rl.describe_device(dev), torch=torch.__version__, epochs=args.epochs, m=args.m, grid=args.grid,
                models=len(grid), plain_s=[round(t, 2) for t in times["plain"]],
                engine_s=[round(t, 2) for t in times["engine"]])
     t_plain, t_eng = min(times["plain"]), min(times["engine"])

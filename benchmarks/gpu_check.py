@@ -3,9 +3,15 @@
 1. device selection picks CUDA and data land on it;
 2. batched training on CUDA reproduces the CPU numbers (same seeds; float32
    kernels differ, so agreement is to a tolerance) and is deterministic on CUDA;
-3. the training benchmark (12-point grid, m = 200, N = 500, full protocol)
-   one-at-a-time vs batched on CUDA, next to the batched CPU time of the same grid;
-4. notebook 03 executed with the GPU as its device.
+3. no host synchronisation inside an epoch of the engine
+   (``torch.cuda.set_sync_debug_mode("error")`` around the step loop, every mode);
+4. the training benchmark (engine vs the plain batched loop vs one model at a
+   time) for 12 and 90 models at m = 200 and m = 2000, next to the batched
+   CPU time of the 12-point grid;
+5. notebook 03 executed with the GPU as its device.
+
+The paper-scale figures are a separate step (benchmarks/gpu_paper_scale.sh),
+resumable from the results store.
 
 Writes everything to benchmarks/results/gpu_check.json (or --out).
 
@@ -51,11 +57,19 @@ def main():
     out["cpu_vs_cuda_test_error"] = [cpu.test_error.tolist(), gpu.test_error.tolist()]
     out["cuda_deterministic"] = bool(torch.equal(gpu.test_error, gpu2.test_error))
 
-    bench = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_training.py"), "--device", "cuda",
-                            "--epochs", str(args.epochs), "--json", "/tmp/bench_cuda.json"],
-                           capture_output=True, text=True)
-    out["bench_training_cuda"] = json.loads(Path("/tmp/bench_cuda.json").read_text()) if bench.returncode == 0 \
-        else {"error": bench.stderr[-2000:]}
+    out["sync_free_step_loop"] = sync_free(tr)
+    out["bench_training_cuda"] = {}
+    for grid in ("bench", "paper"):
+        for m in (200, 2000):
+            name = f"{grid}_m{m}"
+            cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_training.py"), "--device", "cuda", "--grid", grid,
+                   "--m", str(m), "--epochs", str(args.epochs), "--json", f"/tmp/bench_{name}.json"]
+            if grid == "paper" or m == 2000:
+                cmd.append("--no-sequential")  # one model at a time would take most of the device budget
+            bench = subprocess.run(cmd, capture_output=True, text=True)
+            out["bench_training_cuda"][name] = json.loads(Path(f"/tmp/bench_{name}.json").read_text()) \
+                if bench.returncode == 0 else {"error": bench.stderr[-2000:]}
+            print(name, out["bench_training_cuda"][name], flush=True)
     t0 = time.perf_counter()
     grid = [(lr, wd) for lr in (0.02, 0.05, 0.1, 0.2) for wd in (0.0, 1e-3, 5e-3)]
     p = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2, eval_every=args.epochs)
@@ -72,6 +86,31 @@ def main():
                                 if nb.returncode == 0 else nb.stderr[-2000:]}
     Path(args.out).write_text(json.dumps(out, indent=1))
     print(json.dumps(out, indent=1))
+
+
+def sync_free(train) -> dict:
+    """Run one epoch of every mode with CUDA's sync debug mode set to raise on a synchronisation."""
+    from resnetlearn import networks
+    from resnetlearn.training import _State
+
+    x, y = train.x.cuda(), train.y.cuda()
+    res = {}
+    for mode in ("all", "hidden", "last", "ntk"):
+        p0 = networks.init_params("3resnet", x.shape[1], y.shape[1], 200, [0, 1], device="cuda")
+        lr = torch.tensor([0.05, 1e4], device="cuda")
+        state = _State("3resnet", mode, p0, lr, torch.zeros(2, device="cuda"), Protocol.quick(2), [0, 1])
+        state.start_phase(None)
+        state.epoch(x, y, 0, cancel=None)  # warm-up (allocator, cuBLAS handles)
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            state.epoch(x, y, 1, cancel=None)
+            res[mode] = "no synchronisation"
+        except RuntimeError as e:
+            res[mode] = f"synchronised: {e}"[:300]
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    return res
 
 
 if __name__ == "__main__":
