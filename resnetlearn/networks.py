@@ -17,7 +17,11 @@ its own seed, so a model gets the same numbers inside a batch as alone.
 
 Initialisation (arXiv v3 §8.1): all entries of A, W, V/U and the biases
 i.i.d. N(0, 1/m) (``init="paper"``); the footnote's alternative, standard
-deviation 1/√fan_in, is ``init="fan_in"``.
+deviation 1/√fan_in, is ``init="fan_in"``. ``init="companion"`` follows the
+companion paper (§3 and §4, "Learning Process"): hidden weights and biases
+N(0, 1/m) as in the paper, but the output layer A drawn N(0, ε_a²) with
+ε_a = 1 — the value its three-layer theorem fixes and the largest its
+two-layer theorem allows.
 
 The NTK mode needs the network linearised at its initialisation,
 f₀(x) + ⟨∇_θ f₀(x), θ − θ₀⟩. :func:`forward` can push a tangent (θ − θ₀)
@@ -31,7 +35,7 @@ from __future__ import annotations
 import torch
 
 ARCHS = ("3resnet", "3resnet_eq21", "3layer", "2layer", "2layer_signs")
-INITS = ("paper", "fan_in")
+INITS = ("paper", "fan_in", "companion")
 
 
 def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
@@ -84,7 +88,8 @@ def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
                 signs[torch.randperm(shape[1], generator=gen)[: shape[1] // 2]] = -1
                 out[name].append(signs.expand(shape).clone() / m**0.5)
                 continue
-            std = (1 / m) ** 0.5 if init == "paper" else _fan_in(name, shape, shapes) ** -0.5
+            std = (_fan_in(name, shape, shapes) ** -0.5 if init == "fan_in" else
+                   1.0 if init == "companion" and name == "A" else (1 / m) ** 0.5)
             out[name].append(torch.randn(*shape, generator=gen, dtype=torch.float64) * std)
     return {n: torch.stack(v).to(device=device, dtype=dtype) for n, v in out.items()}
 
