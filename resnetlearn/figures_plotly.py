@@ -1,0 +1,510 @@
+"""Interactive figures (plotly) for the notebooks, with a static picture for every reader.
+
+Every function returns a ``plotly.graph_objects.Figure`` drawn in one style
+(:func:`resnetlearn.plots.learner_style`): colour by family — ResNet reds,
+3layer blues, 2layer greens, classical kernels greys, conjugate kernels
+purples, NTKs magentas —, line style by training mode (solid: trained, dotted:
+``last`` = conjugate kernel, dashed: ``ntk``), a marker at every measured
+point, log axes with plain tick labels at the measured widths / sample sizes
+(never ``3×10²``), every axis titled with its quantity, the legend outside
+the data (click an entry to hide its family), and the kα² line.
+
+:func:`show_figure` displays a figure as one output carrying both the plotly
+JSON (JupyterLab and nbviewer draw it interactively) and a PNG drawn by
+matplotlib (:func:`to_matplotlib`; GitHub and other static readers show it).
+nbval compares plotly JSON: mark such cells ``# NBVAL_IGNORE_OUTPUT`` and
+print the numbers that matter in a separate cell.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.subplots import make_subplots
+
+from .plots import (
+    BETA_COLOURS,
+    MPL_DASH,
+    MPL_MARKER,
+    THRESHOLD_COLOUR,
+    has_threshold,
+    learner_style,
+    log_ticks,
+    threshold_label,
+    tick_label,
+)
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+TEMPLATE = go.layout.Template(layout=dict(
+    font=dict(family="DejaVu Sans, Arial, sans-serif", size=13, color="#222"),
+    plot_bgcolor="white", paper_bgcolor="white",
+    xaxis=dict(showline=True, linecolor="#444", mirror=True, ticks="outside", gridcolor="#e6e6e6", zeroline=False),
+    yaxis=dict(showline=True, linecolor="#444", mirror=True, ticks="outside", gridcolor="#e6e6e6", zeroline=False),
+    hoverlabel=dict(bgcolor="white", font=dict(size=12)),
+    colorway=["#7f7f7f"],
+))
+"""A small explicit template (plotly's default one would add ~10 kB of JSON to every output)."""
+LEGEND_OUTSIDE = dict(x=1.02, xanchor="left", y=1.0, yanchor="top", bgcolor="rgba(255,255,255,0.9)",
+                      groupclick="togglegroup", tracegroupgap=6)
+ERROR_TITLE = "test error  E‖out − y‖²"
+X_TITLES = {"m": "width m (neurons per hidden layer)", "n_train": "N (training samples)"}
+CLAIMS = {
+    "fig2a": "Figure 2(a), N = 500, all layers trained: only 3resnet(all) goes below kα²",
+    "fig2b": "Figure 2(b), N = 1000, hidden layers trained: only 3resnet(hidden) goes below kα²",
+    "fig3": "Figure 3, α = 0.3: the ResNet learns α·G(F) only when β ≫ α",
+    "fig4": "Figure 4: SGD finds neither the error nor the small ‖W‖_F of a solution built by hand",
+    "thm3": "Theorem 2/3, hard instance: every kernel errs by more than α²/4, the ResNet does not",
+    "companion": "Companion Figure 1: 3layer beats 2layer, its conjugate kernel and its NTK",
+}
+"""Titles that state each figure's claim (the verdict is in ``FigureResult.summary``)."""
+HOVER_FIELDS = (
+    # (row key, label, format) shown on hover when present in the rows; the last ones are the per-seed
+    # columns a results table may carry (median / spread over seeds)
+    ("train_error", "train error", "{:.3g}"),
+    ("lr", "lr", "{:g}"), ("wd", "wd", "{:g}"),
+    ("ridge_rel", "ridge (× mean diagonal)", "{:g}"), ("setting", "setting", "{}"),
+    ("grid_size", "grid", "{} runs"), ("diverged", "diverged in grid", "{}"),
+    ("n_seeds", "seeds", "{}"), ("seeds", "seeds", "{}"),
+    ("test_error_median", "median over seeds", "{:.3g}"), ("median_test_error", "median over seeds", "{:.3g}"),
+    ("test_error_min", "min over seeds", "{:.3g}"), ("test_error_max", "max over seeds", "{:.3g}"),
+    ("test_error_spread", "spread over seeds", "{:.3g}"), ("spread", "spread over seeds", "{:.3g}"),
+    ("test_error_std", "std over seeds", "{:.3g}"),
+)
+
+
+# ----------------------------------------------------------------- helpers
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def log_axis(*, values=None, lo: float | None = None, hi: float | None = None, title: str = "") -> dict:
+    """Layout of a log axis with plain labels at ``values`` (the measured points) or 1-2-5 steps in [lo, hi]."""
+    if values is not None:
+        ticks = sorted({float(v) for v in values if _finite(v) and v > 0})
+        lo, hi = ticks[0] / 1.25, ticks[-1] * 1.25
+    else:
+        lo, hi = max(lo, 1e-12), max(hi, lo * 1.0001)
+        ticks = log_ticks(lo, hi)
+        lo, hi = min([lo] + ticks) / 1.1, max([hi] + ticks) * 1.1
+    return dict(type="log", tickvals=ticks, ticktext=[tick_label(t) for t in ticks],
+                range=[math.log10(lo), math.log10(hi)], title=dict(text=title), minor=dict(showgrid=False))
+
+
+def _value_range(values, floor: float = 1e-5) -> tuple[float, float]:
+    vals = [v for v in values if _finite(v) and v > 0]
+    if not vals:
+        return 0.1, 10.0
+    return max(min(vals), floor), max(vals)
+
+
+def threshold_trace(threshold: float | None, x0: float, x1: float, *, name: str | None = None,
+                    xaxis: str = "x", yaxis: str = "y", showlegend: bool = True,
+                    colour: str = THRESHOLD_COLOUR, dash: str = "dash") -> go.Scatter:
+    """The kα² line as a trace (so a legend click hides it and static pictures draw it); invisible when
+    there is no threshold (α = 0)."""
+    ok = has_threshold(threshold)
+    return go.Scatter(x=[x0, x1] if ok else [], y=[threshold, threshold] if ok else [], mode="lines",
+                      name=name or threshold_label(threshold), line=dict(color=colour, dash=dash, width=2),
+                      hovertemplate=f"{name or threshold_label(threshold)}<extra></extra>",
+                      xaxis=xaxis, yaxis=yaxis, showlegend=showlegend and ok, visible=ok,
+                      legendgroup="threshold", legendrank=2000)
+
+
+def _hover(rows: list[dict], fields) -> tuple[list[list[str]], str]:
+    """customdata (strings) and the hovertemplate lines for the fields present."""
+    data = []
+    for r in rows:
+        cells = []
+        for key, _, fmt in fields:
+            v = r.get(key)
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                cells.append("–")
+            else:
+                try:
+                    cells.append(fmt.format(v))
+                except (ValueError, TypeError):
+                    cells.append(str(v))
+        data.append(cells)
+    lines = "".join(f"<br>{label}: %{{customdata[{i}]}}" for i, (_, label, _) in enumerate(fields))
+    return data, lines
+
+
+def _present(rows: list[dict], fields=HOVER_FIELDS) -> list[tuple]:
+    out, labels = [], set()
+    for key, label, fmt in fields:
+        if label in labels:
+            continue
+        if any(r.get(key) not in (None, "") and not (isinstance(r.get(key), float) and math.isnan(r[key]))
+               for r in rows):
+            out.append((key, label, fmt))
+            labels.add(label)
+    return out
+
+
+POINT_KEYS = ("model", "mode", "m", "n_train", "beta")
+
+
+def seed_stats(runs: list[dict], row: dict) -> dict:
+    """From a per-run table (:func:`resnetlearn.reproduce.load_runs`): how many seeds ran the selected
+    setting of ``row``'s point and the spread of their test errors (min–max)."""
+    same = [r for r in runs if all(r.get(k) == row.get(k) for k in POINT_KEYS if k in r and k in row)]
+    if not same:
+        return {}
+    sel = [r for r in same if r.get("lr") == row.get("lr") and r.get("wd") == row.get("wd")
+           and r.get("setting") == row.get("setting") and r.get("ridge_rel") == row.get("ridge_rel")]
+    errs = sorted(r["test_error"] for r in sel if _finite(r.get("test_error")))
+    out = {"grid_runs": len(same)}
+    if errs:
+        out.update(n_seeds=len({r.get("seed") for r in sel}), test_error_min=errs[0], test_error_max=errs[-1],
+                   test_error_median=errs[len(errs) // 2] if len(errs) % 2 else
+                   0.5 * (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]))
+    return out
+
+
+def _with_runs(rows: list[dict], runs: list[dict] | None) -> list[dict]:
+    if not runs:
+        return rows
+    out = []
+    for r in rows:
+        extra = {k: v for k, v in seed_stats(runs, r).items() if r.get(k) is None}
+        out.append({**r, **extra})
+    return out
+
+
+def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = 960) -> go.Figure:
+    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
+                      legend=LEGEND_OUTSIDE, height=height, width=width, hovermode="closest",
+                      margin=dict(l=70, r=20, t=60, b=60))
+    return fig
+
+
+# ----------------------------------------------------------------- training curves
+def training_curves(epochs, curves: dict, threshold: float | None, labels=None, *, title: str = "",
+                    styles=None, decomposition: bool = True, total_epochs: int | None = None,
+                    show_train: bool = True) -> go.Figure:
+    """Test error (solid) and train error (dotted) against epochs, with the kα² line; for the ResNets a
+    second panel with what each block learned (E‖out₁ − β·F‖², E‖residual − α·G(F)‖²).
+
+    Same inputs as :func:`resnetlearn.plots.training_figure`: ``curves`` maps name → (E, G) array-like
+    as :func:`resnetlearn.training.train_models` returns; ``styles`` (optional) one
+    :func:`~resnetlearn.plots.learner_style` per model; ``total_epochs`` fixes the x range (live plots).
+    """
+    import torch
+
+    test = torch.as_tensor(curves["test"]).double()
+    G = test.shape[1]
+    labels = list(labels or [f"model {g}" for g in range(G)])
+    styles = styles or [learner_style("3resnet")] * G
+    dec = bool(decomposition and "out1_vs_base" in curves
+               and torch.isfinite(torch.as_tensor(curves["out1_vs_base"])).any())
+    fig = make_subplots(1, 2, subplot_titles=("test error (dotted: train)", "what each block learned"),
+                        horizontal_spacing=0.1) if dec else go.Figure()
+    x = [int(e) for e in epochs]
+    x1 = total_epochs or (max(x) if x else 1)
+    vals = []
+
+    def add(trace, col):
+        if dec:
+            fig.add_trace(trace, 1, col)
+        else:
+            fig.add_trace(trace)
+
+    for g in range(G):
+        st = styles[g]
+        y = test[:, g].tolist()
+        vals += y
+        add(go.Scatter(x=x, y=y, mode="lines", name=labels[g], legendgroup=labels[g],
+                       line=dict(color=st["color"], width=2.5),
+                       hovertemplate=f"{labels[g]}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"), 1)
+        if show_train and "train" in curves:
+            ytr = torch.as_tensor(curves["train"]).double()[:, g].tolist()
+            vals += ytr
+            add(go.Scatter(x=x, y=ytr, mode="lines", name=f"{labels[g]} train", legendgroup=labels[g],
+                           showlegend=False, line=dict(color=st["color"], width=1.5, dash="dot"),
+                           hovertemplate=f"{labels[g]}<br>epoch %{{x}}<br>train error %{{y:.3g}}<extra></extra>"), 1)
+        if dec:
+            for key, dash, what in (("out1_vs_base", "solid", "out₁ vs β·F"),
+                                    ("residual_vs_composite", "dash", "residual vs α·G(F)")):
+                yy = torch.as_tensor(curves[key]).double()[:, g].tolist()
+                vals += yy
+                add(go.Scatter(x=x, y=yy, mode="lines", name=f"{labels[g]}: {what}", legendgroup=f"{labels[g]} dec",
+                               line=dict(color=st["color"], dash=dash, width=2),
+                               hovertemplate=f"{labels[g]}: {what}<br>epoch %{{x}}<br>%{{y:.3g}}<extra></extra>"), 2)
+    add(threshold_trace(threshold, 0, x1), 1)
+    if dec:
+        add(threshold_trace(threshold, 0, x1, showlegend=False), 2)
+    lo, hi = _value_range(vals + ([threshold] if has_threshold(threshold) else []))
+    yax = log_axis(lo=min(lo, 0.05), hi=max(hi, 20), title=ERROR_TITLE)
+    fig.update_layout(yaxis=yax, xaxis=dict(title=dict(text="epoch"), range=[0, x1]))
+    if dec:
+        fig.update_layout(yaxis2=dict(yax, title=dict(text="error of each block  E‖·‖²")),
+                          xaxis2=dict(title=dict(text="epoch"), range=[0, x1]))
+    if not has_threshold(threshold):
+        title = f"{title}  ({threshold_label(threshold)})" if title else threshold_label(threshold)
+    return _finish(fig, title or "test error", width=1100 if dec else 900, height=430)
+
+
+# ----------------------------------------------------------------- the paper's figures
+def _label(r: dict, name: str) -> str:
+    if name == "thm3" or r.get("mode") in (None, "", "kernel", "-"):
+        return str(r["model"])
+    return f"{r['model']}({r['mode']})"
+
+
+def _family_rank(model: str, mode: str | None) -> tuple:
+    order = ["ResNet", "fully connected", "conjugate kernel", "NTK", "classical kernel", "other"]
+    arch = ["3resnet", "3resnet_eq21", "3layer", "2layer"]
+    fam = learner_style(model, mode)["family"]
+    return (order.index(fam) if fam in order else 9, arch.index(model) if model in arch else 9, model, mode or "")
+
+
+def result_figure(result, runs: list[dict] | None = None, *, title: str | None = None) -> go.Figure:
+    """The interactive version of a reproduced figure (a :class:`~resnetlearn.reproduce.FigureResult`,
+    e.g. from ``load_figure(name, directory)``): test error against width m (or N) per learner, Figure 3
+    as one panel per training mode coloured by β, Figure 4 as error against ‖W‖_F.
+
+    Hover shows the learner, the width / N, the test and train error, the selected lr and wd (or ridge
+    and kernel setting), the grid size, and — from ``runs`` (:func:`~resnetlearn.reproduce.load_runs`) or
+    from per-seed columns of the rows when present — how many seeds ran the selected setting and the
+    min / median / max of their test errors.
+    """
+    name = result.name
+    rows = _with_runs([dict(r) for r in result.rows], runs)
+    scale = (getattr(result, "provenance", None) or {}).get("scale") or (rows[0].get("scale") if rows else None)
+    head = title or CLAIMS.get(name, name)
+    if scale and title is None:
+        head += f"  ({scale} scale)"
+    if name == "fig4":
+        return _fig4(rows, runs, head)
+    if name == "fig3":
+        return _fig3(rows, head)
+    return _error_vs_x(rows, name, head)
+
+
+def _points_trace(pts: list[dict], xkey: str, label: str, style: dict, fields, **kw) -> go.Scatter:
+    pts = sorted(pts, key=lambda r: r[xkey])
+    custom, lines = _hover(pts, fields)
+    what = "N" if xkey == "n_train" else "m"
+    return go.Scatter(
+        x=[r[xkey] for r in pts], y=[r["test_error"] if _finite(r["test_error"]) else None for r in pts],
+        mode="lines+markers", name=label, customdata=custom,
+        line=dict(color=style["color"], dash=style["dash"], width=2.2),
+        marker=dict(symbol=style["marker"], size=8, color=style["color"]),
+        hovertemplate=f"<b>{label}</b><br>{what} = %{{x}}<br>test error %{{y:.3g}}{lines}<extra></extra>", **kw)
+
+
+def _error_vs_x(rows: list[dict], name: str, head: str) -> go.Figure:
+    xkey = "n_train" if name in ("companion", "thm3") else "m"
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["model"], None if name == "thm3" else r.get("mode")), []).append(r)
+    fields = _present(rows)
+    fig = go.Figure()
+    for (model, mode) in sorted(groups, key=lambda k: _family_rank(*k)):
+        st = learner_style(model, mode)
+        label = _label(groups[(model, mode)][0], name)
+        fig.add_trace(_points_trace(groups[(model, mode)], xkey, label, st, fields, legendgroup=st["family"],
+                                    legendgrouptitle=dict(text=st["family"])))
+    xs = sorted({r[xkey] for r in rows})
+    x0, x1 = xs[0] / 1.25, xs[-1] * 1.25
+    ys = [r["test_error"] for r in rows]
+    if name == "thm3":
+        from .concept import hard_instance
+
+        hard = hard_instance(30, 4, alpha=0.3)
+        fig.add_trace(threshold_trace(hard.alpha**2 / 4, x0, x1, name=f"α²/4 = {hard.alpha**2 / 4:.4g}",
+                                      colour="#6a3d9a", dash="dot"))
+        fig.add_trace(threshold_trace(hard.threshold, x0, x1, name=f"kα² = {hard.threshold:.3g}"))
+        ys += [hard.alpha**2 / 4, hard.threshold]
+    elif name != "companion":
+        from .concept import parity_instance
+
+        thr = parity_instance().threshold
+        fig.add_trace(threshold_trace(thr, x0, x1))
+        ys.append(thr)
+    lo, hi = _value_range(ys)
+    fig.update_layout(xaxis=log_axis(values=xs, title=X_TITLES[xkey]),
+                      yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE))
+    return _finish(fig, head)
+
+
+def _fig3(rows: list[dict], head: str) -> go.Figure:
+    from .concept import parity_instance
+
+    modes = [m for m in ("all", "hidden") if any(r.get("mode") == m for r in rows)] or \
+        sorted({r.get("mode") for r in rows})
+    betas = sorted({r["beta"] for r in rows})
+    colours = {b: BETA_COLOURS[round(i * (len(BETA_COLOURS) - 1) / max(1, len(betas) - 1))]
+               for i, b in enumerate(betas)}
+    fig = make_subplots(1, len(modes), shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=[f"{'all layers' if m == 'all' else 'hidden layers' if m == 'hidden' else m}"
+                                        f" trained (3resnet({m}))" for m in modes])
+    fields = _present(rows)
+    xs = sorted({r["m"] for r in rows})
+    thr = parity_instance().threshold
+    for j, mode in enumerate(modes, start=1):
+        for b in betas:
+            pts = [r for r in rows if r.get("mode") == mode and r["beta"] == b]
+            if not pts:
+                continue
+            st = {"color": colours[b], "dash": "solid", "marker": "circle"}
+            fig.add_trace(_points_trace(pts, "m", f"β = {b:g}", st, fields, legendgroup=f"β={b:g}",
+                                        showlegend=j == 1), 1, j)
+        fig.add_trace(threshold_trace(thr, xs[0] / 1.25, xs[-1] * 1.25, showlegend=j == 1), 1, j)
+    lo, hi = _value_range([r["test_error"] for r in rows] + [thr])
+    for j in range(1, len(modes) + 1):
+        fig.update_xaxes(log_axis(values=xs, title=X_TITLES["m"]), row=1, col=j)
+        fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE if j == 1 else ""), row=1, col=j)
+    fig.update_layout(legend_title_text="β (α = 0.3)")
+    return _finish(fig, head, width=1100)
+
+
+def _fig4(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
+    floor = 1e-3
+    fig = go.Figure()
+    sgd_runs = [r for r in (runs or []) if r.get("model") == "2layer_signs"]
+    if sgd_runs:
+        pts = [(r["train_error"], r["test_error"], r["frobenius_W"], r) for r in sgd_runs]
+    else:
+        pts = [(g[0], g[1], g[2], r) for r in rows if r["model"] == "2layer_signs" for g in (r.get("grid") or [])]
+    fields = _present([p[3] for p in pts], (("m", "m", "{}"), ("lr", "lr", "{:g}"), ("wd", "wd", "{:g}"),
+                                            ("seed", "seed", "{}")))
+    custom, lines = _hover([p[3] for p in pts], fields)
+    for idx, what, symbol in ((0, "train", "circle-open"), (1, "test", "circle")):
+        fig.add_trace(go.Scatter(
+            x=[max(p[idx], floor) for p in pts], y=[p[2] for p in pts], mode="markers",
+            name=f"SGD runs: {what} error", customdata=custom, legendgroup="SGD",
+            marker=dict(symbol=symbol, size=8, color=learner_style("2layer")["color"] if idx else "#1f5fbf"),
+            hovertemplate=f"SGD run<br>{what} error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
+    hand = [r for r in rows if r["model"] == "hand_built"]
+    custom, lines = _hover(hand, [("wd", "wd", "{:g}"), ("m", "m", "{}")])
+    fig.add_trace(go.Scatter(
+        x=[max(r["test_error"], floor) for r in hand], y=[r["frobenius_W"] for r in hand], mode="markers",
+        name="built by hand (train = test)", customdata=custom,
+        marker=dict(symbol="star", size=15, color=THRESHOLD_COLOUR),
+        hovertemplate=f"built by hand<br>error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
+    xs = [max(p[i], floor) for p in pts for i in (0, 1)] + [max(r["test_error"], floor) for r in hand]
+    lo, hi = _value_range(xs, floor)
+    ws = [p[2] for p in pts] + [r["frobenius_W"] for r in hand]
+    wlo, whi = _value_range(ws)
+    fig.update_layout(xaxis=log_axis(lo=lo, hi=hi, title=f"error E‖out − y‖²  (values below {floor:g} drawn at "
+                                                           f"{floor:g})"),
+                      yaxis=log_axis(lo=wlo, hi=whi, title="‖W‖_F (Frobenius norm of the first layer)"))
+    return _finish(fig, head)
+
+
+# ----------------------------------------------------------------- static pictures and display
+def _axis_names(fig: go.Figure) -> list[tuple[str, str]]:
+    """(xaxis, yaxis) layout names of each subplot, left to right."""
+    pairs = {}
+    for t in fig.data:
+        xa, ya = getattr(t, "xaxis", None) or "x", getattr(t, "yaxis", None) or "y"
+        pairs.setdefault(xa, ya)
+    if not pairs:
+        pairs["x"] = "y"
+
+    def key(xa):
+        ax = fig.layout[f"xaxis{xa[1:]}"]
+        return ax.domain[0] if ax.domain else 0
+
+    return sorted(pairs.items(), key=lambda p: key(p[0]))
+
+
+def _apply_axis(ax, which: str, spec) -> None:
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+    log = spec.type == "log"
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log" if log else "linear")
+    if spec.range is not None:
+        lo, hi = spec.range
+        (ax.set_xlim if which == "x" else ax.set_ylim)((10**lo, 10**hi) if log else (lo, hi))
+    if spec.tickvals is not None:
+        a = ax.xaxis if which == "x" else ax.yaxis
+        a.set_major_locator(FixedLocator(list(spec.tickvals)))
+        a.set_ticklabels(list(spec.ticktext) if spec.ticktext is not None else [tick_label(v) for v in spec.tickvals])
+        a.set_minor_locator(NullLocator())
+        a.set_minor_formatter(NullFormatter())
+    text = spec.title.text if spec.title is not None else None
+    if text:
+        (ax.set_xlabel if which == "x" else ax.set_ylabel)(text)
+
+
+def to_matplotlib(fig: go.Figure, *, size=None):
+    """A matplotlib drawing of a plotly figure made by this module (scatter traces, subplots, log axes,
+    titles, legend outside): the static picture beside every interactive one."""
+    from matplotlib.figure import Figure
+
+    panels = _axis_names(fig)
+    n = len(panels)
+    width = size[0] if size else (6.0 * n + 3.2)
+    mfig = Figure(figsize=size or (width, 4.3), layout="constrained")
+    shared = n > 1 and all(fig.layout[f"yaxis{ya[1:]}"].matches for _, ya in panels[1:])
+    axes = mfig.subplots(1, n, squeeze=False, sharey=shared)[0]
+    where = {xa: axes[i] for i, (xa, _) in enumerate(panels)}
+    handles: dict[str, object] = {}
+    for t in fig.data:
+        if t.type not in ("scatter", "scattergl") or t.visible is False or t.visible == "legendonly":
+            continue
+        if t.x is None or len(t.x) == 0:
+            continue
+        ax = where.get(t.xaxis or "x", axes[0])
+        mode = t.mode or "lines+markers"
+        colour = (t.line.color if t.line and t.line.color else None) or (t.marker.color if t.marker else None)
+        kw = dict(color=colour if isinstance(colour, str) else None)
+        if "lines" in mode:
+            kw.update(linestyle=MPL_DASH.get(t.line.dash or "solid", "-"), linewidth=(t.line.width or 2) * 0.8)
+        else:
+            kw.update(linestyle="none")
+        if "markers" in mode:
+            sym = (t.marker.symbol or "circle") if t.marker else "circle"
+            hollow = isinstance(sym, str) and sym.endswith("-open")
+            kw.update(marker=MPL_MARKER.get(str(sym).replace("-open", ""), "o"),
+                      markersize=(t.marker.size or 6) * 0.75 if t.marker else 5)
+            if hollow:
+                kw.update(markerfacecolor="none")
+        ys = [math.nan if v is None else v for v in t.y]
+        (line,) = ax.plot(list(t.x), ys, **kw)
+        if t.showlegend is not False and t.name and t.name not in handles:
+            handles[t.name] = line
+    for i, (xa, ya) in enumerate(panels):
+        _apply_axis(axes[i], "x", fig.layout[f"xaxis{xa[1:]}"])
+        _apply_axis(axes[i], "y", fig.layout[f"yaxis{ya[1:]}"])
+        axes[i].grid(True, which="major", color="#e6e6e6", linewidth=0.8)
+    titles = [a.text for a in (fig.layout.annotations or []) if a.text and a.yref == "paper" and (a.y or 0) >= 1]
+    for ax, t in zip(axes, titles if len(titles) == n else []):
+        ax.set_title(t, fontsize=10)
+    if fig.layout.title and fig.layout.title.text:
+        mfig.suptitle(fig.layout.title.text, fontsize=11, x=0.01, ha="left")
+    if handles:
+        mfig.legend(list(handles.values()), list(handles), loc="outside right center", fontsize=8, frameon=False)
+    return mfig
+
+
+def figure_json(fig: go.Figure) -> dict:
+    """The figure as pure JSON (what JupyterLab's plotly renderer reads)."""
+    out = json.loads(pio.to_json(fig, validate=False))
+    out.setdefault("config", {"displaylogo": False, "responsive": True})
+    return out
+
+
+def mime_bundle(fig: go.Figure, static=None) -> dict:
+    """One display with the interactive figure, a PNG (from matplotlib) and a short text."""
+    from .plots import to_png
+
+    png = to_png(static if static is not None else to_matplotlib(fig))
+    title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else "figure"
+    return {PLOTLY_MIME: figure_json(fig), "image/png": base64.b64encode(png).decode("ascii"),
+            "text/plain": f"<interactive figure: {title}>"}
+
+
+def show_figure(fig: go.Figure, static=None) -> None:
+    """Display ``fig`` interactively with a static PNG in the same output (JupyterLab draws the plotly
+    figure; GitHub and other static viewers show the PNG). ``static``: a matplotlib figure to use as the
+    picture instead of :func:`to_matplotlib`'s drawing."""
+    from IPython.display import publish_display_data
+
+    publish_display_data(mime_bundle(fig, static))
