@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import shlex
 import sys
 import tempfile
@@ -146,5 +147,17 @@ def _report_interrupt(e: KeyboardInterrupt, finished: list[str], out: Path, comm
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 
+def run(argv=None):
+    """Run :func:`main` and exit the process with its status."""
+    status = main(argv)
+    if status == INTERRUPTED:
+        # everything worth keeping is on disk (atomic writes) and the workers are stopped; skip the
+        # interpreter's teardown of torch & co., which alone takes a second or more on a busy CPU
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

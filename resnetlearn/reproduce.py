@@ -22,11 +22,15 @@ Scales (every row and provenance file records which one produced it):
   {1,2,5}·10^−k), meant for a GPU.
 
 Points are stored in a :class:`ResultsStore` keyed by their full
-configuration and the library version (JSON files written atomically), so a
-rerun skips finished points and an interrupted sweep resumes. Points run
-through an executor seam: in-process by default, or any object with a
-``submit(fn, *args)`` returning futures — a ``concurrent.futures`` pool, a
-``dask.distributed.Client``, or a submitit executor for Slurm.
+configuration and the library version (JSON files written atomically, each
+with its key and a checksum that are verified on reading), so a rerun skips
+finished points and an interrupted sweep resumes. Only finished points are
+stored: Ctrl-C discards the point in progress (:class:`FigureInterrupted`).
+Points run through an executor seam: in-process by default, or any object
+with ``submit(fn, *args)`` returning futures — a ``concurrent.futures`` pool,
+a ``dask.distributed.Client``, or a submitit executor for Slurm.
+:func:`load_figure` and :func:`load_runs` read written tables back and
+refuse incomplete ones.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from resnetlearn.reproduce import (
     ResultsStore,
     _points,
     error_table,
+    figure_plot,
     load_figure,
     run_figure,
     run_point,
@@ -150,3 +151,102 @@ def test_grid_table_marks_the_selected_and_diverged_runs(tmp_path):
     assert cli.main(["reproduce", "fig3", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
     loaded = load_runs("fig3", tmp_path)
     assert len(loaded) == 10 and all(r["selected"] for r in loaded if not r["diverged"])  # a 1-run grid
+
+
+# ----------------------------------------------------------------- diverged points are reported, never min'ed over
+def _fig2a_rows(errors: dict) -> list[dict]:
+    return [dict(figure="fig2a", model=a, mode=md, m=m, test_error=errors.get((a, md, m), 2.0))
+            for a in ("3resnet", "3layer", "2layer") for md in ("all", "last", "ntk") for m in (50, 200)]
+
+
+def test_summary_excludes_and_names_diverged_points():
+    nan = float("nan")
+    rows = _fig2a_rows({("3resnet", "all", 200): 0.2, ("3resnet", "all", 50): nan, ("3layer", "all", 50): nan,
+                        ("3layer", "all", 200): 1.6, ("2layer", "ntk", 50): nan, ("2layer", "ntk", 200): nan})
+    text, ok = summarise("fig2a", rows)
+    assert ok is True and " nan" not in text
+    assert "3resnet(all) 0.200; best other 3layer(all) 1.600 (no finite point: 2layer(ntk))" in text
+    assert text.endswith("4 diverged points (no finite test error) excluded: 3resnet(all) m=50, "
+                         "3layer(all) m=50, 2layer(ntk) m=50, 2layer(ntk) m=200")
+    # the learner the claim is about has no finite point: the summary says so and judges nothing
+    rows = _fig2a_rows({("3resnet", "all", 50): nan, ("3resnet", "all", 200): nan, ("3resnet", "last", 50): 0.1})
+    text, ok = summarise("fig2a", rows)
+    assert ok is None and "3resnet(all) has no finite point; best other 3resnet(last) 0.100" in text
+    assert "cannot be judged" in text and " nan" not in text
+    # the other figures: no nan printed, no verdict from missing learners
+    fig3 = [dict(figure="fig3", model="3resnet", mode=md, beta=b, m=50, test_error=nan if b == 1.0 else 2.0)
+            for b in (0.0, 0.2, 1.0) for md in ("all", "hidden")]
+    text, ok = summarise("fig3", fig3)
+    assert ok is None and "no finite point for β=1" in text and " nan" not in text
+    thm3 = [dict(figure="thm3", model=k, mode="kernel", n_train=n, m=500, test_error=0.5) for k in ("gaussian",)
+            for n in (50, 100)] + [dict(figure="thm3", model="3resnet", mode="all", n_train=n, m=8,
+                                        test_error=0.001 if n == 50 else nan) for n in (50, 100)]
+    text, ok = summarise("thm3", thm3)
+    assert ok is None and "3resnet(all) N=100" in text  # the claim is about every N: one unmeasured N
+
+
+def test_cli_tiny_fig2a_reports_its_diverged_points(tmp_path, capsys):
+    assert cli.main(["reproduce", "fig2a", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert " nan" not in out and "diverged point" in out
+    fig = figure_plot(load_figure("fig2a", tmp_path))
+    ax = fig.axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    diverged = [r for r in load_figure("fig2a", tmp_path).rows if r["test_error"] != r["test_error"]]
+    assert diverged and "diverged: no finite run (x at the top)" in labels
+    assert sum("diverged at m=8" in lab for lab in labels) == len(diverged)
+    marks = [line for line in ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())]
+    assert len(marks) == len(diverged)  # one x per diverged point, none dropped
+
+
+# ----------------------------------------------------------------- the command line checks before computing
+@pytest.mark.parametrize("args, message", [
+    (["--out", ""], "--out must name a directory, got an empty string"),
+    (["--out", "   "], "--out must name a directory"),
+    (["--workers", "-1"], "--workers must be an integer >= 0"),
+    (["--workers", "two"], "--workers: invalid int value"),
+    (["--device", "tpu"], "--device: device must be one of"),
+    (["--scale", "huge"], "--scale: invalid choice"),
+    (["--out", "{file}"], "exists and is not a directory"),
+    (["--out", "{file}/sub"], "cannot create the directory"),
+    (["--out", "{dir_with_store_file}"], "store exists and is not a directory"),
+])
+def test_cli_refuses_bad_arguments_before_any_point_starts(tmp_path, monkeypatch, capsys, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "store").write_text("x")
+    args = [a.format(file=tmp_path / "a_file", dir_with_store_file=tmp_path / "d") for a in args]
+    monkeypatch.setattr(cli, "run_figure", lambda *a, **k: pytest.fail("a point started"))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["reproduce", "fig2a", "--scale", "tiny", *args])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written, no store created
+
+
+def test_cli_refuses_an_unavailable_device(tmp_path, monkeypatch, capsys):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(cli, "run_figure", lambda *a, **k: pytest.fail("a point started"))
+    with pytest.raises(SystemExit):
+        cli.main(["reproduce", "fig2a", "--device", "cuda", "--out", str(tmp_path / "o")])
+    assert "no CUDA GPU is available" in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+def test_cli_creates_a_missing_out_directory(tmp_path, capsys):
+    out = tmp_path / "new" / "deeper"
+    assert cli.main(["reproduce", "companion", "--scale", "tiny", "--device", "cpu", "--out", str(out)]) == 0
+    assert (out / "companion.csv").exists() and (out / "store" / "companion").is_dir()
+
+
+def test_cli_help_is_plain_text_and_explains_the_scales(capsys):
+    from resnetlearn.reproduce import SCALES
+
+    for argv in (["--help"], ["reproduce", "--help"]):
+        with pytest.raises(SystemExit):
+            cli.main(argv)
+        text = capsys.readouterr().out
+        assert "``" not in text and ":func:" not in text
+    assert all(f"  {s} " in text for s in SCALES) and "smoke test" in text and "GPU" in text

@@ -1,0 +1,220 @@
+"""What is on disk is checked before it is used: the results store and the tables read back."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from resnetlearn import __main__ as cli
+from resnetlearn import reproduce
+from resnetlearn.reproduce import (
+    FIGURES,
+    ResultsStore,
+    StoreWarning,
+    _points,
+    atomic_write,
+    load_figure,
+    load_runs,
+    run_figure,
+)
+
+POINTS = _points("fig2a", "tiny", "cpu", "test")
+
+
+def fake_point(config: dict) -> dict:
+    """A deterministic stand-in for run_point (milliseconds instead of training)."""
+    return {"test_error": float(config["m"]) + 0.1 * POINTS.index(config), "runs": [], "seconds": 0.0}
+
+
+# ----------------------------------------------------------------- the store
+def test_a_stored_point_carries_its_key_config_completion_and_checksum(tmp_path):
+    store = ResultsStore(tmp_path)
+    cfg = POINTS[0]
+    path = store.put(cfg, {"test_error": 1.5, "runs": [{"lr": 0.05}]})
+    payload = json.loads(path.read_text())
+    assert payload["key"] == store.key(cfg) == path.stem and payload["config"] == cfg
+    assert payload["complete"] is True and payload["schema"] == ResultsStore.SCHEMA == 3
+    assert len(payload["sha256"]) == 64 and payload["version"] == reproduce._version()
+    assert store.get(cfg)["result"] == {"test_error": 1.5, "runs": [{"lr": 0.05}]}
+    assert store.verify(path) is None
+    assert [f.name for f in path.parent.iterdir()] == [path.name]  # no temporary file left behind
+    # NaN survives the round trip and its checksum
+    store.put(POINTS[1], {"test_error": float("nan")})
+    assert store.get(POINTS[1])["result"]["test_error"] != store.get(POINTS[1])["result"]["test_error"]
+
+
+def _truncate(path, store, other):
+    path.write_text(path.read_text()[: len(path.read_text()) // 2])
+
+
+def _garbage(path, store, other):
+    path.write_bytes(b"\x00\xff garbage \x13" * 10)
+
+
+def _foreign(path, store, other):
+    shutil.copyfile(store.path(other), path)  # another point's (valid) file under this key
+
+
+def _edited(path, store, other):
+    payload = json.loads(path.read_text())
+    payload["result"]["test_error"] = 0.001  # a better number typed in by hand
+    path.write_text(json.dumps(payload, indent=1))
+
+
+def _incomplete(path, store, other):
+    payload = json.loads(path.read_text())
+    del payload["complete"]
+    path.write_text(json.dumps(payload))
+
+
+def _old_schema(path, store, other):
+    path.write_text(json.dumps({"config": POINTS[0], "version": reproduce._version(),
+                                "result": {"test_error": 0.5}}))
+
+
+def _empty(path, store, other):
+    path.write_text("")
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (_truncate, "not valid JSON"),
+    (_garbage, "not valid JSON"),
+    (_empty, "not valid JSON"),
+    (_foreign, "belongs to another point (3resnet(last) m=8"),
+    (_edited, "fails its sha256 checksum"),
+    (_incomplete, "not marked complete"),
+    (_old_schema, "not a stored point of schema 3"),
+])
+def test_a_damaged_store_file_is_named_moved_aside_and_recomputed(tmp_path, monkeypatch, damage, reason):
+    monkeypatch.setattr(reproduce, "run_point", fake_point)
+    first = run_figure("fig2a", "tiny", "cpu", out=tmp_path, progress=False)
+    store = ResultsStore(tmp_path)
+    cfg, other = POINTS[0], POINTS[1]
+    path = store.path(cfg)
+    original = path.read_text()
+    damage(path, store, other)
+    calls = []
+    monkeypatch.setattr(reproduce, "run_point", lambda c: calls.append(c) or fake_point(c))
+    with pytest.warns(StoreWarning, match="results store: ") as caught:
+        again = run_figure("fig2a", "tiny", "cpu", out=tmp_path, progress=False)
+    message = str(caught[0].message)
+    assert str(path) in message and reason in message and "recomputed" in message
+    assert calls == [cfg] and again.skipped == len(POINTS) - 1  # only the damaged point ran again
+    assert [r["test_error"] for r in again.rows] == [r["test_error"] for r in first.rows]
+    aside = [f for f in path.parent.iterdir() if f.name.startswith(path.name + ".corrupt-")]
+    assert len(aside) == 1  # kept for inspection, not deleted
+    assert json.loads(path.read_text()) == json.loads(original)  # rewritten as a valid file
+    assert store.verify(path) is None
+
+
+def test_a_file_moved_aside_twice_keeps_both_copies(tmp_path):
+    store = ResultsStore(tmp_path)
+    for _ in range(2):
+        store.path(POINTS[0]).parent.mkdir(parents=True, exist_ok=True)
+        store.path(POINTS[0]).write_text("{")
+        with pytest.warns(StoreWarning):
+            assert store.get(POINTS[0]) is None
+    assert len(list(store.path(POINTS[0]).parent.glob("*.corrupt-*"))) == 2
+
+
+def test_atomic_write_fsyncs_and_leaves_the_old_file_on_failure(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    path = atomic_write(tmp_path / "a.json", "old")
+    assert path.read_text() == "old" and len(synced) == 2  # the file, then its directory
+
+    def boom(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(path, "new")
+    assert path.read_text() == "old" and [f.name for f in tmp_path.iterdir()] == ["a.json"]
+
+
+# ----------------------------------------------------------------- tables read back
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    """fig2a at tiny scale written by the command line (tables, per-run table, provenance)."""
+    out = tmp_path_factory.mktemp("tables")
+    assert cli.main(["reproduce", "fig2a", "--scale", "tiny", "--device", "cpu", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture
+def copy(tables, tmp_path):
+    for f in tables.iterdir():
+        if f.is_file():
+            shutil.copy(f, tmp_path / f.name)
+    return tmp_path
+
+
+def test_a_complete_table_loads(copy):
+    assert len(load_figure("fig2a", copy).rows) == 9 and len(load_runs("fig2a", copy)) == 9
+
+
+def _lines(path):
+    return path.read_text().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("table", ["fig2a.csv", "fig2a_runs.csv"])
+@pytest.mark.parametrize("damage, message", [
+    (lambda p: p.write_text(""), r"fig2a(_runs)?\.csv is empty"),
+    (lambda p: p.write_text(p.read_text()[: int(len(p.read_text()) * 0.6)]), r"truncated"),
+    (lambda p: p.write_text("".join(_lines(p)[:-3])), r"has 6 of 9 points; missing: 2layer\(all\) m=8, "
+                                                        r"2layer\(last\) m=8, 2layer\(ntk\) m=8"),
+    (lambda p: p.write_text("".join(_lines(p)[:4] + _lines(p)[5:])), r"has 8 of 9 points; missing: 3layer\(all\) m=8$"),
+    (lambda p: p.write_text(_lines(p)[0]), r"has 0 of 9 points"),
+    (lambda p: p.write_text(p.read_text().replace(",8,500,", ",8,5x0,", 1)), r"line 2: column 'n_train' holds '5x0'"),
+    (lambda p: p.write_text(p.read_text().replace(",8,500,", ",9,500,", 1)),
+     r"line 2: 3resnet\(all\) m=9 is not a point"),
+    (lambda p: p.write_text("".join(_lines(p) + _lines(p)[1:2])), r"(appears twice|has 2 runs, its grid has 1)"),
+    (lambda p: p.write_text(p.read_text().replace("fig2a,tiny", "fig2a,quick", 1)), r"line 2: a row of fig2a at "
+                                                                                     r"scale 'quick'"),
+])
+def test_a_damaged_table_raises_an_error_naming_the_file(copy, table, damage, message):
+    damage(copy / table)
+    load = load_figure if table == "fig2a.csv" else load_runs
+    with pytest.raises(ValueError, match=message) as err:
+        load("fig2a", copy)
+    assert str(copy / table) in str(err.value)
+
+
+def test_an_unparsable_error_cell_is_named(copy):
+    p = copy / "fig2a.csv"
+    lines = _lines(p)
+    header = lines[0].strip().split(",")
+    cells = lines[4].split(",")
+    cells[header.index("test_error")] = "oops"
+    p.write_text("".join(lines[:4] + [",".join(cells)] + lines[5:]))
+    with pytest.raises(ValueError, match=r"fig2a\.csv, line 5: column 'test_error' holds 'oops'"):
+        load_figure("fig2a", copy)
+
+
+def test_provenance_is_required_and_must_match_the_scale(copy):
+    prov = copy / "fig2a.provenance.json"
+    info = json.loads(prov.read_text())
+    prov.write_text(json.dumps(dict(info, points=11)))
+    with pytest.raises(ValueError, match="records 11 points, but fig2a at scale 'tiny' has 9"):
+        load_figure("fig2a", copy)
+    prov.write_text(json.dumps(dict(info, scale="huge")))
+    with pytest.raises(ValueError, match="records no valid scale"):
+        load_runs("fig2a", copy)
+    prov.write_text("{")
+    with pytest.raises(ValueError, match=r"fig2a\.provenance\.json cannot be read as JSON"):
+        load_figure("fig2a", copy)
+    prov.unlink()
+    with pytest.raises(ValueError, match=r"fig2a\.provenance\.json is missing"):
+        load_figure("fig2a", copy)
+
+
+@pytest.mark.parametrize("scale", ["quick", "cpu"])
+def test_the_shipped_results_are_complete(scale):
+    root = os.path.join(os.path.dirname(__file__), os.pardir, "results", scale)
+    for fig in FIGURES:
+        res = load_figure(fig, root)
+        assert len(res.rows) == res.provenance["points"] == len(_points(fig, scale, None, "test"))
+        assert len(load_runs(fig, root)) >= len(res.rows)
+        assert res.summary == open(os.path.join(root, f"{fig}.txt")).read().strip()
