@@ -68,7 +68,8 @@ HOVER_FIELDS = (
     ("lr", "lr", "{:g}"), ("wd", "wd", "{:g}"),
     ("ridge_rel", "ridge (× mean diagonal)", "{:g}"), ("setting", "setting", "{}"),
     ("grid_size", "grid", "{} runs"), ("diverged", "diverged in grid", "{}"),
-    ("n_seeds", "seeds", "{}"), ("seeds", "seeds", "{}"),
+    ("exact_test_error", "exact kernel solution", "{:.3g}"),
+    ("n_seeds", "seeds", "{}"), ("seeds", "seeds", "{}"), ("diverged_seeds", "diverged seeds", "{}"),
     ("test_error_median", "median over seeds", "{:.3g}"), ("median_test_error", "median over seeds", "{:.3g}"),
     ("test_error_min", "min over seeds", "{:.3g}"), ("test_error_max", "max over seeds", "{:.3g}"),
     ("test_error_spread", "spread over seeds", "{:.3g}"), ("spread", "spread over seeds", "{:.3g}"),
@@ -165,13 +166,31 @@ def seed_stats(runs: list[dict], row: dict) -> dict:
     return out
 
 
+def row_seed_stats(row: dict) -> dict:
+    """Seed count and min / median / max test error from a row's own per-seed column (``seed_errors``:
+    the selected lr / wd cell retrained with fresh seeds), when it has one."""
+    errs = row.get("seed_errors")
+    if isinstance(errs, str):
+        try:
+            errs = json.loads(errs)
+        except ValueError:
+            errs = None
+    if not errs:
+        return {}
+    vals = sorted(float(e) for e in errs if _finite(e))
+    out = {"n_seeds": len(errs), "diverged_seeds": len(errs) - len(vals)}
+    if vals:
+        n = len(vals)
+        out.update(test_error_min=vals[0], test_error_max=vals[-1],
+                   test_error_median=vals[n // 2] if n % 2 else 0.5 * (vals[n // 2 - 1] + vals[n // 2]))
+    return out
+
+
 def _with_runs(rows: list[dict], runs: list[dict] | None) -> list[dict]:
-    if not runs:
-        return rows
     out = []
     for r in rows:
-        extra = {k: v for k, v in seed_stats(runs, r).items() if r.get(k) is None}
-        out.append({**r, **extra})
+        extra = row_seed_stats(r) or (seed_stats(runs, r) if runs else {})
+        out.append({**r, **{k: v for k, v in extra.items() if r.get(k) is None}})
     return out
 
 
@@ -289,47 +308,82 @@ def _points_trace(pts: list[dict], xkey: str, label: str, style: dict, fields, *
     pts = sorted(pts, key=lambda r: r[xkey])
     custom, lines = _hover(pts, fields)
     what = "N" if xkey == "n_train" else "m"
+    ys = [r["test_error"] if _finite(r["test_error"]) else None for r in pts]
+    spread = None
+    if any(_finite(r.get("test_error_min")) for r in pts):  # min–max over seeds as error bars
+        spread = dict(type="data", symmetric=False, color=style["color"], thickness=1.2, width=3,
+                      array=[max(0.0, r["test_error_max"] - y) if y is not None and _finite(r.get("test_error_max"))
+                             else 0.0 for r, y in zip(pts, ys)],
+                      arrayminus=[max(0.0, y - r["test_error_min"]) if y is not None
+                                  and _finite(r.get("test_error_min")) else 0.0 for r, y in zip(pts, ys)])
     return go.Scatter(
-        x=[r[xkey] for r in pts], y=[r["test_error"] if _finite(r["test_error"]) else None for r in pts],
+        x=[r[xkey] for r in pts], y=ys, error_y=spread,
         mode="lines+markers", name=label, customdata=custom,
         line=dict(color=style["color"], dash=style["dash"], width=2.2),
         marker=dict(symbol=style["marker"], size=8, color=style["color"]),
         hovertemplate=f"<b>{label}</b><br>{what} = %{{x}}<br>test error %{{y:.3g}}{lines}<extra></extra>", **kw)
 
 
-def _error_vs_x(rows: list[dict], name: str, head: str) -> go.Figure:
-    xkey = "n_train" if name in ("companion", "thm3") else "m"
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault((r["model"], None if name == "thm3" else r.get("mode")), []).append(r)
-    fields = _present(rows)
-    fig = go.Figure()
-    for (model, mode) in sorted(groups, key=lambda k: _family_rank(*k)):
-        st = learner_style(model, mode)
-        label = _label(groups[(model, mode)][0], name)
-        fig.add_trace(_points_trace(groups[(model, mode)], xkey, label, st, fields, legendgroup=st["family"],
-                                    legendgrouptitle=dict(text=st["family"])))
-    xs = sorted({r[xkey] for r in rows})
-    x0, x1 = xs[0] / 1.25, xs[-1] * 1.25
-    ys = [r["test_error"] for r in rows]
-    if name == "thm3":
-        from .concept import hard_instance
+LINE_STYLES = {"kα²": (THRESHOLD_COLOUR, "dash"), "α²/4": ("#6a3d9a", "dot"), "predict 0": ("#555555", "dot")}
 
-        hard = hard_instance(30, 4, alpha=0.3)
-        fig.add_trace(threshold_trace(hard.alpha**2 / 4, x0, x1, name=f"α²/4 = {hard.alpha**2 / 4:.4g}",
-                                      colour="#6a3d9a", dash="dot"))
-        fig.add_trace(threshold_trace(hard.threshold, x0, x1, name=f"kα² = {hard.threshold:.3g}"))
-        ys += [hard.alpha**2 / 4, hard.threshold]
-    elif name != "companion":
+
+def reference_lines(name: str) -> list[tuple[float, str]]:
+    """(value, label) of a figure's horizontal reference lines — kα², α²/4, predicting 0 — from the
+    figure's definition in :mod:`resnetlearn.figures` (the same lines as the CLI's plots)."""
+    try:
+        from .figures import spec
+
+        return [(float(v), str(label)) for v, label in spec(name).lines()]
+    except Exception:  # an older or unknown definition: the §8.1 threshold
         from .concept import parity_instance
 
-        thr = parity_instance().threshold
-        fig.add_trace(threshold_trace(thr, x0, x1))
-        ys.append(thr)
+        return [] if name in ("companion", "fig4") else [(parity_instance().threshold, "kα²")]
+
+
+def _add_lines(fig, name: str, x0: float, x1: float, **where) -> list[float]:
+    vals = []
+    for v, label in reference_lines(name):
+        colour, dash = LINE_STYLES.get(label, ("#555555", "dot"))
+        fig.add_trace(threshold_trace(v, x0, x1, name=f"{label} = {v:.3g}", colour=colour, dash=dash), **where)
+        vals.append(v)
+    return vals
+
+
+def _error_vs_x(rows: list[dict], name: str, head: str) -> go.Figure:
+    xkey = "n_train" if name in ("companion", "thm3") else "m"
+    main = [r for r in rows if r.get("panel") != "width"]
+    side = [r for r in rows if r.get("panel") == "width"]  # the companion's width panel (x = m)
+    fig = make_subplots(1, 2, column_widths=[0.62, 0.38], horizontal_spacing=0.09,
+                        subplot_titles=(f"against {X_TITLES[xkey].split(' (')[0]}",
+                                        f"against width m at N = {side[0]['n_train']}")) if side else go.Figure()
+    fields = _present(rows)
+    ys = []
+    for col, (part, xk) in enumerate(((main, xkey), (side, "m")), start=1):
+        if not part:
+            continue
+        where = dict(row=1, col=col) if side else {}
+        groups: dict[tuple, list[dict]] = {}
+        for r in part:
+            groups.setdefault((r["model"], None if name == "thm3" else r.get("mode")), []).append(r)
+        for (model, mode) in sorted(groups, key=lambda k: _family_rank(*k)):
+            st = learner_style(model, mode)
+            label = _label(groups[(model, mode)][0], name)
+            fig.add_trace(_points_trace(groups[(model, mode)], xk, label, st, fields, legendgroup=st["family"],
+                                        legendgrouptitle=dict(text=st["family"]), showlegend=col == 1), **where)
+        xs = sorted({r[xk] for r in part})
+        ys += [r["test_error"] for r in part] + [r.get("test_error_min") for r in part]
+        ys += _add_lines(fig, name, xs[0] / 1.25, xs[-1] * 1.25, **where) if col == 1 else []
+        if side:
+            fig.update_xaxes(log_axis(values=xs, title=X_TITLES[xk]), row=1, col=col)
+        else:
+            fig.update_layout(xaxis=log_axis(values=xs, title=X_TITLES[xk]))
     lo, hi = _value_range(ys)
-    fig.update_layout(xaxis=log_axis(values=xs, title=X_TITLES[xkey]),
-                      yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE))
-    return _finish(fig, head)
+    if side:
+        fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE), row=1, col=1)
+        fig.update_yaxes(log_axis(lo=lo, hi=hi, title=""), row=1, col=2)
+    else:
+        fig.update_layout(yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE))
+    return _finish(fig, head, width=1100 if side else 960)
 
 
 def _fig3(rows: list[dict], head: str) -> go.Figure:
@@ -345,7 +399,7 @@ def _fig3(rows: list[dict], head: str) -> go.Figure:
                                         f" trained (3resnet({m}))" for m in modes])
     fields = _present(rows)
     xs = sorted({r["m"] for r in rows})
-    thr = parity_instance().threshold
+    thr = next((v for v, label in reference_lines("fig3") if label == "kα²"), None) or parity_instance().threshold
     for j, mode in enumerate(modes, start=1):
         for b in betas:
             pts = [r for r in rows if r.get("mode") == mode and r["beta"] == b]
@@ -355,7 +409,7 @@ def _fig3(rows: list[dict], head: str) -> go.Figure:
             fig.add_trace(_points_trace(pts, "m", f"β = {b:g}", st, fields, legendgroup=f"β={b:g}",
                                         showlegend=j == 1), 1, j)
         fig.add_trace(threshold_trace(thr, xs[0] / 1.25, xs[-1] * 1.25, showlegend=j == 1), 1, j)
-    lo, hi = _value_range([r["test_error"] for r in rows] + [thr])
+    lo, hi = _value_range([r["test_error"] for r in rows] + [r.get("test_error_min") for r in rows] + [thr])
     for j in range(1, len(modes) + 1):
         fig.update_xaxes(log_axis(values=xs, title=X_TITLES["m"]), row=1, col=j)
         fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE if j == 1 else ""), row=1, col=j)
@@ -468,6 +522,10 @@ def to_matplotlib(fig: go.Figure, *, size=None):
                 kw.update(markerfacecolor="none")
         ys = [math.nan if v is None else v for v in t.y]
         (line,) = ax.plot(list(t.x), ys, **kw)
+        if t.error_y is not None and t.error_y.array is not None:
+            lo = t.error_y.arrayminus if t.error_y.arrayminus is not None else t.error_y.array
+            ax.errorbar(list(t.x), ys, yerr=[list(lo), list(t.error_y.array)], fmt="none", ecolor=kw["color"],
+                        elinewidth=1, capsize=2)
         if t.showlegend is not False and t.name and t.name not in handles:
             handles[t.name] = line
     for i, (xa, ya) in enumerate(panels):

@@ -1,93 +1,315 @@
-"""The live trainer of notebook 03, driven programmatically as a user would:
-set a slider, click Train, click Stop, move a slider mid-run."""
+"""The live widgets, driven programmatically as a user would (set a slider, click Train, click Stop,
+move a slider mid-run), and the live-run component they share."""
 
+import threading
 import time
 
 import pytest
+import torch
 
-from resnetlearn.live import LiveConfig, LiveTrainer, run
+from resnetlearn import live
+from resnetlearn.live import (
+    Learner,
+    LiveConfig,
+    LiveRace,
+    LiveRun,
+    LiveTrainer,
+    PngView,
+    RaceConfig,
+    run,
+    run_race,
+)
 
 LONG = LiveConfig(m=20, n_train=200, n_test=200, epochs=3000)  # long enough to be stopped mid-run
+TINY_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=20, chunk=5, kernel="ntk_inf:2layer")
+LONG_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=3000, chunk=5, kernel=None)
+PNG = b"\x89PNG fake"
 
 
 def wait_for(cond, timeout=60.0):
     t0 = time.perf_counter()
     while not cond():
         if time.perf_counter() - t0 > timeout:
-            raise AssertionError("timed out waiting for the live trainer")
+            raise AssertionError("timed out waiting for the live widget")
         time.sleep(0.02)
 
 
+# ----------------------------------------------------------------- the component, with a fake run
+def ticking_job(min_interval=0.0, **kw):
+    """A LiveRun whose run emits a frame every 10 ms until cancelled (or ``n`` frames)."""
+
+    def run_fn(settings, ctx):
+        i = 0
+        while not ctx.cancelled() and i < settings.get("n", 10**9):
+            i += 1
+            ctx.frame({"i": i, "name": settings["name"]}, force=i == settings.get("n"))
+            time.sleep(0.01)
+        return i
+
+    return LiveRun(run_fn, lambda data, settings: PNG, view=PngView(), min_interval=min_interval,
+                   done=lambda result, settings, ctx: f"done: {result} ticks of {settings['name']}", **kw)
+
+
+def test_component_frames_status_and_done():
+    job = ticking_job()
+    assert job.view.widget.layout.display == "none"  # nothing, not a broken image, before the first frame
+    job.start({"name": "a", "n": 5})
+    assert job.wait(10)
+    assert job.status_text == "done: 5 ticks of a" and job.last_result == 5
+    assert job.frames and job.frames[-1].data["i"] == 5  # the last frame is drawn before "done"
+    assert job.first_frame_s is not None and job.view.value == PNG and job.view.widget.layout.display is None
+
+
+def test_second_start_cancels_the_first():
+    job = ticking_job()
+    job.start({"name": "a"})
+    wait_for(lambda: len(job.frames) >= 3)
+    first = job._thread
+    gen_b = job.start({"name": "b"})
+    assert not first.is_alive()  # the first run ended before the second began
+    wait_for(lambda: any(f.settings["name"] == "b" for f in job.frames))
+    k = next(i for i, f in enumerate(job.frames) if f.settings["name"] == "b")
+    assert all(f.settings["name"] == "b" and f.generation == gen_b for f in job.frames[k:])
+    job.stop()
+
+
+def test_stop_within_a_second_and_nothing_draws_after():
+    job = ticking_job()
+    job.start({"name": "a"})
+    wait_for(lambda: len(job.frames) >= 2)
+    t0 = time.perf_counter()
+    assert job.stop(timeout=1.0)
+    assert time.perf_counter() - t0 < 1.0 and not job.running and job.status_text == "stopped"
+    n = len(job.frames)
+    time.sleep(0.3)
+    assert len(job.frames) == n
+
+
+def test_drawing_is_throttled_and_never_blocks_the_run():
+    slow = LiveRun(lambda s, ctx: [ctx.frame({"i": i}) for i in range(50)] and "ok",
+                   lambda data, s: (time.sleep(0.05), PNG)[1], view=PngView(), min_interval=0.2)
+    t0 = time.perf_counter()
+    slow.start({})
+    assert slow.wait(10)
+    assert len(slow.frames) <= 3 and time.perf_counter() - t0 < 2.0
+
+
+def test_errors_are_shown_in_the_status():
+    def boom(settings, ctx):
+        raise ValueError("boom")
+
+    job = LiveRun(boom, lambda d, s: PNG, view=PngView())
+    job.start({})
+    job.wait(5)
+    assert job.status_text == "error: ValueError: boom" and isinstance(job.last_error, ValueError)
+    bad_frame = LiveRun(lambda s, ctx: ctx.frame({}, force=True), lambda d, s: 1 / 0, view=PngView())
+    bad_frame.start({})
+    bad_frame.wait(5)
+    assert "ZeroDivisionError" in bad_frame.status_text or isinstance(bad_frame.last_error, ZeroDivisionError)
+
+
+# ----------------------------------------------------------------- LiveConfig: declared checks
+@pytest.mark.parametrize("kw, error, match", [
+    (dict(alpha=1.0), ValueError, r"alpha must lie in \[0, 1\)"),
+    (dict(alpha=-0.1), ValueError, r"alpha must lie in \[0, 1\)"),
+    (dict(alpha="0.3"), TypeError, "alpha must be a real number"),
+    (dict(beta=-1), ValueError, "beta must lie in"),
+    (dict(m=0), ValueError, r"m must be an integer in \[1, "),
+    (dict(m=2.5), TypeError, "m must be an integer"),
+    (dict(lr=0), ValueError, r"lr must lie in \(0, "),
+    (dict(wd=-0.1), ValueError, r"wd must lie in \[0, "),
+    (dict(n_train=10), ValueError, r"n_train must be an integer in \[50, "),
+    (dict(epochs=0), ValueError, "epochs must be an integer"),
+    (dict(seed=-1), ValueError, "seed must be an integer"),
+    (dict(layerwise=1), TypeError, "layerwise must be True or False"),
+])
+def test_live_config_rejects_bad_values(kw, error, match):
+    with pytest.raises(error, match=match):
+        LiveConfig(**kw)
+
+
+def test_live_config_keyword_only_after_alpha_beta_m():
+    with pytest.raises(TypeError):
+        LiveConfig(0.3, 1.0, 200, 0.1)
+    assert LiveConfig(0.2, 0.5, 50).m == 50
+
+
+def test_widgets_follow_the_config():
+    t = LiveTrainer(LiveConfig(alpha=0.99, beta=2.0, m=32, lr=0.03, wd=0.002), device="cpu")
+    assert t.alpha.value == 0.99 and t.alpha.max >= 0.99  # not clamped to 0.95
+    assert t.beta.value == 2.0 and 32 in t.m.options  # a width outside the presets is offered
+    c = t.current_config()
+    assert (c.alpha, c.beta, c.m, c.lr, c.wd) == (0.99, 2.0, 32, 0.03, 0.002)  # lr and wd are used
+    assert "config" in t.preset.value
+    assert t.image.value[:4] == b"\x89PNG"  # a placeholder picture before the first run
+    with pytest.raises(TypeError, match="LiveConfig"):
+        LiveTrainer({"alpha": 0.3})
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(kernel="nope"), "unknown kernel"),
+    (dict(learners=(Learner("3resnet"), Learner("3resnet"))), "must differ"),
+    (dict(chunk=0), "chunk must be an integer"),
+    (dict(n_train=20), "n_train must be an integer"),
+])
+def test_race_config_rejects_bad_values(kw, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        RaceConfig(**kw)
+    with pytest.raises(ValueError, match="unknown arch"):
+        Learner("4layer")
+
+
+# ----------------------------------------------------------------- the trainer
 def test_set_slider_train_then_stop():
-    t = LiveTrainer(LONG, device="cpu", auto=False)
-    t.alpha.value = 0.2  # auto=False: moving a slider alone does not train
-    assert not t.running and t.frames == []
+    t = LiveTrainer(LONG, device="cpu")
+    t.alpha.value = 0.2  # moving a slider alone does not train; the status says so
+    assert not t.running and t.frames == [] and "press Train" in t.job.status_text
     t.train_btn.click()
     wait_for(lambda: len(t.frames) >= 2)
     assert t.first_plot_s is not None and t.first_plot_s > 0
     first_png = t.image.value
     wait_for(lambda: t.image.value != first_png)  # the plot keeps updating during the run
-    assert {f[1] for f in t.frames} == {0.2}  # every frame drew the slider's α
-    epochs = [f[3] for f in t.frames]
+    assert {f.settings.alpha for f in t.frames} == {0.2}  # every frame drew the slider's α
+    epochs = [f.data["epoch"] for f in t.frames]
     assert epochs == sorted(epochs) and epochs[-1] < LONG.epochs
     t0 = time.perf_counter()
     t.stop_btn.click()
     assert time.perf_counter() - t0 < 1.0  # Stop takes effect within a second
-    assert not t.running and "stopped" in t.status.value
+    assert not t.running and "stopped" in t.job.status_text
     n = len(t.frames)
     time.sleep(0.3)
     assert len(t.frames) == n  # nothing draws after Stop
 
 
-def test_slider_mid_run_cancels_then_restarts():
-    t = LiveTrainer(LONG, device="cpu", auto=True)
+def test_slider_mid_run_stages_or_restarts():
+    t = LiveTrainer(LONG, device="cpu")
     t.train_btn.click()
     wait_for(lambda: len(t.frames) >= 1)
-    old_thread, old_gen = t._thread, t.frames[-1][0]
-    t.alpha.value = 0.5  # auto=True: this cancels the run, waits for it, and starts a new one
+    t.alpha.value = 0.5  # retrain off: the run goes on with its settings; the status says how to apply
+    assert t.running and "press Train to restart" in t.job.status_text and t.job.last_settings.alpha == 0.3
+    old_thread, old_gen = t.job._thread, t.frames[-1].generation
+    t.retrain.value = True
+    t.beta.value = 0.9  # retrain on: this cancels the run, waits for it, and starts a new one
     assert not old_thread.is_alive() and t.running
-    wait_for(lambda: any(f[0] != old_gen for f in t.frames))
-    new = [f for f in t.frames if f[0] != old_gen]
-    first_new = t.frames.index(new[0])
-    assert all(f[0] != old_gen for f in t.frames[first_new:])  # never two runs in one plot
-    assert {f[1] for f in new} == {0.5} and {f[1] for f in t.frames[:first_new]} == {0.3}
-    assert new[0][3] < t.frames[first_new - 1][3] or new[0][3] == LONG.epochs // 30  # restarted from epoch 0
+    wait_for(lambda: any(f.generation != old_gen for f in t.frames))
+    new = [f for f in t.frames if f.generation != old_gen]
+    k = t.frames.index(new[0])
+    assert all(f.generation != old_gen for f in t.frames[k:])  # never two runs in one plot
+    assert {(f.settings.alpha, f.settings.beta) for f in new} == {(0.5, 0.9)}
+    assert new[0].data["epoch"] <= t.frames[k - 1].data["epoch"]  # restarted from the beginning
+    assert "restarted" in t.job.status_text
     t.stop()
     assert not t.running
 
 
 def test_finished_run_reports_the_same_numbers_as_the_library():
     cfg = LiveConfig(alpha=0.25, m=50, lr=0.05, wd=0.005, n_train=200, n_test=200, epochs=60)
-    t = LiveTrainer(cfg, device="cpu", auto=False)
-    t.preset.value = "lr 0.05, wd 0.005"
+    t = LiveTrainer(cfg, device="cpu")
     t.train_btn.click()
     t.wait(120)
-    assert "done" in t.status.value and "α=0.25" in t.status.value and "first plot after" in t.status.value
-    _, res = run(cfg, "cpu")  # same seed, same device: identical numbers
-    err = float(t.last_result.test_error[0])
-    assert err == pytest.approx(float(res.test_error[0]), rel=1e-6) and f"test error {err:.3f}" in t.status.value
+    status = t.job.status_text
+    assert "done" in status and "α=0.25" in status and "first plot after" in status
+    _, res = run(cfg, device="cpu")  # same seed, same device: identical numbers
+    err = float(t.last_result[1].test_error[0])
+    assert err == pytest.approx(float(res.test_error[0]), rel=1e-6) and f"test error {err:.3f}" in status
     assert err < 20.0  # finite and better than predicting 0 (E y² ≈ 17)
-    assert t.frames and t.frames[-1][3] == cfg.epochs
+    assert t.frames and t.frames[-1].data["epoch"] == cfg.epochs
+
+
+def test_alpha_zero_says_there_is_no_threshold():
+    t = LiveTrainer(LiveConfig(alpha=0.0, m=20, lr=0.05, n_train=100, n_test=100, epochs=10), device="cpu")
+    t.train_btn.click()
+    t.wait(60)
+    assert "no kα² to compare with" in t.job.status_text and "above kα² = 0.00" not in t.job.status_text
 
 
 def test_divergence_is_reported_in_the_status():
     cfg = LiveConfig(alpha=0.25, m=20, n_train=200, n_test=200, epochs=60)  # lr 0.1 diverges here (seed 0)
-    t = LiveTrainer(cfg, device="cpu", auto=False)
+    t = LiveTrainer(cfg, device="cpu")
     t.train_btn.click()
     t.wait(120)
-    assert "diverged at lr=0.1" in t.status.value
+    assert "diverged at lr=0.1" in t.job.status_text
+
+
+# ----------------------------------------------------------------- the race
+def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
+    import resnetlearn.kernels as K
+
+    seen, kernel_calls = [], []
+    real_train, real_kernel = live.train_models, K.kernel_errors
+
+    def spy_train(train, test, arch, mode, *a, **kw):
+        seen.append((arch, train.x.clone(), train.y.clone(), test.x.clone()))
+        return real_train(train, test, arch, mode, *a, **kw)
+
+    def spy_kernel(target, n_train, **kw):
+        kernel_calls.append((target, n_train, kw))
+        return real_kernel(target, n_train, **kw)
+
+    monkeypatch.setattr(live, "train_models", spy_train)
+    monkeypatch.setattr(K, "kernel_errors", spy_kernel)
+    frames = []
+    res = run_race(TINY_RACE, device="cpu", on_frame=lambda state, force: frames.append(state))
+    assert sorted(a for a, *_ in seen) == ["2layer", "3layer", "3resnet"]
+    for _, x, y, xt in seen[1:]:  # identical training (and test) data for every learner
+        assert torch.equal(x, seen[0][1]) and torch.equal(y, seen[0][2]) and torch.equal(xt, seen[0][3])
+    (target, n, kw), = kernel_calls  # the kernel: same instance, N, seeds → the same samples
+    assert n == TINY_RACE.n_train and kw["data_seed"] == TINY_RACE.seed and kw["n_test"] == TINY_RACE.n_test
+    assert torch.equal(target.sample(n, seed=kw["data_seed"]).x, res.train.x)
+    # all learners' curves are in the frames, and they advance together (turns of `chunk` epochs)
+    labels = {"3resnet(all)", "3layer(all)", "2layer(all)"}
+    assert set(frames[-1]["curves"]) == labels and res.kernel["test_error"] > 0
+    assert all(frames[-1]["curves"][k]["epochs"][-1] == TINY_RACE.epochs for k in labels)
+    assert any(all(0 < len(f["curves"][k]["epochs"]) < 4 for k in labels) for f in frames)
+    assert set(res.final_errors()) == labels | {res.kernel["label"]}
+    assert res.first_data_s is not None and not res.interrupted
+
+
+def test_race_widget_train_stop_and_status():
+    r = LiveRace(TINY_RACE, device="cpu", view="plotly")
+    assert len(r.view.widget.data) == 5  # 3 learners + kernel + kα², drawn before Train (no broken image)
+    r.train_btn.click()
+    assert r.wait(120)
+    status = r.job.status_text
+    assert status.startswith("done") and "3resnet(all)" in status and "2layer(all)" in status
+    assert "kα² = 1.35" in status and "first curves after" in status
+    traces = {t.name.split("  ")[0]: t for t in r.view.widget.data}
+    for label in ("3resnet(all)", "3layer(all)", "2layer(all)"):
+        assert len(traces[label].y) == TINY_RACE.epochs // TINY_RACE.chunk  # every learner's curve is drawn
+    assert r.view.updates >= 2 and r.figure is not None
+    # slider semantics: staging while idle, Train restarts
+    r.alpha.value = 0.0
+    assert not r.running and "settings staged" in r.job.status_text and "α=0.00" in r.job.status_text
+
+
+def test_race_stop_within_a_second_and_alpha_zero_png():
+    r = LiveRace(LONG_RACE, device="cpu", view="png")
+    r.train_btn.click()
+    wait_for(lambda: any(len(c["epochs"]) >= 2 for f in r.frames for c in f.data["curves"].values()))
+    t0 = time.perf_counter()
+    r.stop_btn.click()
+    assert time.perf_counter() - t0 < 1.0 and not r.running and "stopped" in r.job.status_text
+    assert threading.active_count() < 50
+    r0 = LiveRace(RaceConfig(alpha=0.0, m=20, n_train=100, n_test=100, epochs=10, chunk=5, kernel=None),
+                  device="cpu", view="png")
+    r0.train_btn.click()
+    assert r0.wait(60)
+    assert "α = 0: no composite signal" in r0.job.status_text and r0.view.value[:4] == b"\x89PNG"
 
 
 def test_figure_rerun_button_runs_then_reuses_the_store(tmp_path):
     from resnetlearn.live import FigureRerun
 
     r = FigureRerun("companion", "tiny", out=tmp_path, device="cpu")
+    assert r.image.layout.display == "none"  # no broken-image icon before the first result
+    assert r.button.layout.width == "auto"  # the label is not cut off
     r.button.click()
     r.wait(300)
-    assert r.result is not None and r.image.value[:4] == b"\x89PNG" and "companion fig1" in r.status.value
-    assert "0 of 4 points reused" in r.status.value and not r.button.disabled
+    n = len(r.result.rows)
+    assert r.result is not None and r.image.value[:4] == b"\x89PNG" and "companion" in r.job.status_text
+    assert f"0 of {n} points reused" in r.job.status_text and not r.button.disabled
     r.button.click()
     r.wait(300)
-    assert "4 of 4 points reused" in r.status.value
+    assert f"{n} of {n} points reused" in r.job.status_text
     with pytest.raises(ValueError, match="figure must be one of"):
         FigureRerun("fig9")

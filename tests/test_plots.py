@@ -1,0 +1,187 @@
+"""The figures: one style (colour by family, line style by mode), readable log axes, labelled axes,
+legends outside the data, hover fields, static pictures beside the interactive ones, and α = 0."""
+
+import base64
+import math
+import re
+
+import pytest
+import torch
+
+pytest.importorskip("plotly")
+
+from resnetlearn import figures_plotly as fp  # noqa: E402
+from resnetlearn.plots import (  # noqa: E402
+    BETA_COLOURS,
+    family,
+    learner_style,
+    log_ticks,
+    placeholder_figure,
+    tick_label,
+    to_png,
+    training_figure,
+)
+from resnetlearn.reproduce import FigureResult  # noqa: E402
+
+REDS, BLUES, GREENS = "#c62828", "#1f5fbf", "#2e8b3e"
+
+
+def fig2a_rows(seeds: bool = False):
+    rows = []
+    for arch, base in (("3resnet", 0.05), ("3layer", 2.0), ("2layer", 2.1)):
+        for mode, factor in (("all", 1.0), ("last", 8.0), ("ntk", 6.0)):
+            for m in (20, 50, 200, 500):
+                e = base * factor * (1 + 20 / m)
+                row = dict(figure="fig2a", scale="cpu", model=arch, mode=mode, m=m, n_train=500, beta=1.0, alpha=0.3,
+                           test_error=e, train_error=e / 10, lr=0.1, wd=0.005, grid_size=20, diverged=0)
+                if seeds:
+                    row["seed_errors"] = [e * 0.9, e, e * 1.2, math.nan]
+                rows.append(row)
+    return rows
+
+
+def test_style_by_family_and_mode():
+    assert learner_style("3resnet", "all")["color"] == REDS
+    assert learner_style("3layer", "all")["color"] == BLUES
+    assert learner_style("2layer", "hidden")["color"] == GREENS
+    assert learner_style("3resnet", "last")["color"] == REDS and learner_style("3resnet", "last")["dash"] == "dot"
+    assert learner_style("3resnet", "ntk")["dash"] == "dash" and learner_style("3resnet", "all")["dash"] == "solid"
+    grey = learner_style("gaussian")["color"]
+    assert grey[1:3] == grey[3:5] == grey[5:7]  # a grey
+    for name in ("conjugate:2layer", "ntk:3resnet", "ntk_inf:3resnet_eq21", "arcsine"):
+        assert learner_style(name)["color"] not in (REDS, BLUES, GREENS)
+    assert family("3resnet", "last") == "conjugate kernel" and family("2layer", "ntk") == "NTK"
+    assert family("3layer", "all") == "fully connected" and family("arcsine_bias") == "classical kernel"
+    # the 15 learners of the Theorem 3 plot get 15 distinct (colour, dash, marker) styles
+    from resnetlearn.kernels import DEFAULT_KERNELS
+
+    styles = {tuple(learner_style(k)[x] for x in ("color", "dash", "marker")) for k in DEFAULT_KERNELS + ("3resnet",)}
+    assert len(styles) == len(DEFAULT_KERNELS) + 1
+
+
+def test_log_ticks_are_plain_numbers():
+    assert log_ticks(0.05, 30) == [0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20]
+    assert len(log_ticks(1e-4, 100)) <= 9
+    for v in log_ticks(1e-4, 1e4) + [20, 50, 200, 500, 300]:
+        label = tick_label(v)
+        assert "×" not in label and "e" not in label and "^" not in label, label
+    assert tick_label(300) == "300" and tick_label(0.05) == "0.05"
+
+
+def test_result_figure_fig2a_colours_axes_legend_and_hover():
+    fig = fp.result_figure(FigureResult("fig2a", fig2a_rows(), "", True, 0.0))
+    traces = {t.name: t for t in fig.data}
+    assert {"3resnet(all)", "3layer(last)", "2layer(ntk)"} <= set(traces)
+    assert traces["3resnet(all)"].line.color == REDS and traces["3layer(all)"].line.color == BLUES
+    assert traces["2layer(last)"].line.color == GREENS and traces["2layer(last)"].line.dash == "dot"
+    assert traces["3resnet(all)"].legendgroup == "ResNet"
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert list(fig.layout.xaxis.tickvals) == [20, 50, 200, 500]
+    assert list(fig.layout.xaxis.ticktext) == ["20", "50", "200", "500"]
+    assert "width m" in fig.layout.xaxis.title.text and "test error" in fig.layout.yaxis.title.text
+    assert fig.layout.legend.x > 1  # outside the data
+    assert "only 3resnet(all) goes below kα²" in fig.layout.title.text and "cpu scale" in fig.layout.title.text
+    hover = traces["3resnet(all)"].hovertemplate
+    for field in ("lr", "wd", "train error", "grid"):
+        assert f"{field}:" in hover
+    kline = [t for t in fig.data if t.name.startswith("kα²")]
+    assert kline and kline[0].y[0] == pytest.approx(1.35) and kline[0].line.color == "#dc143c"
+
+
+def test_hover_shows_seed_count_and_spread():
+    fig = fp.result_figure(FigureResult("fig2a", fig2a_rows(seeds=True), "", True, 0.0))
+    t = next(t for t in fig.data if t.name == "3resnet(all)")
+    assert "seeds:" in t.hovertemplate and "median over seeds:" in t.hovertemplate
+    assert "diverged seeds:" in t.hovertemplate
+    k = int(re.search(r"<br>seeds: %\{customdata\[(\d+)\]\}", t.hovertemplate).group(1))
+    assert t.customdata[0][k] == "4"
+    assert t.error_y is not None and all(v >= 0 for v in t.error_y.array)  # min-max over seeds as error bars
+
+
+def test_hover_from_the_per_run_table():
+    rows = fig2a_rows()
+    runs = [dict(r, seed=s, test_error=r["test_error"] * (1 + 0.1 * s)) for r in rows for s in (0, 1, 2)]
+    runs += [dict(rows[0], lr=0.05, seed=0, test_error=9.0)]  # another grid cell: not a seed of the selection
+    stats = fp.seed_stats(runs, rows[0])
+    assert stats["n_seeds"] == 3 and stats["grid_runs"] == 4
+    assert stats["test_error_min"] == pytest.approx(rows[0]["test_error"])
+    fig = fp.result_figure(FigureResult("fig2a", rows, "", True, 0.0), runs)
+    assert "seeds:" in fig.data[0].hovertemplate and "max over seeds:" in fig.data[0].hovertemplate
+
+
+def test_fig3_small_multiples_coloured_by_beta():
+    rows = [dict(model="3resnet", mode=mode, m=m, n_train=500, beta=b, test_error=2.0 - b + 10 / m, lr=0.1, wd=0.005)
+            for mode in ("all", "hidden") for b in (0.0, 0.2, 0.3, 0.5, 1.0) for m in (20, 50, 100, 200)]
+    fig = fp.result_figure(FigureResult("fig3", rows, "", True, 0.0))
+    betas = [t for t in fig.data if t.name.startswith("β")]
+    assert len(betas) == 10 and {t.xaxis for t in betas} == {"x", "x2"}
+    assert {t.line.color for t in betas} == set(BETA_COLOURS)
+    assert sum(bool(t.showlegend) for t in betas) == 5  # one legend entry per β
+    assert fig.layout.xaxis2.type == "log" and "β ≫ α" in fig.layout.title.text
+    assert len(fp.to_matplotlib(fig).axes) == 2
+
+
+def test_thm3_kernels_and_fig4():
+    from resnetlearn.kernels import DEFAULT_KERNELS
+
+    rows = [dict(model=k, mode="kernel", m=500, n_train=n, test_error=0.4, ridge_rel=0.01, setting="")
+            for k in DEFAULT_KERNELS for n in (250, 500)]
+    rows += [dict(model="3resnet", mode="all", m=200, n_train=n, test_error=e, lr=0.1, wd=0.001)
+             for n, e in ((250, 0.002), (500, 0.0005))]
+    fig = fp.result_figure(FigureResult("thm3", rows, "", True, 0.0))
+    names = [t.name for t in fig.data]
+    assert "3resnet" in names and any(n.startswith("α²/4") for n in names)
+    assert fig.layout.xaxis.title.text.startswith("N") and "ridge" in fig.data[1].hovertemplate
+    assert fig.layout.yaxis.range[0] < math.log10(0.0005)  # the ResNet's small errors are inside the axes
+    grid = [[0.5, 1.1, 80.0], [0.9, 1.0, 5.0]]
+    rows4 = [dict(model="2layer_signs", mode="hidden", m=200, test_error=1.0, grid=grid),
+             dict(model="hand_built", mode="-", m=200, wd=0.0, test_error=0.0, frobenius_W=100.0)]
+    fig4 = fp.result_figure(FigureResult("fig4", rows4, "", True, 0.0))
+    assert fig4.data[-1].marker.symbol == "star" and fig4.layout.xaxis.type == "log"
+    assert "‖W‖_F" in fig4.layout.yaxis.title.text
+
+
+def test_training_curves_two_panels_and_alpha_zero():
+    E, G = 5, 1
+    curves = {n: torch.rand(E, G) + 0.1 for n in ("train", "test", "out1_vs_base", "residual_vs_composite")}
+    fig = fp.training_curves([10, 20, 30, 40, 50], curves, 1.35, ["3resnet(all)"], total_epochs=100)
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.title.text  # the right panel has a y label
+    assert fig.layout.xaxis.range[1] == 100
+    assert any(t.name.startswith("kα²") and t.visible for t in fig.data)
+    fig0 = fp.training_curves([10, 20, 30, 40, 50], curves, 0.0, ["3resnet(all)"])
+    assert not any(t.visible and t.name.startswith("kα²") for t in fig0.data if t.visible is not None)
+    assert "α = 0" in fig0.layout.title.text
+
+
+def test_matplotlib_training_figure_labels_and_alpha_zero():
+    E = 4
+    curves = {n: torch.rand(E, 1) + 0.1 for n in ("train", "test", "out1_vs_base", "residual_vs_composite")}
+    fig = training_figure([1, 2, 3, 4], curves, 1.35, ["3resnet(all)"])
+    assert all(ax.get_ylabel() for ax in fig.axes)  # both panels have a y label
+    assert any(line.get_label().startswith("kα²") for line in fig.axes[0].lines)
+    fig0 = training_figure([1, 2, 3, 4], curves, 0.0, ["3resnet(all)"])
+    assert not any(line.get_label().startswith("kα²") for line in fig0.axes[0].lines)
+    assert "α = 0" in fig0.axes[0].get_title()
+
+
+def test_static_picture_and_display(monkeypatch):
+    fig = fp.result_figure(FigureResult("fig2a", fig2a_rows(), "", True, 0.0))
+    mfig = fp.to_matplotlib(fig)
+    ax = mfig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["20", "50", "200", "500"]
+    assert "test error" in ax.get_ylabel() and mfig.legends  # legend outside the axes
+    bundle = fp.mime_bundle(fig)
+    assert base64.b64decode(bundle["image/png"])[:4] == b"\x89PNG"
+    assert bundle[fp.PLOTLY_MIME]["data"] and bundle["text/plain"].startswith("<interactive figure")
+    shown = []
+    import IPython.display
+
+    monkeypatch.setattr(IPython.display, "publish_display_data", lambda data, *a, **k: shown.append(data))
+    fp.show_figure(fig)
+    assert shown and set(shown[0]) == {fp.PLOTLY_MIME, "image/png", "text/plain"}
+
+
+def test_placeholder_is_a_picture():
+    assert to_png(placeholder_figure("press Train", 1.35))[:4] == b"\x89PNG"
+    assert to_png(placeholder_figure("press Train", 0.0))[:4] == b"\x89PNG"
