@@ -4,7 +4,10 @@
 #
 # TORCH picks the torch build installed first (default: the CPU build pinned
 # for development and CI). TORCH_INDEX optionally names a pip index for it,
-# e.g. PyTorch's CPU-only wheel index on a Linux machine without a GPU.
+# e.g. PyTorch's CPU-only wheel index on a Linux machine without a GPU:
+#   make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# LAB_SETTINGS: JupyterLab settings shipped with the project (binder/overrides.json:
+# no "get Jupyter news?" prompt, no update check), installed into the venv.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
@@ -12,6 +15,7 @@ TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
 LAB_ARGS ?=
 BIN := $(VENV)/bin
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 
 .PHONY: install lab test lint clean
 
@@ -21,10 +25,14 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -e ".[dev]"
 	touch $@
 
-install: $(VENV)/.installed
+$(LAB_SETTINGS): binder/overrides.json $(VENV)/.installed
+	mkdir -p $(dir $@)
+	cp binder/overrides.json $@
+
+install: $(VENV)/.installed $(LAB_SETTINGS)
 
 lab: install
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+	$(BIN)/jupyter lab --notebook-dir=notebooks --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(LAB_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
