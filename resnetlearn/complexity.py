@@ -11,27 +11,77 @@ For phi(z) = Σ_i c_i z^i, radius R and a large constant C* (default 10^4):
 
 Convention for i = 0 in 𝔆_ε: the second summand (sqrt(log(1/ε)/i) C* R)^i
 is read as its limit i → 0+, which is 1. So the constant term contributes
-2|c_0| to 𝔆_ε (and C*|c_0| to 𝔆_s). The paper's activations e^{cz} − 1,
-sin, z^p have c_0 = 0, where the convention does not matter.
+2|c_0| to 𝔆_ε (and C*|c_0| to 𝔆_s); R = 0 is allowed and gives exactly
+these constant-term values (0^0 = 1, as usual for power series).
 
-The values are astronomically large (𝔆_ε(sin z) ≈ sinh(10^4)), so sums are
-carried out in mpmath arbitrary precision and returned as a
-:class:`Complexity` holding an ``mpmath.mpf``.
+Both measures are Σ_i w(i)|c_i| x^i with a weight w that grows slower than
+any geometric sequence (w(i) = C*(i+1)^p for 𝔆_s, 1 + (L/√i)^i for 𝔆_ε), at
+x = R for 𝔆_s and x = C*·R for 𝔆_ε. Such a series converges when x is below
+the radius of convergence r of phi's Taylor series at 0 and diverges when
+x > r (Cauchy–Hadamard). So convergence is decided by comparing x with r,
+which :func:`radius_of_convergence` computes from the expression:
 
-Coefficients come from sympy: exact rational head terms from ring series,
-and, for entire functions with a closed-form coefficient formula (sympy's
-formal power series: sin, cos, exp, polynomials...), the formula for the
-long tail, since with C* = 10^4 the terms only start to shrink past
-degree ~10^4. Series with a finite radius of convergence (tanh: π/2,
-sigmoid: π) diverge at C*·R ≥ radius: these raise
-:class:`NonConvergentSeriesError` unless ``truncate=True`` asks for the
-route of Example 4.1: truncate the series at the smallest degree D whose
-Taylor polynomial is within ε of phi on [−R, R] (D = Θ(log 1/ε)), and
-measure that polynomial.
+* polynomials, exp, sin, cos, sinh, cosh and their sums, products and
+  compositions: r = ∞;
+* rational functions: the smallest |root| of the (cancelled) denominator;
+* tanh(u), tan(u), log(u), u^a (a not a non-negative integer), asin, acos,
+  atanh, atan, asinh of an argument u that is a polynomial or rational
+  function: the nearest z where u hits a singular value (tanh: iπ(k+½);
+  tan: π(k+½); log, u^a: 0; asin, acos, atanh: ±1; atan, asinh: ±i), found
+  with polynomial root finding (mpmath.polyroots); u = a + b·exp(v) with v
+  polynomial is handled for the finite singular sets (so 1/(1+exp(-z))
+  has r = π, log(1+exp(z)) has r = π);
+* sums and products: the minimum over the terms. Singularities can cancel
+  between terms (tanh(z)·cosh(z) = sinh(z)); so whenever two or more terms
+  depend on z the value is cross-checked against the coefficients, and if
+  the coefficient estimate below exceeds 1.2× the minimum the estimate is
+  used instead;
+* anything else (e.g. tanh(sin(z))): an estimate from the coefficients: a
+  least-squares fit of log|c_i| = a + β·log i − i·log r over the block
+  maxima (blocks of 8) of the nonzero c_i with 80 ≤ i < 160 (fewer where
+  only fewer coefficients can be computed). With an estimated radius the
+  series is summed only for x ≤ 0.9 r, reported divergent for x ≥ 1.1 r,
+  and in between a :class:`SeriesBudgetError` says it cannot be decided.
+
+The known activations get their textbook radii: tanh(cz) π/(2|c|),
+sigmoid(cz) π/|c|, 1/(1−z) 1, entire functions ∞. At x = r exactly the
+series is not summed (convergence on the circle depends on the singularity)
+and :class:`NonConvergentSeriesError` is raised.
+
+How the sums are carried out:
+
+* polynomials: the finite sum, exactly;
+* entire functions: exact rational head from sympy's ring series, and for
+  the long tail the closed-form coefficient formula of sympy's formal power
+  series when one exists (sin, cos, exp...; checked against the exact
+  head), since with C* = 10^4 the terms only start to shrink past degree
+  ~10^4. The sum stops once consecutive term ratios are below 1 and
+  decreasing and the geometric tail bound is below ``tol`` times the sum;
+* finite radius, x < r: the number of terms is chosen from q = x/r (about
+  1.5·(ln(1/tol) + 10)/ln(1/q)), and the Taylor coefficients of phi(x·y)
+  are computed numerically in extended precision (numpy longdouble) by the
+  standard power-series recurrences (exp, log, powers, sin/cos, tan/tanh,
+  the inverse functions); the first 64 are replaced by the exact ones (and
+  must agree with them to 1e-12, or the numeric route is abandoned). The
+  tail after N terms is estimated as envelope·q^N/(1 − q·e^{γ/N}), with γ
+  the polynomial growth of the terms over q^i between N/4 and N; more terms
+  are taken (doubling, up to 2^15) until it is below ``tol`` times the sum.
+  So 𝔆_s(1/(1−z), R = 0.99) = C*/(1 − 0.99)^2 = 10^8 and
+  𝔆_s(tanh, R = 1.5) = C*(tan 1.5 + 1.5 sec² 1.5) ≈ 3.1387·10^6 come out to
+  about 1e-13.
+
+The values are astronomically large (𝔆_ε(sin z) ≈ sinh(10^4)), so results
+are returned as a :class:`Complexity` holding an ``mpmath.mpf``.
+
+When a series diverges (tanh, sigmoid at C*·R = 10^4 for 𝔆_ε) ``truncate=True``
+asks for the route of Example 4.1: truncate the series at the smallest
+degree D whose Taylor polynomial is within ε of phi on [−R, R]
+(D = Θ(log 1/ε)) and measure that polynomial.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -41,7 +91,8 @@ import sympy
 from sympy.polys.ring_series import rs_series
 from sympy.series.formal import Coeff, FormalPowerSeries
 
-from .activations import Activation, Z, activation
+from . import validation as V
+from .activations import Activation, Z, _resolve, activation  # noqa: F401  (activation re-exported)
 
 C_STAR = 10**4
 """The constant C* of §4 ("sufficiently large, e.g. 10^4")."""
@@ -50,10 +101,18 @@ VARIANTS = ("resnet", "companion")
 _DPS = 40
 _HEAD = 64
 _SLOW_MAX_DEGREE = 80
+_FIT_DEGREE = 160
+_ENGINE_MAX = 2**15
+_LD = np.longdouble
 
 
 class NonConvergentSeriesError(ValueError):
-    """The Taylor series defining a complexity does not converge."""
+    """The Taylor series defining a complexity does not converge (x ≥ radius of convergence)."""
+
+
+class SeriesBudgetError(ValueError):
+    """The series converges (or may), but cannot be summed or decided within the
+    allowed number of terms / coefficients (``max_terms``, ``max_degree``)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +121,8 @@ class Complexity:
 
     ``value`` is an ``mpmath.mpf`` (often far beyond float range);
     ``n_terms`` is the number of Taylor coefficients summed;
-    ``truncation_degree`` is D when the Example 4.1 route was used.
+    ``truncation_degree`` is D when the Example 4.1 route was used;
+    ``radius`` is the radius of convergence of the series that was summed.
     """
 
     measure: str
@@ -74,6 +134,7 @@ class Complexity:
     eps: float | None = None
     variant: str | None = None
     truncation_degree: int | None = None
+    radius: float | None = None
 
     def __float__(self) -> float:
         return float(self.value) if self.value < mpmath.mpf("1e308") else math.inf
@@ -87,24 +148,43 @@ class Complexity:
         return mpmath.nstr(self.value, 6)
 
 
-class TaylorSeries:
-    """Taylor coefficients c_i of an activation at 0, from sympy.
+# --------------------------------------------------------------------------------------------
+# Taylor coefficients
+# --------------------------------------------------------------------------------------------
 
-    Exact rational head from ring series; for i beyond the head, the
-    closed-form coefficient formula of sympy's formal power series when one
-    exists (checked against the exact head), otherwise a longer ring series
-    up to ``max_degree``.
+
+class TaylorSeries:
+    """Taylor coefficients c_i of an activation at 0 and their radius of convergence.
+
+    Exact rational head from ring series; for entire functions, beyond the
+    head, the closed-form coefficient formula of sympy's formal power series
+    when one exists (checked against the exact head), otherwise a longer ring
+    series up to ``max_degree``.
     """
 
-    def __init__(self, act: Activation, max_degree: int = 400):
+    def __init__(self, act, max_degree: int = 400):
         self.act = act
-        self.expr = act.expr
+        self.expr = act.expr if isinstance(act, Activation) else act
         self.max_degree = max_degree
-        poly = self.expr.is_polynomial(Z)
-        self.degree = sympy.Poly(self.expr, Z).degree() if poly else None
-        n_head = self.degree + 1 if poly else _HEAD
-        self._exact = self._ring_coeffs(n_head)
-        self._formula = None if poly else self._fps_formula()
+        expr = self.expr
+        if not expr.is_polynomial(Z) and expr.is_rational_function(Z):
+            cancelled = sympy.cancel(expr)
+            if cancelled.is_polynomial(Z):
+                expr = cancelled
+        if expr.is_polynomial(Z):
+            p = sympy.Poly(sympy.expand(expr), Z)
+            self.degree = p.degree()
+            self._exact = [sympy.Integer(0)] * (self.degree + 1)
+            for (i,), c in p.terms():
+                self._exact[i] = c
+            self.radius, self.radius_exact, self.radius_note = mpmath.inf, True, ""
+            self._formula = None
+            return
+        self.degree = None
+        self._exact = self._ring_coeffs(min(_HEAD, max_degree))
+        with mpmath.workdps(_DPS):
+            self.radius, self.radius_exact, self.radius_note = self._radius()
+        self._formula = self._fps_formula() if self.radius == mpmath.inf else None
 
     def _ring_coeffs(self, n: int) -> list[sympy.Expr]:
         try:
@@ -112,8 +192,15 @@ class TaylorSeries:
             if not sympy.sympify(s).is_polynomial(Z):
                 raise ValueError("ring series left the expression unexpanded")
         except Exception:
-            # ring series cannot handle this expression: sympy's general (slow)
-            # series, so cap the degree to keep the cost bounded
+            # ring series cannot handle this expression (e.g. exp(-z) inside a quotient):
+            # the same power-series recurrences as the numeric route, in _DPS-digit mpmath
+            try:
+                with mpmath.workdps(_DPS + 10):
+                    c = _jet(self.expr, 1, n, _MPB)
+                return [sympy.Float(v, _DPS) if v != 0 else sympy.Integer(0) for v in c]
+            except _Unsupported:
+                pass
+            # otherwise sympy's general (slow) series, with the degree capped to bound the cost
             self.max_degree = min(self.max_degree, _SLOW_MAX_DEGREE)
             n = min(n, self.max_degree)
             s = sympy.series(self.expr, Z, 0, n).removeO()
@@ -137,13 +224,28 @@ class TaylorSeries:
         formula = f.ak.formula.replace(lambda e: isinstance(e, Coeff), lambda e: 0)
         fn = sympy.lambdify(k, formula, modules="mpmath")
         start = int(f.ak.interval.inf)
+        n = len(self._exact)
         with mpmath.workdps(_DPS):
-            for i in range(max(start, _HEAD - 8), _HEAD):
+            for i in range(max(start, n - 8), n):
                 exact = mpmath.mpf(sympy.Abs(self._exact[i]).evalf(_DPS))
                 got = abs(mpmath.mpmathify(fn(i)))
                 if abs(got - exact) > mpmath.mpf(10) ** (-20) * max(exact, mpmath.mpf(1e-300)):
                     return None  # formula disagrees with the exact series: do not trust it
         return fn
+
+    def _radius(self):
+        flags: list[bool] = []
+        try:
+            r = _structural_radius(self.expr, flags)
+        except _NoClosedForm:
+            est = _radius_fit(self)
+            return est, False, "estimated from the Taylor coefficients"
+        if flags and r != mpmath.inf:
+            est = _radius_fit(self)
+            if est > mpmath.mpf("1.2") * r:
+                return est, False, (f"estimated from the Taylor coefficients; singularities of the terms "
+                                    f"at |z| = {float(r):.6g} appear to cancel")
+        return r, True, ""
 
     @property
     def is_polynomial(self) -> bool:
@@ -159,11 +261,11 @@ class TaylorSeries:
             return abs(mpmath.mpmathify(self._formula(i)))
         if i >= self.max_degree:
             raise IndexError(i)
-        self._exact = self._ring_coeffs(min(self.max_degree, 2 * len(self._exact)))
+        self._exact = self._ring_coeffs(min(self.max_degree, max(2 * len(self._exact), i + 1)))
         return self.abs_coeff(i)
 
     def coeffs(self, n: int) -> list[sympy.Expr]:
-        """Exact coefficients c_0 .. c_{n-1} (sympy numbers)."""
+        """Exact coefficients c_0 .. c_{n-1} (sympy numbers; fewer when the slow series caps the degree)."""
         if self.is_polynomial:
             return [self._exact[i] if i <= self.degree else sympy.Integer(0) for i in range(n)]
         if n > len(self._exact):
@@ -171,138 +273,757 @@ class TaylorSeries:
         return self._exact[:n]
 
 
-def _check(R, C_star, eps=None, variant=None, tol=1e-12):
-    if not (isinstance(R, (int, float)) and R >= 0 and math.isfinite(R)):
-        raise ValueError(f"R must be a finite number >= 0, got {R!r}")
-    if not (isinstance(C_star, (int, float)) and C_star > 0):
-        raise ValueError(f"C_star must be > 0, got {C_star!r}")
-    if eps is not None and not (0 < eps < 1):
-        raise ValueError(f"eps must lie in (0, 1), got {eps!r}")
-    if variant is not None and variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    if not (0 < tol < 1):
-        raise ValueError(f"tol must lie in (0, 1), got {tol!r}")
+@functools.lru_cache(maxsize=128)
+def _series_for(expr: sympy.Expr, max_degree: int) -> TaylorSeries:
+    return TaylorSeries(expr, max_degree)
 
 
-def _weight_eps(C_star, R, eps):
-    L = mpmath.sqrt(mpmath.log(1 / mpmath.mpf(eps)))
-    CR = mpmath.mpf(C_star) * R
+def _series(act: Activation, max_degree: int) -> TaylorSeries:
+    return _series_for(act.expr, max_degree)
 
-    def w(i):
+
+# --------------------------------------------------------------------------------------------
+# Radius of convergence
+# --------------------------------------------------------------------------------------------
+
+
+class _NoClosedForm(Exception):
+    pass
+
+
+def _tanh_targets():
+    k = 0
+    while True:
+        s = mpmath.pi * (k + mpmath.mpf(1) / 2)
+        yield [mpmath.mpc(0, s), mpmath.mpc(0, -s)]
+        k += 1
+
+
+def _tan_targets():
+    k = 0
+    while True:
+        s = mpmath.pi * (k + mpmath.mpf(1) / 2)
+        yield [mpmath.mpc(s), mpmath.mpc(-s)]
+        k += 1
+
+
+_FINITE_TARGETS = {
+    sympy.log: [0], sympy.asin: [1, -1], sympy.acos: [1, -1], sympy.atanh: [1, -1],
+    sympy.atan: [1j, -1j], sympy.asinh: [1j, -1j],
+}
+
+
+def _poly_mp(u: sympy.Expr) -> list:
+    """Coefficients (low to high) of a polynomial in Z as mpmath complex numbers."""
+    p = sympy.Poly(sympy.expand(u), Z)
+    coeffs = p.all_coeffs()[::-1]
+    return [mpmath.mpmathify(complex(sympy.N(c, _DPS))) if not c.is_Rational else mpmath.mpf(c.p) / c.q
+            for c in coeffs]
+
+
+def _min_root_abs(coeffs_low: list):
+    """Smallest |root| of the polynomial Σ coeffs_low[j] z^j (inf if it has none)."""
+    cs = list(coeffs_low)
+    while len(cs) > 1 and cs[-1] == 0:
+        cs.pop()
+    if len(cs) <= 1:
+        return mpmath.inf
+    if len(cs) == 2:
+        return abs(cs[0] / cs[1])
+    for steps in (100, 400, 2000):
+        try:
+            roots = mpmath.polyroots(cs[::-1], maxsteps=steps, extraprec=2 * len(cs) + 30)
+            return min(abs(x) for x in roots)
+        except mpmath.libmp.libhyper.NoConvergence:
+            continue
+    raise _NoClosedForm
+
+
+def _bound_radius(abs_coeffs: list, target) -> mpmath.mpf:
+    """Smallest ρ ≥ 0 with Σ_j |u_j| ρ^j ≥ target: no z with |z| < ρ can have |u(z)| = target."""
+    def U(rho):
+        return sum(a * rho**j for j, a in enumerate(abs_coeffs))
+    if U(0) >= target:
+        return mpmath.mpf(0)
+    hi = mpmath.mpf(1)
+    while U(hi) < target:
+        hi *= 2
+    lo = mpmath.mpf(0)
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if U(mid) < target else (lo, mid)
+    return lo
+
+
+def _preimage_radius(u: sympy.Expr, targets, finite: bool):
+    """min |z| over solutions of u(z) = s, s in ``targets`` (an iterable of lists of
+    values with nondecreasing modulus), for u polynomial, rational, or a + b·exp(v)
+    with v polynomial (finite target sets only)."""
+    if u.is_polynomial(Z):
+        uc = _poly_mp(u)
+        abs_u = [abs(c) for c in uc]
+        best = mpmath.inf
+        for level in targets:
+            if _bound_radius(abs_u, min(abs(mpmath.mpmathify(s)) for s in level)) >= best:
+                break
+            for s in level:
+                best = min(best, _min_root_abs([uc[0] - mpmath.mpmathify(s)] + uc[1:]))
+        return best
+    if u.is_rational_function(Z):
+        if not finite:
+            raise _NoClosedForm  # no pruning bound for an infinite set of targets
+        num, den = sympy.fraction(sympy.cancel(sympy.together(u)))
+        nc, dc = _poly_mp(num), _poly_mp(den)
+        n = max(len(nc), len(dc))
+        nc, dc = nc + [0] * (n - len(nc)), dc + [0] * (n - len(dc))
+        best = mpmath.inf
+        for level in targets:
+            for s in level:
+                s = mpmath.mpmathify(s)
+                best = min(best, _min_root_abs([a - s * b for a, b in zip(nc, dc)]))
+        return best
+    if not finite:
+        raise _NoClosedForm
+    a, rest = u.as_independent(Z, as_Add=True)
+    b, g = rest.as_independent(Z, as_Add=False)
+    if not (isinstance(g, sympy.exp) and g.args[0].is_polynomial(Z)):
+        raise _NoClosedForm
+    a, b = mpmath.mpmathify(complex(sympy.N(a, _DPS))), mpmath.mpmathify(complex(sympy.N(b, _DPS)))
+    vc = _poly_mp(g.args[0])
+    abs_v = [abs(c) for c in vc]
+    best = mpmath.inf
+    for level in targets:
+        for s in level:
+            w = (mpmath.mpmathify(s) - a) / b
+            if w == 0:
+                continue  # exp never vanishes
+            base = mpmath.log(w)
+            m = 0
+            while True:
+                lower = max(mpmath.mpf(0), 2 * mpmath.pi * m - abs(base))
+                if m > 0 and _bound_radius(abs_v, lower) >= best:
+                    break
+                for sign in ((1,) if m == 0 else (1, -1)):
+                    t = base + 2j * mpmath.pi * m * sign
+                    best = min(best, _min_root_abs([vc[0] - t] + vc[1:]))
+                m += 1
+    return best
+
+
+def _structural_radius(e: sympy.Expr, flags: list):
+    """Radius of convergence at 0 from the expression tree (see the module docstring)."""
+    inf = mpmath.inf
+    if not e.has(Z) or e.is_polynomial(Z):
+        return inf
+    if e.is_rational_function(Z):
+        num, den = sympy.fraction(sympy.cancel(sympy.together(e)))
+        return _min_root_abs(_poly_mp(den)) if den.has(Z) else inf
+    if e.is_Add or e.is_Mul:
+        parts = [a for a in e.args if a.has(Z)]
+        radii = [_structural_radius(a, flags) for a in parts]
+        if len(parts) > 1 and any(r != inf for r in radii):
+            flags.append(True)
+        return min(radii)
+    if e.is_Pow:
+        b, x = e.args
+        if x.has(Z):  # b**x = exp(x·log b)
+            return min(_structural_radius(x, flags), _structural_radius(b, flags),
+                       _preimage_radius(b, [[0]], True))
+        if x.is_Integer and x >= 0:
+            return _structural_radius(b, flags)
+        return min(_structural_radius(b, flags), _preimage_radius(b, [[0]], True))
+    u = e.args[0] if e.args else None
+    if isinstance(e, (sympy.exp, sympy.sin, sympy.cos, sympy.sinh, sympy.cosh)):
+        return _structural_radius(u, flags)
+    if isinstance(e, sympy.tanh):
+        return min(_structural_radius(u, flags), _preimage_radius(u, _tanh_targets(), False))
+    if isinstance(e, sympy.tan):
+        return min(_structural_radius(u, flags), _preimage_radius(u, _tan_targets(), False))
+    for cls, targets in _FINITE_TARGETS.items():
+        if isinstance(e, cls):
+            return min(_structural_radius(u, flags), _preimage_radius(u, [targets], True))
+    raise _NoClosedForm
+
+
+def _radius_fit(series: TaylorSeries):
+    """Radius estimate from the coefficients (documented rule in the module docstring)."""
+    n = min(series.max_degree, _FIT_DEGREE)
+    coeffs = series.coeffs(n)
+    n = len(coeffs)
+    with mpmath.workdps(_DPS):
+        pts = [(i, float(mpmath.log(abs(mpmath.mpf(c.evalf(_DPS))))))
+               for i, c in enumerate(coeffs) if i >= max(1, n // 2) and c != 0]
+        if not pts:
+            pts = [(i, float(mpmath.log(abs(mpmath.mpf(c.evalf(_DPS))))))
+                   for i, c in enumerate(coeffs) if i >= 1 and c != 0]
+    if not pts:
+        return mpmath.inf
+    blocks: dict[int, tuple[int, float]] = {}
+    for i, lv in pts:
+        k = i // 8
+        if k not in blocks or lv > blocks[k][1]:
+            blocks[k] = (i, lv)
+    pts = sorted(blocks.values())
+    if len(pts) < 3:
+        i, lv = pts[-1]
+        return mpmath.exp(-mpmath.mpf(lv) / i)
+    A = np.array([[1.0, math.log(i), -float(i)] for i, _ in pts])
+    y = np.array([lv for _, lv in pts])
+    sol = np.linalg.lstsq(A, y, rcond=None)[0]
+    return mpmath.exp(mpmath.mpf(float(sol[2])))
+
+
+def _radius_text(series: TaylorSeries) -> str:
+    r = series.radius
+    if r == mpmath.inf:
+        return "∞ (entire function)"
+    if not series.radius_exact:
+        return f"≈ {float(r):.6g} ({series.radius_note})"
+    f = r / mpmath.pi
+    for q in range(1, 13):
+        p = int(mpmath.nint(f * q))
+        if p > 0 and abs(f * q - p) < mpmath.mpf(10) ** (-25):
+            num = "π" if p == 1 else f"{p}π"
+            return (num if q == 1 else f"{num}/{q}") + f" ≈ {float(r):.6g}"
+    return f"{float(r):.6g}"
+
+
+def radius_of_convergence(act, max_degree: int = 400) -> float:
+    """Radius of convergence of the Taylor series of an activation at 0
+    (math.inf for entire functions); see the module docstring for how it is
+    found (exact for the known activations and rational / polynomial arguments,
+    an estimate from the coefficients otherwise)."""
+    act = _resolve(act, {}, "act")
+    max_degree = V.integer("max_degree", max_degree, lo=1)
+    return float(_series(act, max_degree).radius)
+
+
+# --------------------------------------------------------------------------------------------
+# Numeric Taylor coefficients of phi(x·y) (extended precision power-series arithmetic)
+# --------------------------------------------------------------------------------------------
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _ld(v) -> np.longdouble:
+    if isinstance(v, sympy.Basic):
+        v = sympy.N(v, 25)
+        return _LD(str(v))
+    return _LD(mpmath.nstr(mpmath.mpf(v), 24, strip_zeros=False))
+
+
+def _to_mp(v) -> mpmath.mpf:
+    return mpmath.mpf(np.format_float_scientific(_LD(v), unique=True))
+
+
+class _Backend:
+    """Scalar type of the power-series engine: numpy longdouble (fast, ~19 digits) or
+    mpmath numbers in object arrays (slow, _DPS digits; used for short exact-quality heads)."""
+
+    def __init__(self, dtype, conv, funcs):
+        self.dtype, self.conv, self.f = dtype, conv, funcs
+
+    def zeros(self, n):
+        out = np.zeros(n, dtype=self.dtype)
+        if self.dtype is object:
+            out[:] = mpmath.mpf(0)
+        return out
+
+    def arange(self, n):
+        return np.arange(n, dtype=self.dtype) if self.dtype is not object else np.array(
+            [mpmath.mpf(i) for i in range(n)], dtype=object)
+
+
+_NAMES = ("exp", "log", "sin", "cos", "sinh", "cosh", "tan", "tanh", "atan", "atanh", "asin", "acos", "asinh")
+_NP_NAMES = {"atan": "arctan", "atanh": "arctanh", "asin": "arcsin", "acos": "arccos", "asinh": "arcsinh"}
+_LDB = _Backend(_LD, _ld, {k: getattr(np, _NP_NAMES.get(k, k)) for k in _NAMES})
+_MPB = _Backend(object, lambda v: mpmath.mpf(sympy.N(v, _DPS)) if isinstance(v, sympy.Basic) else mpmath.mpf(v),
+                {k: getattr(mpmath, k) for k in _NAMES})
+
+
+def _mul(a, b):
+    n = len(a)
+    for p, q in ((a, b), (b, a)):
+        nz = np.flatnonzero(p)
+        if len(nz) <= 16:
+            out = np.zeros(n, dtype=a.dtype) * a[0]
+            for j in nz:
+                out[j:] += p[j] * q[: n - j]
+            return out
+    return np.convolve(a, b)[:n]
+
+
+def _exp_s(B, a):
+    n = len(a)
+    ja = B.arange(n) * a
+    b = B.zeros(n)
+    b[0] = B.f["exp"](a[0])
+    for k in range(1, n):
+        b[k] = np.dot(ja[1 : k + 1], b[k - 1 :: -1]) / k
+    return b
+
+
+def _log_s(B, a):
+    n = len(a)
+    a0 = a[0]
+    if not a0 > 0:
+        raise _Unsupported
+    b, jb = B.zeros(n), B.zeros(n)
+    b[0] = B.f["log"](a0)
+    for k in range(1, n):
+        b[k] = (a[k] - (np.dot(jb[1:k], a[k - 1 : 0 : -1]) if k > 1 else 0) / k) / a0
+        jb[k] = k * b[k]
+    return b
+
+
+def _pow_s(B, a, p):
+    n = len(a)
+    a0 = a[0]
+    if a0 == 0 or (a0 < 0 and p != int(p)):
+        raise _Unsupported
+    ja = B.arange(n) * a
+    b = B.zeros(n)
+    b[0] = a0**p
+    for k in range(1, n):
+        s1 = np.dot(ja[1 : k + 1], b[k - 1 :: -1])
+        s0 = np.dot(a[1 : k + 1], b[k - 1 :: -1])
+        b[k] = ((p + 1) * s1 - k * s0) / (k * a0)
+    return b
+
+
+def _ipow_s(B, a, m: int):
+    if m == 0:
+        out = B.zeros(len(a))
+        out[0] = B.conv(1)
+        return out
+    if a[0] != 0 and m > 4:
+        return _pow_s(B, a, B.conv(m))
+    result, base = None, a
+    while m:
+        if m & 1:
+            result = base if result is None else _mul(result, base)
+        m >>= 1
+        if m:
+            base = _mul(base, base)
+    return result
+
+
+def _sincos_s(B, a, hyperbolic: bool):
+    n = len(a)
+    ja = B.arange(n) * a
+    s, c = B.zeros(n), B.zeros(n)
+    s[0], c[0] = (B.f["sinh"](a[0]), B.f["cosh"](a[0])) if hyperbolic else (B.f["sin"](a[0]), B.f["cos"](a[0]))
+    sign = 1 if hyperbolic else -1
+    for k in range(1, n):
+        s[k] = np.dot(ja[1 : k + 1], c[k - 1 :: -1]) / k
+        c[k] = sign * np.dot(ja[1 : k + 1], s[k - 1 :: -1]) / k
+    return s, c
+
+
+def _tan_s(B, a, hyperbolic: bool):
+    """t = tan(a) (t' = a'(1 + t²)) or tanh(a) (t' = a'(1 − t²))."""
+    n = len(a)
+    sign = -1 if hyperbolic else 1
+    ja = B.arange(n) * a
+    t, w = B.zeros(n), B.zeros(n)
+    t[0] = B.f["tanh" if hyperbolic else "tan"](a[0])
+    w[0] = 1 + sign * t[0] * t[0]
+    for k in range(1, n):
+        t[k] = np.dot(ja[1 : k + 1], w[k - 1 :: -1]) / k
+        w[k] = sign * np.dot(t[: k + 1], t[k::-1])
+    return t
+
+
+def _integrate_s(B, a, d, b0):
+    """b with b(0) = b0 and b' = a'·d: b_k = (Σ_j j a_j d_{k−j}) / k."""
+    n = len(a)
+    b = _mul(B.arange(n) * a, d)
+    b[1:] = b[1:] / B.arange(n)[1:]
+    b[0] = b0
+    return b
+
+
+def _jet(expr: sympy.Expr, x, n: int, B: _Backend = _LDB) -> np.ndarray:
+    """Taylor coefficients c_i x^i (i < n) of expr, computed by power-series recurrences."""
+    x_b = B.conv(x)
+    memo: dict = {}
+
+    def const(v):
+        out = B.zeros(n)
+        out[0] = v
+        return out
+
+    def rec(e):
+        if e in memo:
+            return memo[e]
+        if not e.has(Z):
+            out = const(B.conv(e))
+        elif e == Z:
+            out = B.zeros(n)
+            if n > 1:
+                out[1] = x_b
+        elif e.is_Add:
+            out = sum((rec(t) for t in e.args[1:]), rec(e.args[0]).copy())
+        elif e.is_Mul:
+            out = rec(e.args[0])
+            for t in e.args[1:]:
+                out = _mul(out, rec(t))
+        elif e.is_Pow:
+            b, p = e.args
+            if p.has(Z):
+                out = _exp_s(B, _mul(rec(p), _log_s(B, rec(b))))
+            elif p.is_Integer and p >= 0:
+                out = _ipow_s(B, rec(b), int(p))
+            else:
+                out = _pow_s(B, rec(b), B.conv(p))
+        else:
+            u = rec(e.args[0]) if len(e.args) == 1 else None
+            one = B.conv(1)
+            if isinstance(e, sympy.exp):
+                out = _exp_s(B, u)
+            elif isinstance(e, sympy.log):
+                out = _log_s(B, u)
+            elif isinstance(e, (sympy.sin, sympy.cos)):
+                out = _sincos_s(B, u, False)[0 if isinstance(e, sympy.sin) else 1]
+            elif isinstance(e, (sympy.sinh, sympy.cosh)):
+                out = _sincos_s(B, u, True)[0 if isinstance(e, sympy.sinh) else 1]
+            elif isinstance(e, (sympy.tan, sympy.tanh)):
+                out = _tan_s(B, u, isinstance(e, sympy.tanh))
+            elif isinstance(e, (sympy.atan, sympy.atanh)):
+                sq = _mul(u, u)
+                d = _pow_s(B, const(one) + sq if isinstance(e, sympy.atan) else const(one) - sq, B.conv(-1))
+                out = _integrate_s(B, u, d, B.f["atan" if isinstance(e, sympy.atan) else "atanh"](u[0]))
+            elif isinstance(e, (sympy.asin, sympy.acos, sympy.asinh)):
+                sq = _mul(u, u)
+                d = _pow_s(B, const(one) + sq if isinstance(e, sympy.asinh) else const(one) - sq,
+                           B.conv(sympy.Rational(-1, 2)))
+                if isinstance(e, sympy.acos):
+                    out = -_integrate_s(B, u, d, -B.f["acos"](u[0]))
+                else:
+                    out = _integrate_s(B, u, d, B.f["asin" if isinstance(e, sympy.asin) else "asinh"](u[0]))
+            else:
+                raise _Unsupported(type(e).__name__)
+        memo[e] = out
+        return out
+
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        try:
+            return rec(expr)
+        except (FloatingPointError, ZeroDivisionError, TypeError) as exc:
+            raise _Unsupported(str(exc)) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Weighted sums Σ w(i)|c_i| x^i
+# --------------------------------------------------------------------------------------------
+
+
+class _Weight:
+    """w(i) for one of the measures, as an mpmath scalar function and a longdouble vector."""
+
+    def __init__(self, kind: str, param):
+        self.kind, self.param = kind, param  # ("s", power) or ("eps", L)
+
+    def __call__(self, i: int):
+        if self.kind == "s":
+            return mpmath.mpf(i + 1) ** self.param
         if i == 0:
             return mpmath.mpf(2)  # both summands read as 1 at i = 0 (see module docstring)
-        return CR**i + (L / mpmath.sqrt(i) * CR) ** i
+        return 1 + (self.param / mpmath.sqrt(i)) ** i
 
-    return w
+    def vector(self, n: int) -> np.ndarray:
+        i = np.arange(n, dtype=_LD)
+        if self.kind == "s":
+            p = self.param
+            return (i + 1) if p == 1 else (i + 1) ** _ld(p)
+        L = _ld(self.param)
+        with np.errstate(divide="ignore", under="ignore"):
+            w = 1 + (L / np.sqrt(np.maximum(i, 1))) ** i
+        w[0] = 2
+        return w
 
 
-def _weight_s(C_star, R, variant):
-    power = 1 if variant == "resnet" else mpmath.mpf("1.75")
-    return lambda i: mpmath.mpf(C_star) * mpmath.mpf(i + 1) ** power * mpmath.mpf(R) ** i
-
-
-def _sum(series: TaylorSeries, weight, tol: float, max_terms: int, what: str):
-    """Σ_i weight(i)|c_i| to relative tolerance ``tol``.
-
-    Infinite series stop once the ratio ρ of consecutive non-zero terms is
-    below 1 and no larger than the previous ratio, and the geometric tail
-    bound t·ρ/(1−ρ) is below tol times the partial sum (valid while ratios
-    keep decreasing, as they do for the entire activations and for
-    geometric-type series inside their radius). At degrees 64, 128, ...
-    a series whose largest term is still in the second half is declared
-    divergent unless its coefficients show an infinite radius of
-    convergence (|c_i|^(-1/i) still growing, as for sin, cos, exp).
-    """
+def _weighted_sum(series: TaylorSeries, x, weight: _Weight, tol: float, max_terms: int,
+                  what: str, name: str, xname: str, hint: str):
+    """Σ_i w(i)|c_i| x^i and the number of terms used (see the module docstring)."""
     if series.is_polynomial:
         n = series.degree + 1
-        return mpmath.fsum(weight(i) * series.abs_coeff(i) for i in range(n)), n
+        return mpmath.fsum(weight(i) * series.abs_coeff(i) * x**i for i in range(n)), n
+    if x == 0:
+        return weight(0) * series.abs_coeff(0), 1
+    r = series.radius
+    if r == mpmath.inf:
+        return _sum_entire(series, x, weight, tol, max_terms, what, name, xname)
+    rtext = _radius_text(series)
+    if series.radius_exact and x >= r or not series.radius_exact and x >= mpmath.mpf("1.1") * r:
+        raise NonConvergentSeriesError(
+            f"{what} of {name} does not converge: {xname} = {mpmath.nstr(x, 8)} is not below the radius of "
+            f"convergence {rtext} of its Taylor series at 0, so the terms grow like ({xname}/radius)^i. {hint}"
+        )
+    if not series.radius_exact and x > mpmath.mpf("0.9") * r:
+        raise SeriesBudgetError(
+            f"{what} of {name}: {xname} = {mpmath.nstr(x, 8)} is within 10% of the estimated radius of "
+            f"convergence {rtext}, too close to decide convergence from the coefficients. {hint}"
+        )
+    return _sum_inside(series, x, weight, tol, max_terms, what, name, xname)
+
+
+def _sum_entire(series, x, weight, tol, max_terms, what, name, xname):
+    """Entire functions: sum until consecutive ratios fall below 1, decrease, and the
+    geometric tail bound is below tol·sum."""
+    if series._formula is not None and max_terms > 4 * _HEAD:
+        # quick check that the terms have peaked before max_terms (a huge C*·R would need more)
+        last = [max_terms - 1, max_terms - 2]
+        half = [max_terms // 2, max_terms // 2 - 1]
+        t_last = max(weight(j) * series.abs_coeff(j) * x**j for j in last)
+        t_half = max(weight(j) * series.abs_coeff(j) * x**j for j in half)
+        if t_last > t_half:
+            raise SeriesBudgetError(
+                f"{what} of {name}: the function is entire, so the series converges, but with "
+                f"{xname} = {mpmath.nstr(x, 8)} its terms are still growing at degree max_terms = {max_terms}; "
+                f"raise max_terms or lower {xname}"
+            )
     total, prev, prev_rho = mpmath.mpf(0), None, None
-    peak_i, peak = 0, mpmath.mpf(0)
-    i = 0
     for i in range(max_terms):
-        if i >= _HEAD and (i & (i - 1)) == 0 and 2 * peak_i >= i and not _radius_growing(series, i):
-            break
         try:
             c = series.abs_coeff(i)
         except IndexError:
-            break
-        if c == 0:
+            raise SeriesBudgetError(
+                f"{what} of {name}: the function is entire (radius ∞), so the series converges, but with "
+                f"{xname} = {mpmath.nstr(x, 8)} its terms have not started to shrink by degree "
+                f"{series.max_degree}, the last Taylor coefficient computed (max_degree; no closed-form "
+                "coefficient formula is known for this expression); raise max_degree or lower "
+                f"{xname}"
+            ) from None
+        t = weight(i) * c * x**i
+        if t == 0:
             continue
-        t = weight(i) * c
         total += t
-        if t > peak:
-            peak_i, peak = i, t
         if prev is not None:
             rho = t / prev
             if rho < 1 and (prev_rho is None or rho <= prev_rho) and t * rho / (1 - rho) <= tol * total:
                 return total, i + 1
             prev_rho = rho
         prev = t
-    raise NonConvergentSeriesError(
-        f"{what} of {series.act.name}: the weighted Taylor series does not converge "
-        f"(terms still growing at degree {i}; estimated radius of convergence "
-        f"{_radius_estimate(series)}). tanh and sigmoid have finite radius (π/2 and π); "
-        "pass truncate=True to use the truncation of Example 4.1, or lower R / C_star."
+    raise SeriesBudgetError(
+        f"{what} of {name}: the function is entire, so the series converges, but {max_terms} terms "
+        f"(max_terms) were not enough to reach the relative tolerance {tol}; raise max_terms"
     )
 
 
-def _root(series: TaylorSeries, i: int):
-    """|c_j|^(-1/j) for the last non-zero c_j with j ≤ i (None if none)."""
-    for j in range(i, 0, -1):
-        c = series.abs_coeff(j)
-        if c != 0:
-            return c ** (-mpmath.mpf(1) / j)
-    return None
+def _tail_estimate(t: np.ndarray, q) -> mpmath.mpf:
+    """Σ_{i≥N} t_i estimated from the envelope t_i/q^i on [N/4, N/2) and [N/2, N)."""
+    n = len(t)
+    lq = mpmath.log(q)
+
+    def env(lo, hi):
+        best = None
+        for i in np.flatnonzero(t[lo:hi]) + lo:
+            g = mpmath.log(_to_mp(t[i])) - i * lq
+            if best is None or g > best[1]:
+                best = (int(i), g)
+        return best
+
+    end, mid = env(n // 2, n), env(n // 4, n // 2)
+    if end is None:
+        return mpmath.mpf(0)
+    gamma = mpmath.mpf(0)
+    if mid is not None and end[0] > mid[0]:
+        gamma = max(mpmath.mpf(0), (end[1] - mid[1]) / (mpmath.log(end[0]) - mpmath.log(mid[0])))
+    ratio = q * mpmath.exp(gamma / n)
+    if ratio >= 1:
+        return mpmath.inf
+    envelope_n = mpmath.exp(end[1] + gamma * (mpmath.log(n) - mpmath.log(end[0])))
+    return envelope_n * q**n / (1 - ratio)
 
 
-def _radius_growing(series: TaylorSeries, i: int) -> bool:
-    """Root-test evidence of an infinite radius: |c_j|^(-1/j) grew by > 1.5×
-    from degree i/2 to degree i."""
-    if series._formula is None:
-        return False
-    a, b = _root(series, i // 2), _root(series, i)
-    return a is not None and b is not None and b > 1.5 * a
+def _initial_terms(q, tol: float) -> int:
+    n = 1.5 * (math.log(1 / tol) + 10) / float(-mpmath.log(q)) + 64
+    return int(min(max(256, 64 * math.ceil(n / 64)), _ENGINE_MAX))
 
 
-def _radius_estimate(series: TaylorSeries) -> str:
-    coeffs = series.coeffs(min(series.max_degree, 200))
-    nz = [(i, abs(mpmath.mpf(c.evalf(_DPS)))) for i, c in enumerate(coeffs) if c != 0 and i > 0]
-    if not nz:
-        return "infinite"
-    i, c = nz[-1]
-    return f"≈ {float(mpmath.mpf(c) ** (-1.0 / i)):.3g}"
+def _sum_inside(series, x, weight, tol, max_terms, what, name, xname):
+    """Finite radius r, x < r: numeric coefficients of phi(x·y), head replaced by the exact ones."""
+    q = x / series.radius
+    cap = min(max_terms, _ENGINE_MAX)
+    n = min(_initial_terms(q, tol), cap)
+    head = len(series._exact)
+    exact_terms = [series.abs_coeff(i) * x**i for i in range(head)]
+    while True:
+        try:
+            a = np.abs(_jet(series.expr, x, n))
+        except _Unsupported:
+            return _sum_exact_inside(series, x, weight, tol, q, what, name, xname)
+        h = min(head, n)
+        scale = max(exact_terms[:h])
+        if scale > 0 and max(abs(_to_mp(a[i]) - exact_terms[i]) for i in range(h)) > mpmath.mpf(1e-12) * scale:
+            return _sum_exact_inside(series, x, weight, tol, q, what, name, xname)
+        t = weight.vector(n) * a
+        for i in range(h):
+            t[i] = _ld(weight(i) * exact_terms[i])
+        total = _to_mp(np.sum(t[h:])) + mpmath.fsum(weight(i) * exact_terms[i] for i in range(h))
+        tail = _tail_estimate(t, q)
+        if tail <= tol * total:
+            return total, n
+        if n >= cap:
+            raise SeriesBudgetError(
+                f"{what} of {name}: the series converges ({xname} = {mpmath.nstr(x, 8)} is below the radius "
+                f"{_radius_text(series)}), but {xname}/radius = {mpmath.nstr(q, 8)} is so close to 1 that "
+                f"{n} terms leave an estimated relative tail of {mpmath.nstr(tail / total, 3)} > tol = {tol} "
+                f"(partial sum {mpmath.nstr(total, 8)}); raise max_terms (at most {_ENGINE_MAX} are used) "
+                f"or tol, or lower {xname}"
+            )
+        n = min(2 * n, cap)
+
+
+def _sum_exact_inside(series, x, weight, tol, q, what, name, xname):
+    """Fallback when the numeric route cannot handle the expression: exact coefficients up to max_degree."""
+    total, terms = mpmath.mpf(0), []
+    i = 0
+    for i in range(series.max_degree):
+        try:
+            c = series.abs_coeff(i)
+        except IndexError:
+            break
+        t = weight(i) * c * x**i
+        terms.append(t)
+        total += t
+        if i + 1 >= _HEAD and (i + 1) & i == 0:  # at 64, 128, 256, ...
+            tail = _tail_estimate(np.array([_ld(v) for v in terms], dtype=_LD), q)
+            if tail <= tol * total:
+                return total, i + 1
+    raise SeriesBudgetError(
+        f"{what} of {name}: the series converges ({xname} = {mpmath.nstr(x, 8)} is below the radius "
+        f"{_radius_text(series)}), but the {len(terms)} exact Taylor coefficients available (max_degree) "
+        f"do not reach the relative tolerance {tol}; raise max_degree or lower {xname}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter checks
+# --------------------------------------------------------------------------------------------
+
+
+def _eps(eps, name="eps"):
+    return V.real(name, eps, lo=0, hi=1, lo_open=True, hi_open=True)
+
+
+def _R(R):
+    return V.real("R", R, lo=0)
+
+
+def _C_star(C_star):
+    if not V._is_bool(C_star) and isinstance(C_star, (int, float)) and C_star == math.inf:
+        raise ValueError("C_star must be a finite number in (0, inf), got inf: C* is a large but fixed "
+                         "constant of §4 (e.g. 10^4), and with C* = ∞ every non-polynomial measure is infinite")
+    return V.real("C_star", C_star, lo=0, lo_open=True)
+
+
+def _common(R, C_star, tol, max_terms, max_degree):
+    return (_R(R), _C_star(C_star), V.real("tol", tol, lo=0, hi=1, lo_open=True, hi_open=True),
+            V.integer("max_terms", max_terms, lo=1), V.integer("max_degree", max_degree, lo=1))
+
+
+# --------------------------------------------------------------------------------------------
+# Truncation (Example 4.1)
+# --------------------------------------------------------------------------------------------
 
 
 def truncation_degree(act, eps: float, R: float = 1.0, max_degree: int = 400) -> int:
     """Smallest D with max_{|z|≤R} |phi(z) − Σ_{i≤D} c_i z^i| ≤ ε (Example 4.1).
 
-    Checked on 2001 points of [−R, R] in float64; raises
-    :class:`NonConvergentSeriesError` when no D ≤ max_degree works
-    (R beyond the radius of convergence).
+    Checked on 2001 points of [−R, R] (in float64, or in mpmath when the terms
+    c_i R^i are so large that float64 rounding could hide an error of ε).
+    Raises :class:`NonConvergentSeriesError` when R is not below the radius
+    of convergence (the Taylor polynomials then do not converge on [−R, R])
+    and :class:`SeriesBudgetError` when R is below it but no D ≤ max_degree
+    suffices.
     """
-    act = activation(act)
-    _check(R, 1, eps)
-    series = TaylorSeries(act, max_degree=max_degree)
+    act = _resolve(act, {}, "act")
+    eps = _eps(eps)
+    R = _R(R)
+    max_degree = V.integer("max_degree", max_degree, lo=1)
+    return _truncation_degree(act, _series(act, max_degree), eps, R, max_degree)
+
+
+def _truncation_degree(act, series: TaylorSeries, eps: float, R: float, max_degree: int) -> int:
+    if R == 0:
+        return 0
+    r = series.radius
+    if r != mpmath.inf and (R >= r if series.radius_exact else R >= mpmath.mpf("1.1") * r):
+        raise NonConvergentSeriesError(
+            f"Example 4.1 truncation of {act.name}: R = {R} is not below the radius of convergence "
+            f"{_radius_text(series)} of its Taylor series at 0, so its Taylor polynomials do not converge "
+            f"on [-R, R] and no degree is within eps = {eps}; lower R"
+        )
+    n_max = series.degree + 1 if series.is_polynomial else min(max_degree, series.max_degree)
     zs = np.linspace(-R, R, 2001)
+    u = zs / R
     f = sympy.lambdify(Z, act.expr, modules="numpy")
-    target = np.broadcast_to(np.asarray(f(zs), dtype=float), zs.shape)
+    with np.errstate(all="ignore"):
+        target = np.broadcast_to(np.asarray(f(zs), dtype=float), zs.shape)
     approx = np.zeros_like(zs)
-    coeffs = [float(c) for c in series.coeffs(max_degree)]
-    for D, c in enumerate(coeffs):
-        approx = approx + c * zs**D
-        if np.max(np.abs(target - approx)) <= eps:
-            return D
-    raise NonConvergentSeriesError(
-        f"no Taylor polynomial of {act.name} of degree ≤ {max_degree} is within eps={eps} "
-        f"on [-{R}, {R}]: R exceeds the radius of convergence"
+    upow = np.ones_like(zs)
+    big = 0.0
+    coeffs = series.coeffs(min(n_max, _HEAD))
+    with mpmath.workdps(_DPS):
+        scaled = []
+        for D in range(n_max):
+            if D >= len(coeffs):
+                coeffs = series.coeffs(min(n_max, 2 * len(coeffs)))
+                if D >= len(coeffs):
+                    break
+            a = mpmath.mpf(coeffs[D].evalf(_DPS)) * mpmath.mpf(R) ** D
+            scaled.append(a)
+            with np.errstate(all="ignore"):
+                af = float(a) if abs(a) < mpmath.mpf("1e300") else math.inf
+                big = max(big, abs(af))
+                approx = approx + af * upow
+                upow = upow * u
+            if big * 1e-13 <= eps and math.isfinite(big) and np.max(np.abs(target - approx)) <= eps:
+                return D
+    # float64 could not certify: either the terms are still large, or rounding hides the answer
+    tail = max((abs(a) for a in scaled[-8:]), default=mpmath.mpf(0))
+    if tail > eps:
+        raise SeriesBudgetError(
+            f"Example 4.1 truncation of {act.name}: R = {R} is below the radius of convergence "
+            f"{_radius_text(series)}, so some Taylor polynomial is within eps = {eps} on [-R, R], but at degree "
+            f"{len(scaled) - 1} (max_degree) the terms |c_i| R^i are still ≈ {mpmath.nstr(tail, 3)}; "
+            "raise max_degree or lower R"
+        )
+    top = max(abs(a) for a in scaled)
+    dps = int(20 + max(0, float(mpmath.log10(top / eps))))
+    if dps > 300:  # pragma: no cover - the tail check above catches these in practice
+        raise SeriesBudgetError(f"Example 4.1 truncation of {act.name}: terms too large to evaluate (R = {R})")
+    with mpmath.workdps(dps):
+        fm = sympy.lambdify(Z, act.expr, modules="mpmath")
+        pts = [mpmath.mpf(float(v)) for v in zs]
+        tgt = [fm(p) for p in pts]
+        acc = [mpmath.mpf(0)] * len(pts)
+        cs = [mpmath.mpf(c.evalf(dps + 5)) for c in series.coeffs(len(scaled))]
+        for D, c in enumerate(cs):
+            acc = [s + c * p**D for s, p in zip(acc, pts)]
+            if max(abs(t - s) for t, s in zip(tgt, acc)) <= eps:
+                return D
+    raise SeriesBudgetError(
+        f"Example 4.1 truncation of {act.name}: no Taylor polynomial of degree ≤ {len(scaled) - 1} "
+        f"(max_degree) is within eps = {eps} on [-{R}, {R}]; raise max_degree"
     )
 
 
-def _truncated(act: Activation, eps: float, R: float, max_degree: int) -> Activation:
-    D = truncation_degree(act, eps, R, max_degree)
-    coeffs = TaylorSeries(act, max_degree).coeffs(D + 1)
+def _truncated(act: Activation, eps: float, R: float, max_degree: int):
+    series = _series(act, max_degree)
+    D = _truncation_degree(act, series, eps, R, max_degree)
+    coeffs = series.coeffs(D + 1)
     expr = sum(c * Z**i for i, c in enumerate(coeffs))
     return Activation.custom(f"{act.name}[deg≤{D}]", expr), D
+
+
+# --------------------------------------------------------------------------------------------
+# The measures
+# --------------------------------------------------------------------------------------------
 
 
 def complexity_eps(
@@ -318,19 +1039,29 @@ def complexity_eps(
 ) -> Complexity:
     """𝔆_ε(phi, R) (ResNet paper §4, companion §2): the network-size measure.
 
-    ``truncate=True`` measures the degree-D Taylor polynomial that is ε-close
-    to phi on [−R, R] instead of the full series (Example 4.1; needed for
-    tanh and sigmoid, whose series diverge at C*·R ≥ their radius).
+    Converges iff C*·R is below the radius of convergence of phi's Taylor
+    series (otherwise :class:`NonConvergentSeriesError`). ``truncate=True``
+    measures the degree-D Taylor polynomial that is ε-close to phi on
+    [−R, R] instead of the full series (Example 4.1; the route for tanh and
+    sigmoid, whose radii π/2 and π are far below C*·R = 10^4).
     """
-    act = activation(act)
-    _check(R, C_star, eps, tol=tol)
+    act = _resolve(act, {}, "act")
+    eps = _eps(eps)
+    R, C_star, tol, max_terms, max_degree = _common(R, C_star, tol, max_terms, max_degree)
+    truncate = V.boolean("truncate", truncate)
     D = None
     if truncate:
         act, D = _truncated(act, eps, R, max_degree)
+    series = _series(act, max_degree)
     with mpmath.workdps(_DPS):
-        series = TaylorSeries(act, max_degree)
-        value, n = _sum(series, _weight_eps(C_star, R, eps), tol, max_terms, "𝔆_ε")
-    return Complexity("C_eps", act.name, value, R, C_star, n, eps=eps, truncation_degree=D)
+        L = mpmath.sqrt(mpmath.log(1 / mpmath.mpf(eps)))
+        x = mpmath.mpf(C_star) * mpmath.mpf(R)
+        value, n = _weighted_sum(
+            series, x, _Weight("eps", L), tol, max_terms, "𝔆_ε", act.name, "C*·R",
+            "Pass truncate=True to use the truncation of Example 4.1, or lower R or C_star.",
+        )
+    return Complexity("C_eps", act.name, value, R, C_star, n, eps=eps, truncation_degree=D,
+                      radius=float(series.radius))
 
 
 def complexity_s(
@@ -347,25 +1078,37 @@ def complexity_s(
     """𝔆_s(phi, R): the sample-complexity measure.
 
     ``variant="resnet"`` weighs |c_i| by (i+1) (ResNet paper §4);
-    ``variant="companion"`` by (i+1)^1.75 (companion paper §2); both by R^i.
-    ``truncate_eps`` applies Example 4.1's truncation at that accuracy first.
+    ``variant="companion"`` by (i+1)^1.75 (companion paper §2); both by R^i
+    and the factor C*. Converges iff R is below the radius of convergence
+    (C* only scales the value). ``truncate_eps`` applies Example 4.1's
+    truncation at that accuracy first.
     """
-    act = activation(act)
-    _check(R, C_star, truncate_eps, variant, tol)
+    act = _resolve(act, {}, "act")
+    R, C_star, tol, max_terms, max_degree = _common(R, C_star, tol, max_terms, max_degree)
+    variant = V.choice("variant", variant, VARIANTS)
+    if truncate_eps is not None:
+        truncate_eps = _eps(truncate_eps, "truncate_eps")
     D = None
     if truncate_eps is not None:
         act, D = _truncated(act, truncate_eps, R, max_degree)
+    series = _series(act, max_degree)
+    power = 1 if variant == "resnet" else mpmath.mpf("1.75")
     with mpmath.workdps(_DPS):
-        series = TaylorSeries(act, max_degree)
-        value, n = _sum(series, _weight_s(C_star, R, variant), tol, max_terms, "𝔆_s")
+        value, n = _weighted_sum(
+            series, mpmath.mpf(R), _Weight("s", power), tol, max_terms, "𝔆_s", act.name, "R",
+            "𝔆_s converges only for R below the radius (C* does not matter); lower R, or pass "
+            "truncate_eps= to use the truncation of Example 4.1.",
+        )
+        value = mpmath.mpf(C_star) * value
     return Complexity(
-        "C_s", act.name, value, R, C_star, n, eps=truncate_eps, variant=variant, truncation_degree=D
+        "C_s", act.name, value, R, C_star, n, eps=truncate_eps, variant=variant, truncation_degree=D,
+        radius=float(series.radius),
     )
 
 
 def compose(outer, inner) -> Activation:
     """The univariate composition outer(inner(z)) as a new activation."""
-    outer, inner = activation(outer), activation(inner)
+    outer, inner = _resolve(outer, {}, "outer"), _resolve(inner, {}, "inner")
     return Activation.custom(f"({outer.name})∘({inner.name})", outer.expr.subs(Z, inner.expr))
 
 
@@ -376,8 +1119,11 @@ def composition_blowup(outer, inner, eps: float = 0.01, R: float = 1.0, C_star: 
     The point of ResNet paper §2.1: 𝔆(G∘F) can be far larger than 𝔆(F) and
     𝔆(G); kernel methods pay for 𝔆(G∘F), the ResNet only for 𝔆(F), 𝔆(G).
     """
+    eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
+    variant = V.choice("variant", variant, VARIANTS)
     out = {}
-    for label, a in (("F", activation(inner)), ("G", activation(outer)), ("G∘F", compose(outer, inner))):
+    for label, a in (("F", _resolve(inner, {}, "inner")), ("G", _resolve(outer, {}, "outer")),
+                     ("G∘F", compose(outer, inner))):
         out[label] = {
             "C_eps": complexity_eps(a, eps, R, C_star),
             "C_s": complexity_s(a, R, C_star, variant),
@@ -393,12 +1139,10 @@ def linear_power_example(d: int, degree: int = 10, **kw) -> dict[str, dict[str, 
     (degree+1)C* stay small while 𝔆_s(G∘F) = (degree+1)C*·d^{degree/2}
     (d^5 times 𝔆_s(G) for degree 10, as in the talk).
     """
-    if not (isinstance(d, int) and d > 0):
-        raise ValueError(f"d must be a positive integer, got {d!r}")
-    if not (isinstance(degree, int) and degree > 0):
-        raise ValueError(f"degree must be a positive integer, got {degree!r}")
+    d = V.integer("d", d, lo=1)
+    degree = V.integer("degree", degree, lo=1, hi=1000)
     inner = Activation.custom(f"sqrt({d})*z", sympy.sqrt(d) * Z)
-    outer = activation("power", p=degree)
+    outer = _resolve("power", {"p": degree}, "degree")
     return composition_blowup(outer, inner, **kw)
 
 
@@ -406,9 +1150,14 @@ def concept_complexity(concept, eps: float = 0.01, R: float = 1.0, C_star: float
                        variant: str = "resnet", truncate: bool = False) -> dict[str, dict[str, Complexity]]:
     """𝔆(F) and 𝔆(G) of a Concept 1 target: the maximum over its
     activations F_{r,i} (resp. G_{r,i}) (ResNet paper §5)."""
+    eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
+    variant = V.choice("variant", variant, VARIANTS)
+    truncate = V.boolean("truncate", truncate)
     out = {}
     for part in ("F", "G"):
-        acts = getattr(concept, part).activations
+        acts = getattr(getattr(concept, part, None), "activations", None)
+        if acts is None:
+            raise TypeError(f"concept must be a Concept 1 target with F and G networks, got {type(concept).__name__}")
         ce = [complexity_eps(a, eps, R, C_star, truncate=truncate) for a in acts]
         cs = [complexity_s(a, R, C_star, variant, truncate_eps=eps if truncate else None) for a in acts]
         out[part] = {"C_eps": max(ce, key=lambda c: c.value), "C_s": max(cs, key=lambda c: c.value)}
@@ -419,10 +1168,18 @@ def describe(act, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR) -> 
     """One line with 𝔆_s and 𝔆_ε of an activation (Def. 2.1 / eq. 2.2), for the
     notebook sliders; where 𝔆_ε's series diverges (tanh, sigmoid) it reports
     the truncated measure of Example 4.1 and says so instead of failing."""
-    cs = complexity_s(act, R=R, C_star=C_star)
+    shown_R = R
+    act = _resolve(act, {}, "act")
+    eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
+    try:
+        cs = complexity_s(act, R=R, C_star=C_star)
+        cs_text = f"C_s({cs.activation}, R={shown_R}) = {cs}"
+    except NonConvergentSeriesError:
+        cs_text = (f"C_s({act.name}, R={shown_R}) diverges (R ≥ radius of convergence "
+                   f"{radius_of_convergence(act):.6g})")
     try:
         ce, note = complexity_eps(act, eps, R=R, C_star=C_star), ""
     except NonConvergentSeriesError:
         ce = complexity_eps(act, eps, R=R, C_star=C_star, truncate=True)
         note = f" (series diverges; Example 4.1 truncation at degree {ce.truncation_degree})"
-    return f"C_s({cs.activation}, R={R}) = {cs}    C_eps(eps={eps:g}) = {ce}{note}"
+    return f"{cs_text}    C_eps(eps={eps:g}) = {ce}{note}"
