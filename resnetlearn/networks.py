@@ -194,35 +194,17 @@ def readout_features(arch: str, p: dict, x: torch.Tensor) -> tuple[torch.Tensor,
 
 
 def features(arch: str, p: dict, x: torch.Tensor, A0: torch.Tensor | None = None) -> torch.Tensor:
-    """φ, the representation the readout A acts on, for every model: (G, n, width).
+    """φ = φ₁ + φ₂ of :func:`readout_features`, the representation the readout A acts on: (G, n, width).
 
     Plain networks and eq 2.1: out = A·φ exactly, with φ = σ(h₁) (2layer,
     2layer_signs), σ(Vσ(h₁) + b₂) (3layer), σ(h₁) + σ(Uσ(h₁) + b₂) (3resnet_eq21).
     The §6 ``3resnet`` uses A twice (out₁ = A·σ(h₁) feeds the second block), so
     φ is defined with the inner A frozen at ``A0`` (default: ``p["A"]``, i.e.
     call it with the initial parameters): φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂), and
-    out = A₀·φ₀ at A = A₀. A readout trained on φ₀ (mode ``last`` with out₁'s A
-    kept at A₀) is then linear regression on fixed features — the conjugate
-    kernel φ₀φ₀ᵀ (resnetlearn.kernels.features is the same map for one model).
-    Since φ₀ depends only on parameters that mode ``last`` does not train, it
-    can be computed once.
+    out = A₀·φ₀ at A = A₀. A readout trained on φ₀ (mode ``last``) is linear
+    regression on fixed features — the conjugate kernel φ₀φ₀ᵀ
+    (resnetlearn.kernels.features is the same map for one model, with the
+    NTK parameterisation as an option).
     """
-    check_arch(arch)
-    G = p["A"].shape[0]
-    if x.ndim == 2:
-        x = x.unsqueeze(0).expand(G, *x.shape)
-
-    def dense(inp, W, b):
-        h = torch.bmm(inp, W.transpose(1, 2))
-        return h if b is None else h + b.unsqueeze(1)
-
-    a1 = torch.relu(dense(x, p["W"], p.get("b1")))
-    if arch in ("2layer", "2layer_signs"):
-        return a1
-    if arch == "3layer":
-        return torch.relu(dense(a1, p["V"], p["b2"]))
-    if arch == "3resnet_eq21":
-        return a1 + torch.relu(dense(a1, p["V"], p["b2"]))
-    A = p["A"] if A0 is None else A0
-    out1 = torch.bmm(a1, A.transpose(1, 2))
-    return a1 + torch.relu(dense(out1, p["V"], p["b2"]))
+    phi1, phi2 = readout_features(arch, p if A0 is None else {**p, "A": A0}, x)
+    return phi1 + phi2

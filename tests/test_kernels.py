@@ -1,4 +1,5 @@
-"""Kernel methods (ResNet paper §3.1–3.2, §7): Gram matrices, closed forms, KRR."""
+"""Kernel methods (ResNet paper §3.1–3.2, §7; arXiv v3 §8.1): Gram matrices, closed forms, KRR,
+the exact (last)/(ntk) solutions and the kernel experiments' grids."""
 
 import math
 
@@ -9,6 +10,7 @@ from torch.func import jacrev
 import resnetlearn as rl
 from resnetlearn import kernels as K
 from resnetlearn import networks
+from resnetlearn.concept import Sample
 from resnetlearn.training import Protocol, train_models
 
 F64 = torch.float64
@@ -19,12 +21,33 @@ def cube():
     return rl.parity_instance().sample(60, seed=0, dtype=F64).x
 
 
+def _gram_fn(spec, X, k=15, m=64):
+    entry, arch = K.parse_spec(spec)
+    point = {a: v[len(v) // 2] for a, v in entry.grid.items()}
+    return entry.build(K._Context(X, k, m, 0), arch, **point)
+
+
 @pytest.mark.parametrize("spec", K.DEFAULT_KERNELS)
 def test_gram_symmetric_psd(cube, spec):
-    fn = (lambda A, B: K.gaussian(A, B, h=3.0)) if spec == "gaussian" else K._gram_fn(spec, 30, 15, 64, 0)
-    G = fn(cube, cube)
+    G = _gram_fn(spec, cube)(cube, cube)
     assert torch.allclose(G, G.T, atol=1e-10 * float(G.abs().max()))
     assert float(torch.linalg.eigvalsh(G).min()) > -1e-9 * float(G.diagonal().mean())
+
+
+def test_registry_covers_every_kernel_and_kernel_checks_keywords(cube):
+    assert set(K.KERNELS) == {"gaussian", "arcsine", "arcsine_bias", "conjugate", "ntk", "nngp_inf", "ntk_inf"}
+    assert K.KERNEL_REGISTRY["ntk_inf"].grid == {"sigma_w2": (1.0, 2.0), "sigma_b2": (0.0, 0.1, 1.0)}
+    x = cube[:5]
+    assert torch.equal(K.kernel("arcsine_bias", x), K.arcsine(x, bias=True))
+    assert torch.equal(K.kernel("gaussian", x, h=2.0), K.gaussian(x, h=2.0))
+    assert torch.equal(K.kernel("ntk_inf", x, arch="3layer", sigma_w2=2.0, sigma_b2=0.1),
+                       K.infinite_width(x, arch="3layer", sigma_w2=2.0, sigma_b2=0.1)[1])
+    with pytest.raises(TypeError, match="'bias'.*arcsine_bias"):
+        K.kernel("arcsine", x, bias=True)
+    with pytest.raises(TypeError, match="'bandwidth'"):
+        K.kernel("gaussian", x, bandwidth=2.0)
+    with pytest.raises(ValueError, match="unknown kernel 'laplace'"):
+        K.kernel("laplace", x)
 
 
 def test_arcsine_closed_forms():
@@ -38,18 +61,63 @@ def test_arcsine_closed_forms():
     assert float(K.arcsine(e1, -e1, bias=True)) == pytest.approx(0.0)
 
 
-def test_infinite_two_layer_ntk_by_hand():
-    # d = 2, x = e1, x' = e2: Σ1 = x·x'/d + 1 = 1, q = ‖x‖²/d + 1 = 3/2, cos θ = 2/3
+def test_gaussian_value():
+    x, y = torch.tensor([[0.0, 0.0]]), torch.tensor([[3.0, 4.0]])  # ‖x − y‖² = 25
+    assert float(K.gaussian(x, y, h=5.0)) == pytest.approx(math.exp(-0.5))  # exp(−25/(2·25))
+
+
+@pytest.mark.parametrize("sw,sb", [(1.0, 1.0), (2.0, 0.1)])
+def test_infinite_two_layer_ntk_by_hand(sw, sb):
+    # d = 2, x = e1, x' = e2: Σ1 = σ_w²·x·x'/d + σ_b² = σ_b², q = σ_w²/2 + σ_b²
     x, y = torch.tensor([[1.0, 0.0]], dtype=F64), torch.tensor([[0.0, 1.0]], dtype=F64)
-    q, th = 1.5, math.acos(2 / 3)
-    k1 = q / (2 * math.pi) * (math.sin(th) + (math.pi - th) * 2 / 3)
+    q, S = sw / 2 + sb, sb
+    th = math.acos(S / q)
+    k1 = q / (2 * math.pi) * (math.sin(th) + (math.pi - th) * S / q)
     k0 = (math.pi - th) / (2 * math.pi)
-    nngp, ntk = K.infinite_width(x, y, "2layer")
-    assert float(nngp) == pytest.approx(k1, rel=1e-12)
-    assert float(ntk) == pytest.approx(k1 + k0 * 1.0, rel=1e-12)
-    # on the diagonal θ = 0: NNGP = q/2, NTK = q/2 + q/2 = q
-    nngp, ntk = K.infinite_width(x, x, "2layer")
-    assert float(nngp) == pytest.approx(0.75) and float(ntk) == pytest.approx(1.5)
+    nngp, ntk = K.infinite_width(x, y, "2layer", sigma_w2=sw, sigma_b2=sb)
+    assert float(nngp) == pytest.approx(sw * k1, rel=1e-12)
+    assert float(ntk) == pytest.approx(sw * k1 + sw * k0 * S, rel=1e-12)
+
+
+@pytest.mark.parametrize("sw,sb", [(1.0, 1.0), (2.0, 0.1), (0.5, 0.0)])
+def test_infinite_width_on_the_diagonal(sw, sb):
+    # x = x': θ = 0, κ₁ = q/2, κ₀ = 1/2, μ = √(q/2π). ‖x‖² = 3, d = 3.
+    x = torch.ones(1, 3, dtype=F64)
+    q1 = sw * 1 + sb
+    q2 = sw * q1 / 2 + sb
+    T2 = q2 + sw * q1 / 2
+    want = {
+        "2layer": (sw * q1 / 2, sw * q1),
+        "3layer": (sw * q2 / 2, sw * q2 / 2 + sw * T2 / 2),
+    }
+    nngp21 = sw * (q1 / 2 + q2 / 2 + 2 * math.sqrt(q1 * q2) / (2 * math.pi))
+    want["3resnet_eq21"] = (nngp21, nngp21 + sw * q1 / 2 + sw * T2 / 2)
+    for arch, (n_want, t_want) in want.items():
+        nngp, ntk = K.infinite_width(x, arch=arch, sigma_w2=sw, sigma_b2=sb)
+        assert float(nngp) == pytest.approx(n_want, rel=1e-12), arch
+        assert float(ntk) == pytest.approx(t_want, rel=1e-12), arch
+
+
+@pytest.mark.parametrize("arch", K.INF_ARCHS)
+def test_wide_network_matches_infinite_width_with_sigmas(arch):
+    # Monte Carlo: a wide network in the NTK parameterisation with σ_w² = 2, σ_b² = 0.1:
+    # its empirical NTK and its conjugate kernel (σ_w²/m)φφᵀ approach the recursion's NTK and NNGP
+    x = rl.parity_instance().sample(40, seed=0, dtype=F64).x
+    sw, sb = 2.0, 0.1
+    nngp, inf = K.infinite_width(x, arch=arch, sigma_w2=sw, sigma_b2=sb)
+    err_ntk, err_nngp = {}, {}
+    for m in (256, 4096):
+        emp, conj = 0, 0
+        for seed in range(3):  # the seed-average: its distance to the limit shrinks like 1/√m unless biased
+            gen = torch.Generator().manual_seed(seed)
+            p = {n: torch.randn(s, generator=gen, dtype=F64) for n, s in networks.param_shapes(arch, 30, 1, m).items()}
+            emp = emp + K.ntk(x, arch=arch, params=p, parameterization="ntk", sigma_w2=sw, sigma_b2=sb) / 3
+            phi = K.features(arch, p, x, parameterization="ntk", sigma_w2=sw, sigma_b2=sb)
+            conj = conj + sw / m * phi @ phi.T / 3
+        err_ntk[m] = float((emp - inf).norm() / inf.norm())
+        err_nngp[m] = float((conj - nngp).norm() / nngp.norm())
+    assert err_ntk[4096] < 0.04 and err_ntk[4096] < err_ntk[256] / 2
+    assert err_nngp[4096] < 0.04 and err_nngp[4096] < err_nngp[256] / 2
 
 
 @pytest.mark.parametrize("arch", K.NETWORK_ARCHS)
@@ -59,33 +127,52 @@ def test_empirical_ntk_matches_jacobian_contraction(arch, par):
     X1, X2 = torch.randn(6, 5, dtype=F64), torch.randn(4, 5, dtype=F64)
     p = networks.init_params(arch, 5, 3, 7, [1], dtype=F64)
     q = K._single(p)
-    mult = K._mults(arch, q, par)
+    sig = dict(sigma_w2=2.0, sigma_b2=0.3) if par == "ntk" else {}
+    mult = K._mults(q, par, **sig)
 
     def f(q, x):
         return networks.forward(arch, {n: mult[n] * v[None] for n, v in q.items()}, x)[0]
 
     J1, J2 = jacrev(f)(q, X1), jacrev(f)(q, X2)
-    ref = sum(torch.einsum("acp,bcp->cab", J1[n].reshape(6, 3, -1), J2[n].reshape(4, 3, -1)) for n in q)
-    got = K.ntk(X1, X2, arch, params=p, parameterization=par, per_output=True)
-    assert torch.allclose(got, ref, atol=1e-12)
-    assert torch.allclose(K.ntk(X1, X2, arch, params=p, parameterization=par), ref.mean(0), atol=1e-12)
+    full = sum(torch.einsum("acp,bdp->cadb", J1[n].reshape(6, 3, -1), J2[n].reshape(4, 3, -1)) for n in q)
+    diag = torch.stack([full[c, :, c] for c in range(3)])
+    got = K.ntk(X1, X2, arch, params=p, parameterization=par, outputs="per_output", **sig)
+    assert torch.allclose(got, diag, atol=1e-12)
+    assert torch.allclose(K.ntk(X1, X2, arch, params=p, parameterization=par, **sig), diag.mean(0), atol=1e-12)
+    assert torch.allclose(K.ntk(X1, X2, arch, params=p, parameterization=par, outputs="full", **sig), full,
+                          atol=1e-12)
+    J = K.jacobian(arch, p, X1, parameterization=par, **sig)
+    ref = torch.cat([J1[n].reshape(6, 3, -1) for n in q], dim=2).transpose(0, 1)
+    assert torch.allclose(J, ref, atol=1e-12)
 
 
-@pytest.mark.parametrize("arch", K.INF_ARCHS)
-def test_empirical_ntk_converges_to_infinite_width(arch):
-    x = rl.parity_instance().sample(100, seed=0, dtype=F64).x
-    _, inf = K.infinite_width(x, arch=arch)
-    err = {}
-    for m in (256, 4096):
-        e = []
-        for seed in range(3):
-            gen = torch.Generator().manual_seed(seed)
-            shapes = networks.param_shapes(arch, 30, 1, m)
-            p = {n: torch.randn(s, generator=gen, dtype=F64) for n, s in shapes.items()}  # N(0, 1): NTK param
-            emp = K.ntk(x, arch=arch, params=p, parameterization="ntk")
-            e.append(float((emp - inf).norm() / inf.norm()))
-        err[m] = sum(e) / 3
-    assert err[4096] < 0.05 and err[4096] < err[256] / 2
+@pytest.mark.parametrize("arch", ["2layer", "3layer", "3resnet_eq21", "3resnet"])
+def test_features_give_the_network_output(arch):
+    torch.manual_seed(0)
+    x = torch.randn(7, 5, dtype=F64)
+    p = networks.init_params(arch, 5, 3, 9, [2, 3], dtype=F64)
+    phi = networks.features(arch, p, x)
+    out = networks.forward(arch, p, x)
+    assert torch.allclose(torch.bmm(phi, p["A"].transpose(1, 2)), out, atol=1e-12)  # out = A₀·φ₀ at init
+    one = {n: v[:1] for n, v in p.items()}
+    assert torch.allclose(K.features(arch, one, x), phi[0], atol=1e-14)
+    if arch == "3resnet":  # φ₀ keeps the inner A at A₀ when the readout moves
+        A1 = torch.randn_like(p["A"])
+        assert torch.allclose(networks.features(arch, {**p, "A": A1}, x, A0=p["A"]), phi, atol=1e-14)
+
+
+def test_ntk_spread_fan_in_resnet_does_not_concentrate():
+    x = rl.parity_instance().sample(20, seed=0, dtype=F64).x
+    seeds = range(6)
+
+    def ratio(arch, init):
+        small, large = K.ntk_spread(arch, [256, 4096], seeds, x, k=15, init=init)
+        assert small["n_seeds"] == 6 and 0 < large["spread"] <= large["spread_max"]
+        return large["spread"] / small["spread"]
+
+    assert ratio("2layer", "fan_in") < 0.5  # ~ 1/√16 = 0.25
+    assert ratio("3resnet", "fan_in") > 0.6  # the §6 bottleneck: out₁ stays random
+    assert ratio("3resnet", "paper") < 0.5  # with the paper's N(0, 1/m) entries it does concentrate
 
 
 def test_krr_limits_and_ridge_path(cube):
@@ -105,18 +192,131 @@ def test_krr_limits_and_ridge_path(cube):
     assert torch.allclose(K.FeatureRidge(0.5).fit(Phi, Y).predict(Phi), dual, atol=1e-8)
 
 
-def test_conjugate_kernel_krr_equals_training_last_layer():
+@pytest.mark.parametrize("arch,m,n", [("2layer", 40, 25), ("3resnet", 40, 25), ("3layer", 12, 50)])
+def test_last_exact_equals_least_squares_on_features(arch, m, n):
+    inst = rl.talk_instance()
+    tr, te = inst.sample(n, seed=0, dtype=F64), inst.sample(30, seed=1, dtype=F64)
+    p = networks.init_params(arch, 30, 8, m, [0], dtype=F64)
+    Phi, Phi_te = K.features(arch, p, tr.x), K.features(arch, p, te.x)
+    # minimum-norm least squares (N < features: interpolation) or ordinary least squares (N > features)
+    want = Phi_te @ torch.linalg.pinv(Phi) @ tr.y
+    got = K.network_krr(arch, p, "last", tr.x, tr.y, te.x, [1e-13], relative=True)[0]
+    assert torch.allclose(got, want, atol=1e-6 * float(want.abs().max()))
+
+
+@pytest.mark.parametrize("arch", ["2layer", "3layer", "3resnet"])
+def test_training_last_equals_conjugate_kernel_regression(arch):
     inst = rl.talk_instance()
     tr, te = inst.sample(50, seed=0, dtype=F64), inst.sample(40, seed=1, dtype=F64)
     wd = 0.05
-    res = train_models(tr, te, "2layer", "last", 16, [0.5], [wd], [3],
+    res = train_models(tr, te, arch, "last", 16, [0.2], [wd], [3],
                        Protocol(epochs=3000, batch_size=50, lr_drop_epoch=3000, eval_every=3000),
                        dtype=F64, progress=False)
-    p = networks.init_params("2layer", 30, 8, 16, [3], dtype=F64)
-    Phi, Phi_te = K.features("2layer", p, tr.x), K.features("2layer", p, te.x)
-    # minimiser of ½ mean‖Aφ − y‖² + (wd/2)‖A‖²: ridge λ = N·wd, no intercept
-    pred = K.KernelRidge(50 * wd, center=False).fit(Phi @ Phi.T, tr.y).predict(Phi_te @ Phi.T)
+    p = networks.init_params(arch, 30, 8, 16, [3], dtype=F64)
+    # minimiser of ½ mean‖Aφ₀ − y‖² + (wd/2)‖A‖²: ridge λ = N·wd, no intercept
+    pred = K.network_krr(arch, p, "last", tr.x, tr.y, te.x, [50 * wd])[0]
     assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(res.test_error[0]), rel=1e-6)
+
+
+@pytest.mark.parametrize("arch,n", [("2layer", 40), ("3resnet", 40), ("3resnet", 8), ("3layer", 8)])
+def test_ntk_exact_equals_trained_linearised_network(arch, n):
+    # n = 40: N·k = 320 > P (primal); n = 8: N·k = 64 < P (dual with the full multi-output NTK)
+    inst = rl.talk_instance()
+    tr, te = inst.sample(n, seed=0, dtype=F64), inst.sample(30, seed=1, dtype=F64)
+    wd, m = 0.05, 6
+    res = train_models(tr, te, arch, "ntk", m, [0.03], [wd], [5],
+                       Protocol(epochs=2500, batch_size=n, lr_drop_epoch=2500, eval_every=2500),
+                       dtype=F64, progress=False)
+    p = networks.init_params(arch, 30, 8, m, [5], dtype=F64)
+    pred = K.network_krr(arch, p, "ntk", tr.x, tr.y, te.x, [n * wd])[0]
+    assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(res.test_error[0]), rel=1e-5)
+    # dropping the cross-output blocks is a different (approximate) solution
+    approx = K.network_krr(arch, p, "ntk", tr.x, tr.y, te.x, [n * wd], coupling="per_output")[0]
+    assert not torch.allclose(approx, pred, atol=1e-6)
+
+
+def test_ntk_primal_and_dual_agree():
+    inst = rl.talk_instance()
+    tr, te = inst.sample(12, seed=0, dtype=F64), inst.sample(10, seed=1, dtype=F64)
+    p = K._single(networks.init_params("3resnet", 30, 8, 5, [1], dtype=F64))
+    f0 = networks.forward("3resnet", {n: v[None] for n, v in p.items()}, tr.x)[0]
+    f0t = networks.forward("3resnet", {n: v[None] for n, v in p.items()}, te.x)[0]
+    Kf = K.ntk(tr.x, arch="3resnet", params=p, outputs="full").reshape(96, 96)
+    Kt = K.ntk(te.x, tr.x, arch="3resnet", params=p, outputs="full").reshape(80, 96)
+    a = K.krr_fit(Kf, (tr.y - f0).T.reshape(-1, 1), 0.3)
+    dual = f0t + (Kt @ a).reshape(8, 10).T
+    primal = K.network_krr("3resnet", p, "ntk", tr.x, tr.y, te.x, [0.3])[0]  # P = 375 > N·k = 96: dual here
+    assert torch.allclose(primal, dual, atol=1e-9)
+    J, Jt = K.jacobian("3resnet", p, tr.x).reshape(96, -1), K.jacobian("3resnet", p, te.x).reshape(80, -1)
+    w = torch.linalg.solve(J.T @ J + 0.3 * torch.eye(J.shape[1], dtype=F64), J.T @ (tr.y - f0).T.reshape(-1, 1))
+    assert torch.allclose(f0t + (Jt @ w).reshape(8, 10).T, dual, atol=1e-9)
+
+
+def test_network_kernel_errors_rows():
+    inst = rl.talk_instance()
+    tr, te = inst.sample(60, seed=0, dtype=F64), inst.sample(50, seed=1, dtype=F64)
+    ridges = [1e-8, 1e-4, 1e-2, 1.0, 100.0]
+    for mode in ("last", "ntk"):
+        r = K.network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges)
+        assert r["test_error"] == min(e for _, _, e in r["path"])  # selected on the test set, as the paper
+        assert r["ridge_at_grid_edge"] == (r["ridge_rel"] in (1e-8, 100.0))
+        assert r["wd_equivalent"] == pytest.approx(r["ridge"] / 60)
+        assert r["n_fit"] == 60 and len(r["path"]) == 5
+        v = K.network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges, select="val")
+        assert v["n_fit"] == 48 and v["sel_error"] == min(s for _, s, _ in v["path"])
+        assert v["test_error"] == dict((rel, e) for rel, _, e in v["path"])[v["ridge_rel"]]
+    # more ridge, more training error (the path is monotone)
+    trains = [K.network_kernel_errors(tr, te, "2layer", 10, "ntk", ridges=[lam])["train_error"]
+              for lam in (1e-6, 1e-2, 1.0)]
+    assert trains == sorted(trains) and trains[0] < r["f0_test_error"]
+
+
+def test_grid_edges():
+    grid = {"sigma_w2": (1.0, 2.0, 4.0), "sigma_b2": (0.0, 0.1, 1.0)}
+    hard = {"sigma_b2": 0.0}
+    assert K._grid_edges(grid, {"sigma_w2": 2.0, "sigma_b2": 0.1}, hard) == []
+    assert K._grid_edges(grid, {"sigma_w2": 4.0, "sigma_b2": 0.0}, hard) == ["sigma_w2=4 (highest)"]
+    assert K._grid_edges(grid, {"sigma_w2": 1.0, "sigma_b2": 1.0}, hard) == ["sigma_w2=1 (lowest)",
+                                                                             "sigma_b2=1 (highest)"]
+    assert K._grid_edges({"h_rel": (1.0,)}, {"h_rel": 1.0}, {}) == []  # a single value is no search
+    # with the errors: an end counts only when the inward neighbour (ridge re-optimised) is > 1 % worse
+    grid = {"sigma_w2": (1.0, 2.0), "ridge_rel": (1e-6, 1e-3, 1.0)}
+    errs = {(1.0, 1e-6): 5.0, (1.0, 1e-3): 4.0, (1.0, 1.0): 6.0, (2.0, 1e-6): 4.5, (2.0, 1e-3): 4.02, (2.0, 1.0): 6.0}
+    assert K._grid_edges(grid, {"sigma_w2": 1.0, "ridge_rel": 1e-3}, {}, errs) == []  # 4.02 is within 1 %
+    errs[(2.0, 1e-3)] = 4.5
+    assert K._grid_edges(grid, {"sigma_w2": 1.0, "ridge_rel": 1e-3}, {}, errs) == ["sigma_w2=1 (lowest)"]
+    errs[(1.0, 1e-6)] = 3.0
+    assert K._grid_edges(grid, {"sigma_w2": 1.0, "ridge_rel": 1e-6}, {}, errs) == ["sigma_w2=1 (lowest)",
+                                                                                   "ridge_rel=1e-06 (lowest)"]
+
+
+def test_kernel_errors_searches_each_kernels_grid():
+    inst = rl.talk_instance()
+    ridges = [1e-6, 1e-2, 1.0]
+    rows = K.kernel_errors(inst, 80, ["gaussian", "ntk_inf:2layer", "arcsine"], n_test=60, ridges=ridges,
+                           bandwidths=[0.5, 1.0, 2.0], progress=False)
+    gauss, inf, arc = rows
+    assert len(gauss["path"]) == 3 * 3 and len(inf["path"]) == 6 * 3 and len(arc["path"]) == 3
+    assert {lab for lab, _, _ in inf["path"]} == {f"sigma_w2={w:g} sigma_b2={b:g}"
+                                                  for w in (1.0, 2.0) for b in (0.0, 0.1, 1.0)}
+    for r in rows:
+        assert r["test_error"] == pytest.approx(min(e for _, _, e in r["path"]))  # select="test"
+        assert ("ridge_rel" in r["grid_edges"]) == r["ridge_at_grid_edge"]
+        if r["ridge_at_grid_edge"]:
+            assert r["ridge_rel"] in (1e-6, 1.0)
+    if gauss["param_at_grid_edge"]:
+        assert gauss["params"]["h_rel"] in (0.5, 2.0)
+    assert not arc["param_at_grid_edge"]
+    # the selected setting reproduces its number through the public Gram function
+    w, b = inf["params"]["sigma_w2"], inf["params"]["sigma_b2"]
+    tr, te = inst.sample(80, seed=0, dtype=F64), inst.sample(60, seed=1, dtype=F64)
+    Kxx = K.kernel("ntk_inf", tr.x, sigma_w2=w, sigma_b2=b)
+    Ktx = K.kernel("ntk_inf", te.x, tr.x, sigma_w2=w, sigma_b2=b)
+    pred = K.ridge_path(Kxx, tr.y, Ktx, [inf["ridge_rel"] * float(Kxx.diagonal().mean())])[0]
+    assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(inf["test_error"], rel=1e-9)
+    val = K.kernel_errors(inst, 80, ["ntk_inf:2layer"], n_test=60, ridges=ridges, select="val", progress=False,
+                          grids={"ntk_inf": {"sigma_w2": [2.0], "sigma_b2": [0.1]}})[0]
+    assert val["n_fit"] == 64 and len(val["path"]) == 3 and not val["param_at_grid_edge"]
 
 
 def test_parity_counts():
@@ -126,21 +326,56 @@ def test_parity_counts():
 
 
 def test_bad_inputs(cube):
-    with pytest.raises(ValueError, match="same dimension d"):
+    nan_x = cube.clone()
+    nan_x[0, 0] = math.nan
+    G = K.gaussian(cube)
+    with pytest.raises(ValueError, match="X1 and X2 disagree in dimension d"):
         K.gaussian(cube, cube[:, :5])
-    with pytest.raises(ValueError, match="bandwidth h"):
+    with pytest.raises(ValueError, match="h must lie in"):
         K.gaussian(cube, h=-1.0)
-    with pytest.raises(ValueError, match="ridge must be"):
-        K.KernelRidge(-1.0).fit(K.gaussian(cube), cube[:, :2])
-    with pytest.raises(ValueError, match="unknown kernel"):
-        K.kernel("laplace", cube)
+    with pytest.raises(ValueError, match="X1 contains NaN"):
+        K.infinite_width(nan_x)
+    with pytest.raises(ValueError, match="X2 contains NaN"):
+        K.gaussian(cube, nan_x)
+    with pytest.raises(ValueError, match="ridge must lie in"):
+        K.KernelRidge(-1.0).fit(G, cube[:, :2])
+    with pytest.raises(ValueError, match="Y contains NaN"):
+        K.KernelRidge(0.1).fit(G, nan_x[:, :2])
+    with pytest.raises(ValueError, match="K contains NaN"):  # not "not positive definite ... larger ridge"
+        K.krr_fit(torch.full((3, 3), math.nan, dtype=F64), torch.ones(3, 1, dtype=F64), 0.1)
+    with pytest.raises(ValueError, match="ridges must hold at least one value"):
+        K.ridge_path(G, cube[:, :2], G, [])
     with pytest.raises(ValueError, match="GiB"):
         K.check_memory(10**6, 10**6)
-    with pytest.raises(ValueError, match="network expects d"):
+    with pytest.raises(ValueError, match="network .params. expects d"):
         K.ntk(cube[:, :5], arch="2layer", params=networks.init_params("2layer", 30, 1, 8, [0], dtype=F64))
+    with pytest.raises(ValueError, match="either params or"):
+        K.ntk(cube, arch="2layer", params=networks.init_params("2layer", 30, 1, 8, [0], dtype=F64), m=8)
     with pytest.raises(ValueError, match="Y must have"):
-        K.KernelRidge(0.1).fit(K.gaussian(cube), cube[:5])
-    with pytest.raises(ValueError, match="infinite-width"):
+        K.KernelRidge(0.1).fit(G, cube[:5])
+    with pytest.raises(ValueError, match="no infinite-width kernel for arch '3resnet'.*eq 2.1"):
         K.infinite_width(cube, arch="3resnet")
+    with pytest.raises(ValueError, match="sigma_w2"):
+        K.infinite_width(cube, sigma_w2=0.0)
+    with pytest.raises(ValueError, match="parameterization='ntk' only"):
+        K.ntk(cube, m=4, sigma_w2=2.0)
+    with pytest.raises(ValueError, match="unknown outputs"):
+        K.ntk(cube, m=4, outputs="sum")
+    with pytest.raises(TypeError, match="bias must be True or False"):
+        K.arcsine(cube, bias=1)
     with pytest.raises(ValueError, match="not positive definite"):
         K.krr_fit(-torch.eye(3, dtype=F64), torch.ones(3, 1, dtype=F64), 0.0)
+    inst = rl.talk_instance()
+    with pytest.raises(ValueError, match="ntk_inf.*'3resnet'.*eq 2.1"):  # checked before any work
+        K.kernel_errors(inst, 50, ["gaussian", "ntk_inf:3resnet"], progress=False)
+    with pytest.raises(ValueError, match="no hyperparameter 'h'"):
+        K.kernel_errors(inst, 50, ["ntk_inf"], grids={"ntk_inf": {"h": [1.0]}}, progress=False)
+    with pytest.raises(ValueError, match="unknown select"):
+        K.kernel_errors(inst, 50, ["gaussian"], select="train", progress=False)
+    tr = inst.sample(20, seed=0, dtype=F64)
+    with pytest.raises(ValueError, match="unknown mode 'all'"):
+        K.network_kernel_errors(tr, tr, "2layer", 4, "all")
+    with pytest.raises(ValueError, match="holdout is used with select='val' only"):
+        K.network_kernel_errors(tr, tr, "2layer", 4, "last", holdout=tr)
+    with pytest.raises(ValueError, match="train.y contains NaN"):
+        K.network_kernel_errors(Sample(tr.x, tr.y * math.nan, None, None), tr, "2layer", 4, "last")
