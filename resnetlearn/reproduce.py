@@ -51,21 +51,15 @@ import torch
 
 from .concept import Sample, companion_figure1, hard_instance, parity6_target, parity_instance
 from .device import select_device
-from .training import Protocol, grid_search, paper_grid, train_models
+from .figures import FIGURES as FIGURE_SPECS
+from .figures import SCALE_NOTES, SCALES, median_error, seed_errors
+from .figures import points as _figure_points
+from .figures import scale_settings as _scale_settings
+from .figures import spec as figure_spec
+from .training import Protocol, grid_search, train_models
 
-SCALES = ("tiny", "quick", "cpu", "paper")
-SCALE_NOTES = {
-    "tiny": "a seconds-long smoke test of the machinery; no claim can be judged at this scale",
-    "quick": "classroom scale for a 2-core CPU (minutes): widths 50 and 200, 400 epochs, a 4 x 3 lr x wd grid",
-    "cpu": ("the largest scale a 2-core CPU finishes in a working session (about 1.5 h for all six figures): "
-            "the paper's N and 800-epoch protocol, "
-            "widths 20-500 for Figure 2(a) and 20-200 for Figures 2(b) and 3 (paper: 20-2000), "
-            "a 5 x 4 lr x wd grid inside the paper's 9 x 10; "
-            "not the paper's full scale"),
-    "paper": "the full protocol of §8 (widths 20-2000, 800 epochs, the 9 x 10 lr x wd grid), meant for a GPU",
-}
-"""What each scale is, recorded in every provenance file."""
-FIGURES = ("fig2a", "fig2b", "fig3", "fig4", "thm3", "companion")
+FIGURES = tuple(FIGURE_SPECS)
+"""The experiments' names, in the order ``reproduce all`` runs them."""
 
 
 def _version() -> str:
@@ -242,24 +236,7 @@ class ResultsStore:
 
 
 # ----------------------------------------------------------------- points
-def _scale_settings(scale: str) -> dict:
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
-    if scale == "paper":
-        return dict(widths=[20, 50, 100, 200, 500, 1000, 2000], epochs=800,
-                    lrs=paper_grid(1e-3, 0.5), wds=[0.0] + paper_grid(1e-4, 5e-2), n_test=2000)
-    if scale == "tiny":
-        return dict(widths=[8], epochs=2, lrs=[0.05], wds=[0.0], n_test=100)
-    if scale == "cpu":
-        # m = 500 costs ~6x m = 200 (the m x m middle layer); Figures 2(b) and 3 train
-        # 3-4x more models than 2(a), so they stop at m = 200 to fit the hour
-        narrow = [20, 50, 100, 200]
-        return dict(widths=[20, 50, 200, 500], widths_by_figure={"fig2b": narrow, "fig3": narrow}, epochs=800,
-                    lrs=[0.01, 0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3, 1e-2], n_test=2000)
-    return dict(widths=[50, 200], epochs=400, lrs=[0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3], n_test=1000)
-
-
-RUN_KEYS = ("lr", "wd", "seed", "setting", "ridge_rel", "train_error", "test_error", "val_error", "diverged",
+RUN_KEYS = ("role", "lr", "wd", "seed", "setting", "ridge_rel", "train_error", "test_error", "val_error", "diverged",
             "frobenius_W", "selected")
 """Columns of the per-run table (``FIG_runs.csv``): one row per trained model or kernel candidate."""
 
@@ -285,23 +262,48 @@ def run_point(config: dict) -> dict:
         target = parity_instance(alpha=config["alpha"], beta=config["beta"])
     t0 = time.perf_counter()
     g = grid_search(target, config["model"], config["mode"], config["m"], config["n_train"],
-                    config["lrs"], config["wds"], select=config["select"], n_test=config["n_test"],
+                    config["lrs"], config["wds"], rerun_seeds=config.get("rerun_seeds", []),
+                    select=config["select"], n_test=config["n_test"], init=config.get("init", "paper"),
                     protocol=Protocol(epochs=config["epochs"], lr_drop_epoch=config["epochs"] // 2,
                                       eval_every=config["epochs"]),
                     device=config.get("device"), progress=False)
     if g.interrupted:  # the engine stopped early on Ctrl-C: these numbers are not the point's result
         raise KeyboardInterrupt(f"{_point_label(config)} was interrupted during training")
     best = g.best or {}
-    edge = bool(best) and best["lr"] in (min(config["lrs"]), max(config["lrs"])) and len(config["lrs"]) > 1
+    grid_rows = [r for r in g.rows if r["role"] == "grid"]
     fig4 = {"train_error": best.get("train_error"), "frobenius_W": best.get("frobenius_W"),
-            "grid": [[r["train_error"], r["test_error"], r["frobenius_W"]] for r in g.rows if not r["diverged"]]} \
+            "grid": [[r["train_error"], r["test_error"], r["frobenius_W"]] for r in grid_rows if not r["diverged"]]} \
         if config["figure"] == "fig4" else {}
     runs = [{k: r.get(k) for k in RUN_KEYS if k in r} for r in g.rows]
-    return {**fig4, "runs": runs, "test_error": best.get("test_error", math.nan), "lr": best.get("lr"),
-            "wd": best.get("wd"),
-            "lr_at_grid_edge": edge,
-            "diverged": sum(r["diverged"] for r in g.rows), "grid_size": len(g.rows),
-            "seconds": round(time.perf_counter() - t0, 2), "device": str(select_device(config.get("device")))}
+    seeds = [best.get("test_error", math.nan)] + [r["test_error"] for r in g.reruns] if best else []
+    out = {**fig4, "runs": runs, "test_error": best.get("test_error", math.nan), "lr": best.get("lr"),
+           "wd": best.get("wd"), "lr_at_grid_edge": _at_edge(best.get("lr"), config["lrs"]),
+           "wd_at_grid_edge": _at_edge(best.get("wd"), config["wds"], low_edge=min(config["wds"]) > 0),
+           "seed_errors": seeds, "diverged": sum(r["diverged"] for r in grid_rows), "grid_size": len(grid_rows)}
+    if config["mode"] in ("last", "ntk"):
+        out.update(_exact_kernel(config, target))
+    return {**out, "seconds": round(time.perf_counter() - t0, 2), "device": str(select_device(config.get("device")))}
+
+
+def _at_edge(value, grid, low_edge: bool = True) -> bool:
+    """Whether a selected value sits on the edge of its grid (the optimum may lie outside: widen the grid)."""
+    if value is None or len(grid) < 2:
+        return False
+    return value == max(grid) or (low_edge and value == min(grid))
+
+
+def _exact_kernel(config: dict, target) -> dict:
+    """The kernel method a (last)/(ntk) point stands for, solved exactly: ridge regression with the
+    conjugate kernel / empirical NTK of the same initial network (seed 0, the point's init), the ridge
+    chosen by the point's own selection rule (:func:`resnetlearn.kernels.network_kernel_errors`)."""
+    from .concept import data_split
+    from .kernels import network_kernel_errors
+
+    split = data_split(target, config["n_train"], n_test=config["n_test"], seed=0, dtype=torch.float64)
+    r = network_kernel_errors(split.train, split.test, config["model"], config["m"], config["mode"], seed=0,
+                              init=config.get("init", "paper"), select=config["select"])
+    return {"exact_test_error": r["test_error"], "exact_train_error": r["train_error"],
+            "exact_ridge_rel": r["ridge_rel"], "exact_ridge_at_grid_edge": r["ridge_at_grid_edge"]}
 
 
 def _kernel_point(config: dict) -> dict:
@@ -349,7 +351,7 @@ def _hand_built_point(config: dict) -> dict:
 def _point_id(p: dict) -> tuple:
     """What tells the points of one figure apart (the learner, its width or N, β, and the wd of a hand-built point)."""
     return (p.get("model"), p.get("mode"), p.get("m"), p.get("n_train"), p.get("beta"), p.get("alpha"), p.get("d"),
-            p.get("wd") if p.get("model") == "hand_built" else None)
+            p.get("wd") if p.get("model") == "hand_built" else None, p.get("panel") or None)
 
 
 def _point_label(p: dict) -> str:
@@ -370,56 +372,8 @@ def _point_label(p: dict) -> str:
 
 
 def _points(figure: str, scale: str, device, select: str) -> list[dict]:
-    s = _scale_settings(scale)
-    base = dict(figure=figure, scale=scale, epochs=s["epochs"], lrs=s["lrs"], wds=s["wds"],
-                n_test=s["n_test"], select=select, device=device, target="parity", alpha=0.3, beta=1.0)
-    pts = []
-    widths = s.get("widths_by_figure", {}).get(figure, s["widths"])
-    if figure in ("fig2a", "fig2b"):
-        n = 500 if figure == "fig2a" else 1000
-        train_mode = "all" if figure == "fig2a" else "hidden"
-        for arch in ("3resnet", "3layer", "2layer"):
-            for mode in (train_mode, "last", "ntk"):
-                pts += [dict(base, model=arch, mode=mode, m=m, n_train=n) for m in widths]
-    elif figure == "fig3":
-        for beta in (0.0, 0.2, 0.3, 0.5, 1.0):
-            for mode in ("all", "hidden"):
-                pts += [dict(base, model="3resnet", mode=mode, m=m, n_train=500 if mode == "all" else 1000,
-                             beta=beta) for m in widths]
-    elif figure == "fig4":
-        d, n = {"tiny": (8, 200), "quick": (20, 2000)}.get(scale, (40, 5000))
-        widths = {"tiny": [200], "quick": [200, 400], "cpu": [200, 500, 1000], "paper": [200, 500, 1000, 2000]}[scale]
-        lrs = {"tiny": [0.5], "quick": [0.05, 0.2, 0.5, 1.0], "cpu": [0.1, 0.2, 0.5, 1.0]}.get(scale, s["lrs"])
-        wds = {"tiny": [0.0], "quick": [0.0, 1e-4, 1e-3], "cpu": [0.0, 1e-4, 1e-3]}.get(scale, s["wds"])
-        epochs = {"tiny": 2, "quick": 100}.get(scale, s["epochs"])
-        common = dict(base, target="parity6", d=d, n_train=n, alpha=None, beta=None, lrs=lrs, wds=wds, epochs=epochs)
-        pts += [dict(common, model="2layer_signs", mode="hidden", m=m) for m in widths]
-        hand_epochs = 3000 if scale != "tiny" else 20
-        pts += [dict(common, model="hand_built", mode="-", m=widths[0], wd=wd, epochs=hand_epochs)
-                for wd in ((0.0, 1e-4, 1e-3, 3e-3) if scale != "tiny" else (0.0,))]
-    elif figure == "thm3":
-        from .kernels import DEFAULT_KERNELS
-
-        ns = {"tiny": [50], "quick": [250, 500, 1000], "cpu": [250, 500, 1000, 2000, 5000],
-              "paper": [500, 1000, 2000, 5000, 10000]}[scale]
-        kerns = DEFAULT_KERNELS if scale != "tiny" else ("gaussian", "ntk_inf:2layer")
-        common = dict(base, target="hard", d=30, k=4, alpha=0.3, m=500 if scale != "tiny" else 16)
-        for n in ns:
-            pts += [dict(common, model=kname, mode="kernel", n_train=n) for kname in kerns]
-            epochs = max(10, min(800, round(8000 * 50 / n))) if scale != "tiny" else 2
-            pts.append(dict(common, model="3resnet", mode="all", n_train=n, m=200 if scale != "tiny" else 8,
-                            epochs=epochs, lrs=[0.05, 0.1, 0.2] if scale != "tiny" else [0.05],
-                            wds=[1e-3, 5e-3] if scale != "tiny" else [0.0]))
-    elif figure == "companion":
-        ns = {"tiny": [100], "quick": [100, 300, 1000], "cpu": [100, 300, 1000, 3000],
-              "paper": [100, 300, 1000, 3000, 10000]}[scale]
-        m = s["widths"][-1] if scale in ("tiny", "paper") else 200
-        for arch, mode in (("3layer", "hidden"), ("2layer", "hidden"), ("3layer", "last"), ("3layer", "ntk")):
-            pts += [dict(base, target="companion", alpha=None, beta=None, model=arch, mode=mode,
-                         m=m, n_train=n) for n in ns]
-    else:
-        raise ValueError(f"unknown figure {figure!r}; allowed: {FIGURES}")
-    return pts
+    """Every point of a figure at a scale (defined in :mod:`resnetlearn.figures`)."""
+    return _figure_points(figure, scale, device=device, select=select)
 
 
 # ----------------------------------------------------------------- running
@@ -553,8 +507,8 @@ def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
     test error is not finite (every run of their grid diverged) never enter
     a minimum or maximum: they are left out and named at the end of the line.
     """
-    kept = [r for r in rows if _finite(r.get("test_error"))]
-    dropped = [r for r in rows if not _finite(r.get("test_error"))]
+    kept = [r for r in rows if _finite(r.get("test_error")) or _finite(r.get("exact_test_error"))]
+    dropped = [r for r in rows if r not in kept]
     text, ok = _judge(figure, kept, dropped)
     if dropped:
         n = len(dropped)
@@ -564,102 +518,30 @@ def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
 
 
 def _judge(figure: str, rows: list[dict], dropped: list[dict]) -> tuple[str, bool | None]:
-    """:func:`summarise` on the points with a finite test error."""
-    thr = parity_instance().reference_errors().f_only  # kα² = 1.35 of the §8.1 instance
-
-    def best(**kw):
-        vals = [r["test_error"] for r in rows if all(r.get(k) == v for k, v in kw.items())]
-        return min(vals) if vals else None
-
-    if figure in ("fig2a", "fig2b"):
-        mode = "all" if figure == "fig2a" else "hidden"
-        winner = best(model="3resnet", mode=mode)
-        others = {f"{a}({md})": best(model=a, mode=md) for a in ("3resnet", "3layer", "2layer")
-                  for md in (mode, "last", "ntk") if (a, md) != ("3resnet", mode)}
-        finite = {k: v for k, v in others.items() if v is not None}
-        none = [k for k, v in others.items() if v is None]
-        ok = None if winner is None or not finite else winner < thr and all(v >= thr for v in finite.values())
-        worst = min(finite, key=finite.get) if finite else None
-        return (f"{figure}: paper claims only 3resnet({mode}) goes below kα² = {thr:.2f}. Here: 3resnet({mode}) "
-                + ("has no finite point" if winner is None else f"{winner:.3f}")
-                + (f"; best other {worst} {finite[worst]:.3f}" if finite else "; no other learner has a finite point")
-                + (f" (no finite point: {', '.join(none)})" if none and finite else "") + f" -> {_verdict(ok)}"), ok
-    if figure == "fig3":
-        parts, verdicts = [], []
-        for md in ("all", "hidden"):
-            hi = best(beta=1.0, mode=md)
-            low = [v for v in (best(beta=b, mode=md) for b in (0.0, 0.2)) if v is not None]
-            if hi is None or not low:
-                verdicts.append(None)
-                parts.append(f"{md}: no finite point for {'β=1' if hi is None else 'β≤0.2'} (cannot be judged)")
-                continue
-            lo = min(low)
-            good = hi < thr <= lo
-            verdicts.append(good)
-            parts.append(f"{md}: β=1 {hi:.3f}, best β≤0.2 {lo:.3f} ({'as claimed' if good else 'not as claimed'})")
-        ok = False if False in verdicts else None if None in verdicts else True
-        return (f"fig3: paper claims the composite signal is learned when β ≫ α = 0.3 and not when β ≲ α "
-                f"(kα² = {thr:.2f}). Here " + "; ".join(parts) + f" -> {_verdict(ok)}"), ok
-    if figure == "fig4":
-        sgd = [r for r in rows if r["model"] == "2layer_signs"]
-        hand = [r for r in rows if r["model"] == "hand_built"]
-        runs = [g for r in sgd for g in (r.get("grid") or []) if all(_finite(x) for x in g)]  # (train, test, ‖W‖_F)
-        head = ("fig4: paper claims SGD finds neither the test error nor the small Frobenius norm of a solution "
-                "built by hand. Here: ")
-        if not runs or not hand:
-            what = "SGD run" if not runs else "hand-built solution"
-            return head + f"no finite {what} -> {_verdict(None)}", None
-        best_test = min(g[1] for g in runs)
-        h_best = min(hand, key=lambda r: r["test_error"])
-        fit = min(runs, key=lambda g: g[0])  # best train error
-        # a hand-built solution at least as accurate as SGD's best fit, with a smaller norm
-        cheaper = [h for h in hand if h["test_error"] <= fit[0] and h["frobenius_W"] < fit[2]]
-        ok = best_test > 5 * max(h_best["test_error"], 1e-3) and bool(cheaper)
-        h = min(cheaper, key=lambda h: h["frobenius_W"]) if cheaper else h_best
-        return (head + f"SGD's best test error {best_test:.3f} vs hand-built {h_best['test_error']:.4f}; "
-                f"SGD's best training fit {fit[0]:.3f} needs ‖W‖_F {fit[2]:.1f}, a hand-built one with error "
-                f"{h['test_error']:.3f} has ‖W‖_F {h['frobenius_W']:.1f} -> {_verdict(ok)}"), ok
-    if figure == "thm3":
-        kern = [r for r in rows if r["model"] != "3resnet"]
-        net = [r for r in rows if r["model"] == "3resnet"]
-        bound = hard_instance(30, 4, alpha=0.3).alpha ** 2 / 4
-        head = (f"thm3: Theorem 2 says every kernel errs by more than α²/4 = {bound:.4f} on the hard instance "
-                f"with few samples, while the ResNet learns it. Here: ")
-        if not kern or not net:
-            return head + f"no finite {'kernel' if not kern else '3resnet'} point -> {_verdict(None)}", None
-        kmin, nmax = min(r["test_error"] for r in kern), max(r["test_error"] for r in net)
-        ok = kmin > bound > nmax
-        if ok and any(r["model"] == "3resnet" for r in dropped):
-            ok = None  # the claim is about every N; a diverged 3resnet point leaves an N unmeasured
-        return (head + f"best kernel {kmin:.3f}, worst 3resnet {nmax:.4f} -> {_verdict(ok)}"), ok
-    if figure == "companion":
-        n_max = max([r["n_train"] for r in rows + dropped])
-        at = {f"{r['model']}({r['mode']})": r["test_error"] for r in rows if r["n_train"] == n_max}
-        rivals = [v for k, v in at.items() if k != "3layer(hidden)"]
-        ok = at["3layer(hidden)"] < min(rivals) if "3layer(hidden)" in at and rivals else None
-        return (f"companion fig1: paper claims 3layer beats 2layer, last and NTK. Here at N={n_max}: "
-                + ", ".join(f"{k} {v:.3f}" for k, v in at.items()) + f" -> {_verdict(ok)}"), ok
-    raise ValueError(f"unknown figure {figure!r}")
+    """:func:`summarise` on the points with a finite test error: the figure's own claim and verdict rule."""
+    return figure_spec(figure).summarise(rows + dropped)
 
 
-TITLES = {
-    "fig2a": "Figure 2(a): N = 500, all layers trained",
-    "fig2b": "Figure 2(b): N = 1000, hidden layers trained",
-    "fig3": "Figure 3: β·F + α·G(F), α = 0.3",
-    "thm3": "Theorem 2/3: kernels vs 3resnet on the §7 hard instance",
-    "companion": "Companion Figure 1: 3layer vs 2layer, last, NTK",
-}
+TITLES = {name: spec.title for name, spec in FIGURE_SPECS.items()}
+
+
+def plotted_error(row: dict) -> float:
+    """The number a figure draws for a point: the median over initialisation seeds, and for a
+    (last)/(ntk) point the better of that and its exact kernel solution (every competitor at its best)."""
+    med = median_error(row)
+    exact = row.get("exact_test_error")
+    if _finite(exact) and not (_finite(med) and med <= exact):
+        return exact
+    return med
 
 
 def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:
-    """The x key (width m, or N) and one sorted (x, test error) curve per learner."""
-    xkey = "n_train" if result.name in ("companion", "thm3") else "m"
+    """The x key (width m, or N) and one sorted (x, plotted error) curve per learner."""
+    spec = figure_spec(result.name)
     groups: dict[str, list[tuple]] = {}
     for r in result.rows:
-        label = (f"β={r['beta']}, {r['mode']}" if result.name == "fig3" else
-                 r["model"] if result.name == "thm3" else f"{r['model']}({r['mode']})")
-        groups.setdefault(label, []).append((r[xkey], r["test_error"]))
-    return xkey, {k: sorted(v) for k, v in groups.items()}
+        groups.setdefault(spec.label(r), []).append((r[spec.xkey], plotted_error(r)))
+    return spec.xkey, {k: sorted(v) for k, v in groups.items()}
 
 
 def error_table(result: FigureResult, digits: int = 3) -> str:
@@ -721,20 +603,16 @@ def figure_plot(result: FigureResult):
             n_div += 1
     if n_div:
         ax.plot([], [], "x", ms=9, mew=2, color="gray", label="diverged: no finite run (x at the top)")
-    if result.name == "thm3":
-        hard = hard_instance(30, 4, alpha=0.3)
-        ax.axhline(hard.alpha**2 / 4, color="purple", ls=":", label="α²/4")
-        ax.axhline(hard.threshold, color="crimson", ls="--", label=f"kα² = {hard.threshold:.2f}")
-    elif result.name != "companion":
-        thr = parity_instance().threshold
-        ax.axhline(thr, color="crimson", ls="--", label=f"kα² = {thr:.2f}")
+    for (value, name), style in zip(figure_spec(result.name).lines(), (("crimson", "--"), ("gray", ":"),
+                                                                          ("purple", "-."))):
+        ax.axhline(value, color=style[0], ls=style[1], label=f"{name} = {value:.4g}")
     from matplotlib.ticker import NullFormatter
 
     xs = sorted({x for pts in groups.values() for x, _ in pts})
     ax.set_xticks(xs, [str(x) for x in xs])  # the measured widths / N, not 3×10¹-style minor labels
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("N (samples)" if xkey == "n_train" else "m (width)")
-    ax.set_ylabel("test error")
+    ax.set_ylabel("test error (median over seeds; (last)/(ntk): better of SGD and exact)", fontsize=8)
     ax.set_title(TITLES.get(result.name, result.name))
     if n_div:  # room at the top for the stacked x marks, above every drawn point
         lo, hi = ax.get_ylim()
@@ -753,15 +631,13 @@ def write_outputs(result: FigureResult, out) -> dict[str, Path]:
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    cols = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select",
-            "d", "test_error", "train_error", "frobenius_W", "lr", "wd", "lr_at_grid_edge", "ridge_rel", "setting",
-            "diverged", "grid_size", "seconds", "device", "grid"]
+    cols = TABLE_COLS
     paths = {"table": out / f"{result.name}.csv", "runs": out / f"{result.name}_runs.csv",
              "plot": out / f"{result.name}.png", "summary": out / f"{result.name}.txt"}
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore")
     w.writeheader()
-    w.writerows([dict(r, grid=json.dumps(r["grid"])) if r.get("grid") is not None else r for r in result.rows])
+    w.writerows([_table_row(r) for r in result.rows])
     atomic_write(paths["table"], buf.getvalue())
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=_POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
@@ -777,7 +653,25 @@ def write_outputs(result: FigureResult, out) -> dict[str, Path]:
     return paths
 
 
-_POINT_COLS = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d"]
+_POINT_COLS = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d", "init",
+               "panel"]
+TABLE_COLS = _POINT_COLS + [
+    "test_error", "median", "seed_min", "seed_max", "n_seeds", "seed_errors", "exact_test_error", "exact_ridge_rel",
+    "exact_ridge_at_grid_edge", "plotted", "train_error", "frobenius_W", "lr", "wd", "lr_at_grid_edge",
+    "wd_at_grid_edge", "ridge_rel", "setting", "ridge_at_grid_edge", "param_at_grid_edge", "diverged", "grid_size",
+    "seconds", "device", "grid"]
+"""Columns of ``FIG.csv``: the point, its selected (seed-0) test error, the spread over seeds, the exact kernel
+solution of a (last)/(ntk) point, the number the plot draws, the selection and grid-edge flags."""
+
+
+def _table_row(r: dict) -> dict:
+    errs = [e for e in seed_errors(r) if _finite(e)]
+    row = dict(r, median=median_error(r), seed_min=min(errs) if errs else None, seed_max=max(errs) if errs else None,
+               n_seeds=len(r["seed_errors"]) if r.get("seed_errors") is not None else 1, plotted=plotted_error(r))
+    for k in ("grid", "seed_errors"):
+        if r.get(k) is not None:
+            row[k] = json.dumps(r[k])
+    return row
 """The configuration columns repeated on every row of ``FIG_runs.csv``."""
 
 
@@ -927,14 +821,20 @@ def load_figure(name: str, directory) -> FigureResult:
                             "test_error"))
     for line, r in rows:
         where = f"{path}, line {line}"
-        _parse(r, ("m", "n_train", "epochs", "diverged", "grid_size", "d"),
-               ("test_error", "train_error", "frobenius_W", "lr", "wd", "beta", "alpha", "seconds"), where=where)
+        _parse(r, ("m", "n_train", "epochs", "diverged", "grid_size", "d", "n_seeds"),
+               ("test_error", "train_error", "frobenius_W", "lr", "wd", "beta", "alpha", "seconds", "median",
+                "seed_min", "seed_max", "exact_test_error", "exact_ridge_rel", "plotted", "ridge_rel"),
+               ("lr_at_grid_edge", "wd_at_grid_edge", "exact_ridge_at_grid_edge"), where=where)
         if r["test_error"] is None:
             raise ValueError(f"{where}: no test_error")
-        try:
-            r["grid"] = json.loads(r["grid"]) if r.get("grid") else None
-        except ValueError:
-            raise ValueError(f"{where}: column 'grid' is not valid JSON") from None
+        for k in ("grid", "seed_errors"):
+            try:
+                r[k] = json.loads(r[k]) if r.get(k) else None
+            except ValueError:
+                raise ValueError(f"{where}: column {k!r} is not valid JSON") from None
+        if r["seed_errors"] is not None and len(r["seed_errors"]) != r["n_seeds"]:
+            raise ValueError(f"{where}: {len(r['seed_errors'])} seed errors but n_seeds = {r['n_seeds']}")
+        r["panel"] = r.get("panel") or None
     _match_points(path, name, prov["scale"], rows, expected, one_row_each=True)
     table = [r for _, r in rows]
     summary, ok = summarise(name, table)
@@ -959,13 +859,19 @@ def load_runs(name: str, directory) -> list[dict]:
         _parse(r, ("m", "n_train", "epochs", "seed", "d"),
                ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"),
                ("selected", "diverged"), where=f"{path}, line {line}")
+        r["role"] = r.get("role") or "grid"
     groups = _match_points(path, name, prov["scale"], rows, expected, one_row_each=False)
     for p in expected:
         runs = groups[_point_id(p)]
         grid = p["model"] != "hand_built" and p["mode"] != "kernel"
         want = len(p["lrs"]) * len(p["wds"]) if grid else 1 if p["model"] == "hand_built" else None
-        if want is not None and len(runs) != want:
-            raise ValueError(f"{path}: {_point_label(p)} has {len(runs)} runs, its grid has {want}")
+        n_grid = sum(r.get("role") != "rerun" for r in runs)
+        if want is not None and n_grid != want:
+            raise ValueError(f"{path}: {_point_label(p)} has {n_grid} runs, its grid has {want}")
+        n_rerun, seeds = len(runs) - n_grid, len(p.get("rerun_seeds") or [])
+        if n_rerun not in (0, seeds) or (n_rerun == 0 and seeds and any(r["selected"] for r in runs)):
+            raise ValueError(f"{path}: {_point_label(p)} has {n_rerun} seed reruns of its selected cell, "
+                             f"expected {seeds}")
         if sum(r["selected"] for r in runs) > 1:
             raise ValueError(f"{path}: {_point_label(p)} has {sum(r['selected'] for r in runs)} selected runs")
     return [r for _, r in rows]
@@ -975,9 +881,11 @@ def grid_table(runs: list[dict], **point) -> str:
     """The lr × wd grid of one point as text (test error per cell; ``*`` marks
     the selected run, ``div`` a diverged one), e.g.
     ``grid_table(runs, model="3resnet", mode="all", m=200)``."""
-    sel = [r for r in runs if all(r.get(k) == v for k, v in point.items())]
-    if not sel:
+    matching = [r for r in runs if all(r.get(k) == v for k, v in point.items())]
+    if not matching:
         raise ValueError(f"no runs match {point}")
+    sel = [r for r in matching if r.get("role") != "rerun"]
+    reruns = [r for r in matching if r.get("role") == "rerun"]
     lrs, wds = sorted({r["lr"] for r in sel}), sorted({r["wd"] for r in sel})
     cell = {(r["lr"], r["wd"]): r for r in sel}
     lines = ["lr \\ wd".rjust(8) + "".join(f"{wd:>10g}" for wd in wds)]
@@ -989,4 +897,7 @@ def grid_table(runs: list[dict], **point) -> str:
             txt = "" if r is None else "div" if r["diverged"] else f"{r['test_error']:.3f}{mark}"
             row += f"{txt:>10}"
         lines.append(row)
+    if reruns:
+        errs = ", ".join("div" if r["diverged"] else f"{r['test_error']:.3f}" for r in reruns)
+        lines.append(f"selected cell (*) retrained with seeds {', '.join(str(r['seed']) for r in reruns)}: {errs}")
     return "\n".join(lines)

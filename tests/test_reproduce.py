@@ -35,7 +35,7 @@ def test_store_key_atomic_write_and_resume(tmp_path):
 
 
 def test_summary_judges_the_claim_honestly():
-    rows = [dict(model=a, mode=m, test_error=0.1 if (a, m) == ("3resnet", "all") else 2.0)
+    rows = [dict(model=a, mode=m, m=200, test_error=0.1 if (a, m) == ("3resnet", "all") else 2.0)
             for a in ("3resnet", "3layer", "2layer") for m in ("all", "last", "ntk")]
     text, ok = summarise("fig2a", rows)
     assert ok and "reproduced" in text
@@ -54,7 +54,7 @@ def test_cli_tiny(tmp_path, capsys):
     assert len(loaded.rows) == 10 and loaded.summary.startswith("fig3:")
     assert loaded.provenance["scale"] == "tiny" and "smoke test" in loaded.provenance["scale_note"]
     table = error_table(loaded)  # one line per (β, mode) curve, every error printed
-    assert len(table.splitlines()) == 1 + 10 and all(f"{r['test_error']:.3f}" in table for r in loaded.rows)
+    assert len(table.splitlines()) == 1 + 10 and all(f"{r['plotted']:.3f}" in table for r in loaded.rows)
     with pytest.raises(SystemExit):
         cli.main(["reproduce", "fig9"])
 
@@ -119,11 +119,15 @@ def test_every_run_of_the_grid_is_recorded_with_the_selection(tmp_path):
     pts = _points("fig2a", "tiny", "cpu", "test")
     p = dict(pts[0], lrs=[0.01, 0.05], wds=[0.0, 1e-3])
     res = run_point(p)
-    assert len(res["runs"]) == 4 and {(r["lr"], r["wd"]) for r in res["runs"]} == {(0.01, 0.0), (0.01, 1e-3),
-                                                                                   (0.05, 0.0), (0.05, 1e-3)}
+    grid = [r for r in res["runs"] if r["role"] == "grid"]
+    assert len(grid) == 4 and {(r["lr"], r["wd"]) for r in grid} == {(0.01, 0.0), (0.01, 1e-3),
+                                                                     (0.05, 0.0), (0.05, 1e-3)}
     chosen = [r for r in res["runs"] if r["selected"]]
     assert len(chosen) == 1 and chosen[0]["test_error"] == res["test_error"]
-    assert chosen[0]["test_error"] == min(r["test_error"] for r in res["runs"] if not r["diverged"])
+    assert chosen[0]["test_error"] == min(r["test_error"] for r in grid if not r["diverged"])
+    reruns = [r for r in res["runs"] if r["role"] == "rerun"]  # the selected cell, fresh seed 1 (tiny scale)
+    assert [(r["lr"], r["wd"], r["seed"]) for r in reruns] == [(chosen[0]["lr"], chosen[0]["wd"], 1)]
+    assert res["seed_errors"] == [res["test_error"], reruns[0]["test_error"]]
     # kernels: every (setting, ridge) candidate, the selected one equal to the refitted test error
     kp = [q for q in _points("thm3", "tiny", "cpu", "test") if q["model"] == "gaussian"][0]
     kres = run_point(kp)
@@ -150,7 +154,8 @@ def test_grid_table_marks_the_selected_and_diverged_runs(tmp_path):
         grid_table(runs, model="c")
     assert cli.main(["reproduce", "fig3", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
     loaded = load_runs("fig3", tmp_path)
-    assert len(loaded) == 10 and all(r["selected"] for r in loaded if not r["diverged"])  # a 1-run grid
+    grid = [r for r in loaded if r["role"] == "grid"]
+    assert len(grid) == 10 and all(r["selected"] for r in grid if not r["diverged"])  # a 1-run grid
 
 
 # ----------------------------------------------------------------- diverged points are reported, never min'ed over
@@ -165,24 +170,24 @@ def test_summary_excludes_and_names_diverged_points():
                         ("3layer", "all", 200): 1.6, ("2layer", "ntk", 50): nan, ("2layer", "ntk", 200): nan})
     text, ok = summarise("fig2a", rows)
     assert ok is True and " nan" not in text
-    assert "3resnet(all) 0.200; best other 3layer(all) 1.600 (no finite point: 2layer(ntk))" in text
+    assert "3resnet(all) m=200: 1/1 seeds below, median 0.200" in text and "3layer(all) at m=200: 1.600" in text
     assert text.endswith("4 diverged points (no finite test error) excluded: 3resnet(all) m=50, "
                          "3layer(all) m=50, 2layer(ntk) m=50, 2layer(ntk) m=200")
     # the learner the claim is about has no finite point: the summary says so and judges nothing
     rows = _fig2a_rows({("3resnet", "all", 50): nan, ("3resnet", "all", 200): nan, ("3resnet", "last", 50): 0.1})
     text, ok = summarise("fig2a", rows)
-    assert ok is None and "3resnet(all) has no finite point; best other 3resnet(last) 0.100" in text
-    assert "cannot be judged" in text and " nan" not in text
+    assert ok is None and "3resnet(all) has no finite point" in text
+    assert "not judged" in text and " nan" not in text
     # the other figures: no nan printed, no verdict from missing learners
     fig3 = [dict(figure="fig3", model="3resnet", mode=md, beta=b, m=50, test_error=nan if b == 1.0 else 2.0)
             for b in (0.0, 0.2, 1.0) for md in ("all", "hidden")]
     text, ok = summarise("fig3", fig3)
-    assert ok is None and "no finite point for β=1" in text and " nan" not in text
+    assert ok is None and "β=1 (all): no finite point, cannot be judged" in text and " nan" not in text
     thm3 = [dict(figure="thm3", model=k, mode="kernel", n_train=n, m=500, test_error=0.5) for k in ("gaussian",)
             for n in (50, 100)] + [dict(figure="thm3", model="3resnet", mode="all", n_train=n, m=8,
                                         test_error=0.001 if n == 50 else nan) for n in (50, 100)]
     text, ok = summarise("thm3", thm3)
-    assert ok is None and "3resnet(all) N=100" in text  # the claim is about every N: one unmeasured N
+    assert ok is None and "no finite 3resnet(all) at N=100" in text  # the claim is about every N
 
 
 def test_cli_tiny_fig2a_reports_its_diverged_points(tmp_path, capsys):
@@ -192,7 +197,7 @@ def test_cli_tiny_fig2a_reports_its_diverged_points(tmp_path, capsys):
     fig = figure_plot(load_figure("fig2a", tmp_path))
     ax = fig.axes[0]
     labels = ax.get_legend_handles_labels()[1]
-    diverged = [r for r in load_figure("fig2a", tmp_path).rows if r["test_error"] != r["test_error"]]
+    diverged = [r for r in load_figure("fig2a", tmp_path).rows if r["plotted"] != r["plotted"]]
     assert diverged and "diverged: no finite run (x at the top)" in labels
     assert sum("diverged at m=8" in lab for lab in labels) == len(diverged)
     marks = [line for line in ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())]

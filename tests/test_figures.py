@@ -1,0 +1,96 @@
+"""The experiments' definitions (resnetlearn.figures): points, verdict rules in the paper's terms."""
+
+import math
+
+import pytest
+
+from resnetlearn import figures as F
+
+THR = 1.35  # kα² of the §8.1 instance (α = 0.3, k = 15)
+
+
+def test_threshold_and_zero_line_are_the_paper_facts():
+    assert F.parity_threshold() == pytest.approx(15 * 0.3**2)
+    assert F.parity_zero() == pytest.approx(15 * (1 + 0.3**2))
+
+
+@pytest.mark.parametrize("name", F.NAMES)
+@pytest.mark.parametrize("scale", F.SCALES)
+def test_every_point_is_a_complete_distinct_configuration(name, scale):
+    pts = F.points(name, scale)
+    assert pts and all(p["figure"] == name and p["scale"] == scale for p in pts)
+    ids = {tuple(sorted((k, str(v)) for k, v in p.items())) for p in pts}
+    assert len(ids) == len(pts)
+    s = F.scale_settings(scale)
+    for p in pts:
+        if p["model"] not in ("hand_built",) and p["mode"] != "kernel" and name != "fig4":
+            assert p["rerun_seeds"] == s["rerun_seeds"] and 0 not in p["rerun_seeds"]
+
+
+def test_seed_counts_per_scale():
+    assert len(F.scale_settings("quick")["rerun_seeds"]) + 1 >= 4  # the issue: >= 4 seeds at quick scale
+    assert len(F.scale_settings("cpu")["rerun_seeds"]) >= 8
+    assert len(F.scale_settings("paper")["rerun_seeds"]) >= 8
+
+
+def test_majority_rule_and_medians():
+    row = dict(test_error=0.5, seed_errors=[0.5, 2.0, 1.0, math.nan, 1.2])
+    assert F.below(row, THR) == (3, 5) and F.majority_below(row, THR)
+    assert F.median_error(row) == 1.2  # NaN (diverged) sorts last
+    assert not F.majority_below(dict(seed_errors=[0.5, 2.0, 3.0, math.nan]), THR)
+    assert F.best_error(dict(seed_errors=[5.0, 4.0], exact_test_error=3.0)) == 3.0
+
+
+def _fig2_rows(winner_seeds, other=2.0, exact=None):
+    rows = []
+    for a in ("3resnet", "3layer", "2layer"):
+        for md in ("all", "last", "ntk"):
+            r = dict(model=a, mode=md, m=200, test_error=other, seed_errors=[other] * 5)
+            if (a, md) == ("3resnet", "all"):
+                r.update(test_error=winner_seeds[0], seed_errors=winner_seeds)
+            if md == "ntk" and exact is not None:
+                r["exact_test_error"] = exact
+            rows.append(r)
+    return rows
+
+
+def test_fig2_needs_a_majority_of_seeds_and_counts_exact_kernels_against():
+    ok = F.spec("fig2a").summarise(_fig2_rows([0.1, 0.2, 0.1, 3.0, 0.3]))
+    assert ok[1] is True and "4/5 seeds below" in ok[0] and "rule:" in ok[0]
+    lucky = F.spec("fig2a").summarise(_fig2_rows([0.1, 2.0, 2.1, 3.0, 2.3]))  # one good seed is not enough
+    assert lucky[1] is False
+    kernel = F.spec("fig2a").summarise(_fig2_rows([0.1] * 5, exact=1.0))  # the exact NTK solution goes below
+    assert kernel[1] is False and "exact kernel solution" in kernel[0]
+
+
+def test_fig3_judges_every_beta_in_the_papers_terms():
+    def rows(learned):
+        out = []
+        for mode in ("all", "hidden"):
+            for beta in F.FIG3_BETAS:
+                e = 0.5 if learned(beta, mode) else 2.0
+                out.append(dict(model="3resnet", mode=mode, m=200, beta=beta, test_error=e, seed_errors=[e] * 3))
+        return out
+
+    text, ok = F.spec("fig3").summarise(rows(lambda b, m: b > 0.3))
+    assert ok is True and "β=0.5 (all): learned" in text and "boundary, not judged" in text
+    text, ok = F.spec("fig3").summarise(rows(lambda b, m: b == 1.0 or (b == 0.5 and m == "hidden")))
+    assert ok is False and "Rows not reproduced: β=0.5 (all)" in text
+    text, ok = F.spec("fig3").summarise(rows(lambda b, m: b >= 0.2))  # β = 0.2 < α learned: against the claim
+    assert ok is False and "β=0.2 (all)" in text
+    assert F.spec("fig3").summarise(rows(lambda b, m: b >= 0.3))[1] is True  # β = α: not judged either way
+
+
+def test_fig4_verdict_states_the_papers_number():
+    rows = [dict(model="2layer_signs", m=200, grid=[[0.03, 1.0, 350.0], [0.5, 0.9, 40.0]]),
+            dict(model="hand_built", m=200, test_error=0.016, frobenius_W=84.5)]
+    text, ok = F.spec("fig4").summarise(rows)
+    assert ok is True and "0.69" in text and "0.900" in text
+    rows[0]["grid"].append([0.2, 0.25, 60.0])  # SGD generalises below 0.3: not the paper's picture
+    assert F.spec("fig4").summarise(rows)[1] is False
+
+
+def test_thm3_states_the_theorems_hypotheses():
+    text = F.thm3_hypotheses()
+    assert "α²/4" in text and "α²/16" in text and "0.99" in text and "illustration" in text
+    assert "6.7" in text  # d^(k/2)/log^k d at d = 30, k = 4
