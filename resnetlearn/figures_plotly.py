@@ -194,9 +194,10 @@ def _with_runs(rows: list[dict], runs: list[dict] | None) -> list[dict]:
     return out
 
 
-def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = 960) -> go.Figure:
+def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = None) -> go.Figure:
+    """Shared layout; the width follows the notebook's output area (``width`` is kept for callers, unused)."""
     fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
-                      legend=LEGEND_OUTSIDE, height=height, width=width, hovermode="closest",
+                      legend=LEGEND_OUTSIDE, height=height, autosize=True, hovermode="closest",
                       margin=dict(l=70, r=20, t=60, b=60))
     return fig
 

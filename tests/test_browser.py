@@ -124,3 +124,96 @@ def test_live_widget_renders_and_retrains(lab):
     assert "α=0.20" in text, f"the run did not use the new α: {text!r}"
     assert after and after != before, "the plot image did not change after training"
 
+
+
+RACE_NOTEBOOK = {
+    "cells": [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": (
+            "from resnetlearn.live import LiveRace, RaceConfig\n"
+            "race = LiveRace(RaceConfig(m=50, n_train=200, n_test=200, epochs=60, chunk=10), device='cpu')\n"
+            "race")},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": (
+            "from resnetlearn.figures_plotly import result_figure, show_figure\n"
+            "from resnetlearn.reproduce import FigureResult\n"
+            "rows = [dict(model=a, mode='all', m=m, n_train=500, beta=1.0, test_error=e / m, lr=0.1, wd=0.005)\n"
+            "        for a, e in (('3resnet', 10.0), ('3layer', 400.0)) for m in (20, 50, 200)]\n"
+            "show_figure(result_figure(FigureResult('fig2a', rows, '', True, 0.0)))")},
+    ],
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+def _put_notebook(base: str, token: str, name: str, nb: dict) -> None:
+    import json
+
+    req = urllib.request.Request(f"{base}/api/contents/{name}?token={token}", method="PUT",
+                                 data=json.dumps({"type": "notebook", "format": "json", "content": nb}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=30)
+
+
+def test_race_and_plotly_figures_in_the_browser(lab):
+    """The race draws every learner's curve in a plotly FigureWidget updated from the training thread,
+    Stop ends it; a figure shown with show_figure renders as an interactive plot with a hover label;
+    no "get news?" prompt appears."""
+    base, token = lab
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    _put_notebook(base, token, "race.ipynb", RACE_NOTEBOOK)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(f"{base}/lab/tree/race.ipynb?token={token}")
+        page.wait_for_selector(".jp-Notebook", timeout=90_000)
+        page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
+        page.wait_for_function(
+            "() => { const w = window.jupyterapp.shell.currentWidget;"
+            " return w && w.sessionContext && w.sessionContext.session"
+            " && w.sessionContext.session.kernel && w.sessionContext.session.kernel.status === 'idle'; }",
+            timeout=120_000)
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        race = page.locator(".widget-vbox").filter(has=page.locator("button:has-text('Train')")).first
+        race.wait_for(timeout=180_000)
+        race.locator(".js-plotly-plot").first.wait_for(timeout=60_000)  # the FigureWidget, not text
+        page.screenshot(path=str(ARTIFACTS / "race_1_before.png"))
+        race.locator("button:has-text('Train')").click()
+        status = race.locator(".widget-html")
+        page.wait_for_function("(el) => el.innerText.includes('done')", arg=status.element_handle(),
+                               timeout=180_000)
+        race.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "race_2_done.png"))
+        # every learner's curve is drawn: 3 learner traces with a non-empty path
+        drawn = page.evaluate(
+            "(root) => Array.from(root.querySelectorAll('.scatterlayer .trace')).slice(0, 3)"
+            ".map(t => { const p = t.querySelector('path.js-line'); return p ? p.getAttribute('d').length : 0; })",
+            race.element_handle())
+        text = status.inner_text()
+        # Train again, then Stop mid-race
+        race.locator("button:has-text('Train')").click()
+        page.wait_for_function("(el) => el.innerText.includes('racing')", arg=status.element_handle(),
+                               timeout=60_000)
+        race.locator("button:has-text('Stop')").click()
+        page.wait_for_function("(el) => el.innerText.includes('stopped')", arg=status.element_handle(),
+                               timeout=10_000)
+        # the figure of cell 2: an interactive plot with a hover label
+        # jupyterlab-plotly shows the bundle's PNG first and builds the interactive graph when the pointer
+        # enters it (the same output serves static readers and interactive ones)
+        out2 = page.locator(".jp-RenderedPlotly").last
+        out2.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "race_3_static_png_first.png"))
+        box = out2.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 3, box["y"] + box["height"] / 2)
+        fig = out2.locator(".js-plotly-plot, .plot-container").first
+        fig.wait_for(timeout=30_000)
+        point = fig.locator(".scatterlayer .trace .points path").first
+        box = point.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
+        hover = page.locator(".hoverlayer .hovertext").first.text_content()
+        page.screenshot(path=str(ARTIFACTS / "race_3_plotly_hover.png"))
+        news = page.locator("text=Jupyter news").count()
+        browser.close()
+    assert len(drawn) == 3 and all(n > 10 for n in drawn), f"learner curves not drawn: {drawn}"
+    assert "3resnet(all)" in text and "2layer(all)" in text, text
+    assert "lr" in hover and "test error" in hover, hover
+    assert news == 0, "JupyterLab's news prompt is shown"
