@@ -268,6 +268,56 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
     return _finish(fig, title or "test error", width=1100 if dec else 900, height=430)
 
 
+# ----------------------------------------------------------------- any family of curves
+QUALITATIVE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f"]
+"""Colours for series that are not learners (e.g. 𝔆(F), 𝔆(G), 𝔆(G∘F))."""
+
+
+def series_style(label: str, index: int = 0) -> dict:
+    """The learner style of ``label`` when it names a learner (``3resnet(all)``) or a kernel
+    (``ntk_inf:2layer``); otherwise a colour of :data:`QUALITATIVE`."""
+    import re
+
+    from .kernels import DEFAULT_KERNELS
+    from .networks import ARCHS
+
+    m = re.fullmatch(r"(\w+)\((\w+)\)", label)
+    if m and m.group(1) in ARCHS:
+        return learner_style(m.group(1), m.group(2))
+    if label in DEFAULT_KERNELS or label in ARCHS:
+        return learner_style(label)
+    return {"color": QUALITATIVE[index % len(QUALITATIVE)], "dash": "solid", "marker": "circle", "family": "other"}
+
+
+def line_figure(x, series: dict, *, x_title: str, y_title: str = ERROR_TITLE, title: str = "",
+                lines=(), log_x: bool = True, log_y: bool = True, hover_format: str = ".3g") -> go.Figure:
+    """One curve per entry of ``series`` (label → values at ``x``), styled by family when the labels name
+    learners or kernels (e.g. notebook 04's kernels against N), with horizontal reference ``lines``
+    ((value, label) pairs, e.g. ``[(inst.threshold, "kα²")]``), log axes with plain ticks at ``x``."""
+    xs = [float(v) for v in x]
+    fig = go.Figure()
+    vals = []
+    for i, (label, ys) in enumerate(series.items()):
+        st = series_style(str(label), i)
+        ys = [None if v is None or not _finite(float(v)) else float(v) for v in ys]
+        vals += [v for v in ys if v is not None]
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, mode="lines+markers", name=str(label), legendgroup=st["family"],
+            line=dict(color=st["color"], dash=st["dash"], width=2.2),
+            marker=dict(symbol=st["marker"], size=8, color=st["color"]),
+            hovertemplate=f"<b>{label}</b><br>{x_title.split(' (')[0]} = %{{x:g}}<br>"
+                          f"{y_title.split('  ')[0]} %{{y:{hover_format}}}<extra></extra>"))
+    for v, label in lines:
+        colour, dash = LINE_STYLES.get(label, ("#555555", "dot"))
+        fig.add_trace(threshold_trace(v, min(xs) / 1.25 if log_x else min(xs), max(xs) * 1.25 if log_x else max(xs),
+                                      name=f"{label} = {v:.3g}", colour=colour, dash=dash))
+        vals.append(v)
+    lo, hi = _value_range(vals)
+    fig.update_layout(xaxis=log_axis(values=xs, title=x_title) if log_x else dict(title=dict(text=x_title)),
+                      yaxis=log_axis(lo=lo, hi=hi, title=y_title) if log_y else dict(title=dict(text=y_title)))
+    return _finish(fig, title)
+
+
 # ----------------------------------------------------------------- the paper's figures
 def _label(r: dict, name: str) -> str:
     if name == "thm3" or r.get("mode") in (None, "", "kernel", "-"):

@@ -185,3 +185,16 @@ def test_static_picture_and_display(monkeypatch):
 def test_placeholder_is_a_picture():
     assert to_png(placeholder_figure("press Train", 1.35))[:4] == b"\x89PNG"
     assert to_png(placeholder_figure("press Train", 0.0))[:4] == b"\x89PNG"
+
+
+def test_line_figure_for_kernels_against_n():
+    curves = {"gaussian": [9.0, 8.0, 7.5], "ntk_inf:2layer": [8.5, 7.0, 6.0], "3resnet(all)": [3.0, 0.5, 0.1]}
+    fig = fp.line_figure([250, 500, 1000], curves, x_title="N (training samples)", lines=[(1.35, "kα²")],
+                         title="kernels stay above kα²")
+    t = {x.name: x for x in fig.data}
+    assert t["3resnet(all)"].line.color == REDS and t["gaussian"].line.color != REDS
+    assert list(fig.layout.xaxis.ticktext) == ["250", "500", "1000"] and fig.layout.yaxis.type == "log"
+    assert t["kα² = 1.35"].line.color == "#dc143c" and "N = %{x:g}" in t["gaussian"].hovertemplate
+    other = fp.line_figure([2, 4, 8], {"C_s(F)": [1, 2, 3], "C_s(G∘F)": [10, 100, 1000]}, x_title="d",
+                           y_title="C_s")
+    assert other.data[0].line.color != other.data[1].line.color
