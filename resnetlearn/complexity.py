@@ -178,13 +178,20 @@ class TaylorSeries:
             for (i,), c in p.terms():
                 self._exact[i] = c
             self.radius, self.radius_exact, self.radius_note = mpmath.inf, True, ""
-            self._formula = None
+            self._formula_cache = (None,)
             return
         self.degree = None
         self._exact = self._ring_coeffs(min(_HEAD, max_degree))
         with mpmath.workdps(_DPS):
             self.radius, self.radius_exact, self.radius_note = self._radius()
-        self._formula = self._fps_formula() if self.radius == mpmath.inf else None
+        self._formula_cache = None if self.radius == mpmath.inf else (None,)
+
+    @property
+    def _formula(self):
+        """Closed-form coefficient formula (entire functions only), looked up on first use."""
+        if self._formula_cache is None:
+            self._formula_cache = (self._fps_formula(),)
+        return self._formula_cache[0]
 
     def _ring_coeffs(self, n: int) -> list[sympy.Expr]:
         try:
@@ -1178,8 +1185,14 @@ def describe(act, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR) -> 
         cs_text = (f"C_s({act.name}, R={shown_R}) diverges (R ≥ radius of convergence "
                    f"{radius_of_convergence(act):.6g})")
     try:
-        ce, note = complexity_eps(act, eps, R=R, C_star=C_star), ""
+        ce = complexity_eps(act, eps, R=R, C_star=C_star)
+        ce_text = f"C_eps(eps={eps:g}) = {ce}"
     except NonConvergentSeriesError:
-        ce = complexity_eps(act, eps, R=R, C_star=C_star, truncate=True)
-        note = f" (series diverges; Example 4.1 truncation at degree {ce.truncation_degree})"
-    return f"{cs_text}    C_eps(eps={eps:g}) = {ce}{note}"
+        try:
+            ce = complexity_eps(act, eps, R=R, C_star=C_star, truncate=True)
+            ce_text = (f"C_eps(eps={eps:g}) = {ce} (series diverges; Example 4.1 truncation at degree "
+                       f"{ce.truncation_degree})")
+        except NonConvergentSeriesError:
+            ce_text = (f"C_eps(eps={eps:g}) diverges (R ≥ radius of convergence, so not even the "
+                       "Example 4.1 truncation converges)")
+    return f"{cs_text}    {ce_text}"
