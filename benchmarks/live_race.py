@@ -83,6 +83,7 @@ def race(view: str, device, cfg: RaceConfig) -> dict:
     r.stop_btn.click()
     out["stop_s"] = round(time.perf_counter() - t0, 3)
     out["running_after_stop"] = r.running
+    r.job.flush(5.0)
     print(f"{view:6s} first frame {out['first_frame_s']} s, first curves {out['first_curves_s']} s, "
           f"done {out['done_s']} s, stop {out['stop_s']} s; {out['final_test_error']}", flush=True)
     return out
@@ -103,7 +104,8 @@ def main():
                     "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"), "device": describe_device(dev),
                     "python": platform.python_version(), "torch": torch.__version__},
         "command": "OMP_NUM_THREADS=1 python " + " ".join(sys.argv),
-        "note": "2-core CPU shared with other jobs while measuring; times are wall-clock",
+        "note": "2-core CPU shared with other jobs while measuring (load_average_at_start); times are wall-clock",
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "defaults": {"alpha": cfg.alpha, "beta": cfg.beta, "m": cfg.m, "n_train": cfg.n_train, "n_test": cfg.n_test,
                      "epochs": cfg.epochs, "chunk": cfg.chunk, "seed": cfg.seed, "kernel": cfg.kernel,
                      "learners": {x.label: {"lr": x.lr, "wd": x.wd} for x in cfg.learners}},
@@ -111,6 +113,7 @@ def main():
     if args.grid:
         out["grid"] = grid(cfg, dev)
     out["race"] = {view: race(view, dev, cfg) for view in ("plotly", "png")}
+    out["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
 

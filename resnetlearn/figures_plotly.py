@@ -102,17 +102,24 @@ def _value_range(values, floor: float = 1e-5) -> tuple[float, float]:
     return max(min(vals), floor), max(vals)
 
 
-def threshold_trace(threshold: float | None, x0: float, x1: float, *, name: str | None = None,
-                    xaxis: str = "x", yaxis: str = "y", showlegend: bool = True,
-                    colour: str = THRESHOLD_COLOUR, dash: str = "dash") -> go.Scatter:
-    """The kα² line as a trace (so a legend click hides it and static pictures draw it); invisible when
-    there is no threshold (α = 0)."""
+def hline(threshold: float | None, x0: float, x1: float, *, name: str | None = None, xaxis: str = "x",
+          yaxis: str = "y", showlegend: bool = True, colour: str = THRESHOLD_COLOUR, dash: str = "dash") -> dict:
+    """A horizontal reference line as a plain trace dict (see :func:`threshold_trace`)."""
     ok = has_threshold(threshold)
-    return go.Scatter(x=[x0, x1] if ok else [], y=[threshold, threshold] if ok else [], mode="lines",
-                      name=name or threshold_label(threshold), line=dict(color=colour, dash=dash, width=2),
-                      hovertemplate=f"{name or threshold_label(threshold)}<extra></extra>",
-                      xaxis=xaxis, yaxis=yaxis, showlegend=showlegend and ok, visible=ok,
-                      legendgroup="threshold", legendrank=2000)
+    name = name or threshold_label(threshold)
+    return dict(type="scatter", x=[x0, x1] if ok else [], y=[threshold, threshold] if ok else [], mode="lines",
+                name=name, line=dict(color=colour, dash=dash, width=2), hovertemplate=f"{name}<extra></extra>",
+                xaxis=xaxis, yaxis=yaxis, showlegend=showlegend and ok, visible=ok, legendgroup="threshold",
+                legendrank=2000)
+
+
+def threshold_trace(threshold: float | None, x0: float, x1: float, **kw) -> go.Scatter:
+    """The kα² line as a trace (so a legend click hides it and static pictures draw it); invisible when
+    there is no threshold (α = 0). Keywords: ``name``, ``xaxis``, ``yaxis``, ``showlegend``, ``colour``,
+    ``dash``."""
+    spec = hline(threshold, x0, x1, **kw)
+    spec.pop("type")
+    return go.Scatter(**spec)
 
 
 def _hover(rows: list[dict], fields) -> tuple[list[list[str]], str]:
