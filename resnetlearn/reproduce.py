@@ -561,6 +561,44 @@ def error_table(result: FigureResult, digits: int = 3) -> str:
     return "\n".join(lines)
 
 
+def _table(result: FigureResult, cell, width: int = 12, rows=None) -> str:
+    """One line per curve, one column per width m (or N): ``cell(row)`` formats each point."""
+    spec = figure_spec(result.name)
+    rows = result.rows if rows is None else rows
+    xs = sorted({r[spec.xkey] for r in rows})
+    head = f"{'':22s}" + "".join(f"{('N=' if spec.xkey == 'n_train' else 'm=') + str(x):>{width}s}" for x in xs)
+    groups: dict[str, dict] = {}
+    for r in rows:
+        groups.setdefault(spec.label(r), {})[r[spec.xkey]] = r
+    return "\n".join([head] + [f"{label:22s}" + "".join(f"{cell(at[x]) if x in at else '':>{width}s}" for x in xs)
+                                for label, at in groups.items()])
+
+
+def seed_table(result: FigureResult) -> str:
+    """How many initialisation seeds of each point's selected cell are below the figure's first
+    reference line (kα² for Figures 2 and 3, α²/4 for the hard instance), e.g. ``7/9``."""
+    from .figures import below
+
+    lines = figure_spec(result.name).lines()
+    if result.name == "fig4" or not lines:
+        raise ValueError(f"{result.name} has no threshold to count seeds against")
+    thr = lines[0][0]
+    nets = [r for r in result.rows if r.get("mode") != "kernel"]
+    return f"seeds below {lines[0][1]} = {thr:.4g}\n" + _table(result, lambda r: "{}/{}".format(*below(r, thr)),
+                                                                 rows=nets)
+
+
+def kernel_table(result: FigureResult, digits: int = 3) -> str:
+    """For every (last)/(ntk) point: the SGD-trained linear model's median test error next to the
+    exact kernel-ridge solution with the same initial network (``SGD / exact``)."""
+    rows = [r for r in result.rows if r.get("mode") in ("last", "ntk")]
+    if not rows:
+        raise ValueError(f"{result.name} has no (last)/(ntk) points")
+    fmt = lambda v: f"{v:.{digits}f}" if _finite(v) else "div"  # noqa: E731
+    return "SGD (median over seeds) / exact kernel ridge regression\n" + _table(
+        result, lambda r: f"{fmt(median_error(r))} / {fmt(r.get('exact_test_error'))}", width=18, rows=rows)
+
+
 def figure_plot(result: FigureResult):
     """Paper-style plot: test error vs width (or N) on log axes, with kα²."""
     from matplotlib.figure import Figure
