@@ -849,11 +849,11 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
     if kthread is not None:
         kthread.start()
     for t in threads:
-        while t.is_alive():
+        while t.is_alive() and not cancelled():
             t.join(0.05)
-            if cancelled():
-                t.join(1.0)  # a cancelled learner stops within one SGD step
-                break
+    deadline = time.perf_counter() + 1.0  # cancelled learners stop within one SGD step
+    for t in threads:
+        t.join(max(0.0, deadline - time.perf_counter()))
     if errors:
         raise errors[0]
     interrupted = cancelled() or any(r.interrupted for r in results.values())
@@ -912,10 +912,45 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
 
 
 def race_figure_mpl(state: dict, *, large: bool = False):
-    """The race drawn by matplotlib (the PNG view, and static pictures)."""
-    from .figures_plotly import to_matplotlib
+    """The race drawn directly by matplotlib (the PNG view): the same curves, lines and labels as
+    :func:`race_figure`, legend outside the axes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
-    return to_matplotlib(race_figure(state, large=large), size=(11, 4.4) if not large else (14, 5.6))
+    from .plots import THRESHOLD_STYLE, readable_log_axis, style
+
+    E, thr, k = state["epochs_total"], state["threshold"], state.get("kernel")
+    with plt.rc_context(style(large)):
+        fig = Figure(figsize=(13, 5.2) if large else (10.5, 4.2))
+        ax = fig.subplots()
+        ys = []
+        for label, arch, mode, lr, wd in state["learners"]:
+            c = state["curves"][label]
+            ys += c["test"]
+            ax.plot(c["epochs"], c["test"], color=learner_style(arch, mode)["color"],
+                    linewidth=3 if arch.startswith("3resnet") else 2, label=f"{label}  lr {lr:g}, wd {wd:g}")
+        if k and has_threshold(k["test_error"]):
+            ax.axhline(k["test_error"], color=learner_style("ntk_inf:3resnet")["color"], linestyle="-.",
+                       label=f"{k['label']}: {_f(k['test_error'])}")
+            ys.append(k["test_error"])
+        if has_threshold(thr):
+            ax.axhline(thr, **THRESHOLD_STYLE, label=f"{threshold_label(thr)}: learned F, nothing of G(F)")
+            ys.append(thr)
+        ax.set_yscale("log")
+        lo = min([0.05] + [v for v in ys if v == v and v > 0])
+        hi = max([25.0] + [v for v in ys if v == v])
+        ax.set_ylim(lo / 1.1, hi * 1.1)
+        readable_log_axis(ax, "y", lo=lo, hi=hi)
+        ax.set_xlim(0, E)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("test error  E‖out − y‖²")
+        ax.grid(True, color="#e6e6e6")
+        head = (f"Race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, β = {state['beta']:.2f}, "
+                f"m = {state['m']}" + ("" if has_threshold(thr) else " (α = 0: no kα² line)"))
+        ax.set_title(head, loc="left")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        fig.tight_layout()
+    return fig
 
 
 class LiveRace(_Panel):
