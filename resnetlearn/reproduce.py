@@ -726,6 +726,7 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
                 command=command,
                 resnetlearn=_version(), torch=_torch.__version__, python=platform.python_version(),
                 machine=platform.machine(), device=devices or [describe_device()],
+                torch_threads=_torch.get_num_threads(),  # float32 sums depend on it: rerun with the same setting
                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 wall_time_s=round(result.wall_time, 1),
                 compute_s=round(sum(r.get("seconds") or 0.0 for r in result.rows), 1),  # incl. points reused
