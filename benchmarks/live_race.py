@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -116,6 +117,10 @@ def main():
     out["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    # let a kernel computation of a stopped race finish before the interpreter exits
+    for t in threading.enumerate():
+        if t.name.startswith(("race-", "resnetlearn-live")):
+            t.join(30)
 
 
 if __name__ == "__main__":

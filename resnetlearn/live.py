@@ -272,8 +272,11 @@ class LiveRun:
                 with self._cv:
                     self._drawing = False
                     self._cv.notify_all()
-            # throttle: at most one frame per min_interval (a newer frame replaces a waiting one meanwhile)
-            time.sleep(max(0.0, self.min_interval - (time.perf_counter() - t_draw)))
+            # throttle: at most one frame per min_interval, and drawing takes at most a third of the time
+            # (matplotlib holds the GIL that a Python-bound training loop needs); a newer frame replaces a
+            # waiting one meanwhile
+            took = time.perf_counter() - t_draw
+            time.sleep(max(self.min_interval - took, 2 * took))
 
     def _draw(self, ctx: RunContext, data: dict) -> None:
         if not ctx.current:
