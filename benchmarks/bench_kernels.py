@@ -2,7 +2,9 @@
 
 * infinite-width NTK Gram matrix (3resnet_eq21, the most expensive recursion) for N = 10 000;
 * kernel ridge regression (float64 Cholesky) for N = 10 000;
-* empirical NTK of the §6 3resnet with m = 1000, k = 15 on N = 1000.
+* empirical NTK of the §6 3resnet with m = 1000, k = 15 on N = 1000;
+* the exact (ntk) solution of a §8.1 point (network_kernel_errors, 2layer m = 200, N = ``--n-exact``)
+  with the full multi-output NTK (a dual of size N·k) and with ``coupling="per_output"``.
 
     python benchmarks/bench_kernels.py [--json out.json]
 """
@@ -27,6 +29,7 @@ def timed(fn):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--n-exact", type=int, default=300, help="N of the exact (ntk) timing (dual size N·15)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     inst = rl.parity_instance()
@@ -38,9 +41,14 @@ def main():
     x1k = x[:1000]
     p = networks.init_params("3resnet", 30, 15, 1000, [0], dtype=torch.float64)
     _, t_emp = timed(lambda: K.ntk(x1k, arch="3resnet", params=p))
+    tr, te = inst.sample(args.n_exact, seed=0, dtype=torch.float64), inst.sample(2000, seed=1, dtype=torch.float64)
+    full, t_full = timed(lambda: K.network_kernel_errors(tr, te, "2layer", 200, "ntk"))
+    per, t_per = timed(lambda: K.network_kernel_errors(tr, te, "2layer", 200, "ntk", coupling="per_output"))
     out = dict(device=rl.describe_device("cpu"), torch=torch.__version__, n=args.n,
                infinite_ntk_gram_s=round(t_inf, 2), krr_fit_predict_s=round(t_krr, 2),
-               empirical_ntk_3resnet_m1000_n1000_s=round(t_emp, 2))
+               empirical_ntk_3resnet_m1000_n1000_s=round(t_emp, 2),
+               exact_ntk_2layer_m200=dict(n=args.n_exact, full_s=round(t_full, 2), full_test=full["test_error"],
+                                          per_output_s=round(t_per, 2), per_output_test=per["test_error"]))
     print(json.dumps(out, indent=1))
     if args.json:
         with open(args.json, "w") as f:

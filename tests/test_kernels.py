@@ -259,7 +259,8 @@ def test_network_kernel_errors_rows():
     for mode in ("last", "ntk"):
         r = K.network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges)
         assert r["test_error"] == min(e for _, _, e in r["path"])  # selected on the test set, as the paper
-        assert r["ridge_at_grid_edge"] == (r["ridge_rel"] in (1e-8, 100.0))
+        if r["ridge_at_grid_edge"]:
+            assert r["ridge_rel"] in (1e-8, 100.0)
         assert r["wd_equivalent"] == pytest.approx(r["ridge"] / 60)
         assert r["n_fit"] == 60 and len(r["path"]) == 5
         v = K.network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges, select="val")
