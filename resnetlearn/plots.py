@@ -148,7 +148,7 @@ def training_figure(epochs, curves: dict, threshold: float | None, labels=None, 
     dec = decomposition and "out1_vs_base" in curves and torch.isfinite(torch.as_tensor(curves["out1_vs_base"])).any()
     thr = has_threshold(threshold)
     with plt.rc_context(style(large)):
-        fig = Figure(figsize=(13 if dec else 8, 4.8 if large else 4))
+        fig = Figure(figsize=(13 if dec else 8, 5.6 if large else 4.6))
         axes = fig.subplots(1, 2 if dec else 1, squeeze=False)[0]
         ax = axes[0]
         for g in range(G):
@@ -160,7 +160,7 @@ def training_figure(epochs, curves: dict, threshold: float | None, labels=None, 
         ax.set_xlabel("epoch")
         ax.set_ylabel("error  E‖out − y‖²  (dotted: train)")
         ax.set_title(title or ("test error" if thr else f"test error ({threshold_label(threshold)})"))
-        ax.legend(loc="upper right")
+        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.16), ncol=2, frameon=False)  # outside the data
         if dec:
             ax2 = axes[1]
             for g in range(G):
@@ -173,7 +173,11 @@ def training_figure(epochs, curves: dict, threshold: float | None, labels=None, 
             ax2.set_xlabel("epoch")
             ax2.set_ylabel("error of each block  E‖·‖²")
             ax2.set_title("what each block learned")
-            ax2.legend(loc="upper right")
+            ax2.legend(loc="upper left", bbox_to_anchor=(0, -0.16), ncol=2, frameon=False)
+        for a in axes:  # plain tick labels (0.5, 1, 2), never 2×10⁰ or 6×10⁻¹
+            lo, hi = a.get_ylim()
+            readable_log_axis(a, "y", lo=max(lo, 1e-12), hi=hi)
+            a.set_ylim(lo, hi)
         fig.tight_layout()
     return fig
 

@@ -163,7 +163,7 @@ def test_race_and_plotly_figures_in_the_browser(lab):
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.goto(f"{base}/lab/tree/race.ipynb?token={token}")
+        page.goto(f"{base}/lab/workspaces/race/tree/race.ipynb?reset&token={token}")  # a fresh workspace
         page.wait_for_selector(".jp-Notebook", timeout=90_000)
         page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
         page.wait_for_function(

@@ -198,3 +198,13 @@ def test_line_figure_for_kernels_against_n():
     other = fp.line_figure([2, 4, 8], {"C_s(F)": [1, 2, 3], "C_s(G∘F)": [10, 100, 1000]}, x_title="d",
                            y_title="C_s")
     assert other.data[0].line.color != other.data[1].line.color
+
+
+def test_matplotlib_log_ticks_are_plain():
+    curves = {n: torch.tensor([[20.0], [2.0], [0.5], [0.61]]) for n in
+              ("train", "test", "out1_vs_base", "residual_vs_composite")}
+    fig = training_figure([1, 2, 3, 4], curves, 1.35, ["3resnet(all)"])
+    fig.canvas.draw()
+    for ax in fig.axes:
+        labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+        assert labels and not any("10^" in x or "times" in x or "×" in x for x in labels), labels
