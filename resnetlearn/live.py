@@ -1114,9 +1114,14 @@ class FigureRerun:
             self.button.disabled = False
 
     def _frame(self, data: dict, settings):
-        from .reproduce import figure_plot
+        try:  # the shared style (colour by family, plain log ticks, legend outside), drawn by matplotlib
+            from .figures_plotly import result_figure, to_matplotlib
 
-        return figure_plot(data["result"])
+            return to_matplotlib(result_figure(data["result"]))
+        except ImportError:  # no plotly: the CLI's plot
+            from .reproduce import figure_plot
+
+            return figure_plot(data["result"])
 
     def _done(self, res, settings, ctx: RunContext) -> str:
         return (f"{res.summary} ({res.wall_time:.0f} s, {res.skipped} of {len(res.rows)} points reused "
