@@ -565,6 +565,11 @@ class LiveTrainer(_Panel):
     def first_plot_s(self) -> float | None:
         return self.job.first_frame_s
 
+    @property
+    def last_result(self):
+        """The :class:`~resnetlearn.training.TrainResult` of the latest finished run (None before)."""
+        return None if self.job.last_result is None else self.job.last_result[1]
+
     def current_config(self) -> LiveConfig:
         lr, wd = self.presets[self.preset.value]
         return replace(self.cfg, alpha=self.alpha.value, beta=self.beta.value, m=self.m.value, lr=lr, wd=wd,
