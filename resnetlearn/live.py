@@ -716,6 +716,17 @@ class RaceResult:
             out[self.kernel["label"]] = self.kernel["test_error"]
         return out
 
+    def state(self) -> dict:
+        """The race's last frame (for :func:`race_figure` / :func:`race_figure_mpl`), e.g. a static copy:
+        ``figures_plotly.show_figure(race_figure(res.state()), static=race_figure_mpl(res.state()))``."""
+        st = race_state(self.config, self.threshold)
+        for label, r in self.results.items():
+            st["curves"][label] = {"epochs": [int(e) for e in r.epochs],
+                                   "test": [float(v) for v in r.curves["test"][:, 0]],
+                                   "train": [float(v) for v in r.curves["train"][:, 0]]}
+        st["kernel"] = self.kernel
+        return st
+
 
 class _Turns:
     """Round-robin turns between learner threads: one trains at a time, for one chunk, then passes on."""

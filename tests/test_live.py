@@ -265,6 +265,9 @@ def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
     assert any(all(0 < len(f["curves"][k]["epochs"]) < 4 for k in labels) for f in frames)
     assert set(res.final_errors()) == labels | {res.kernel["label"]}
     assert res.first_data_s is not None and not res.interrupted
+    st = res.state()  # the last frame again, for a static copy
+    assert repr(st["curves"]) == repr(frames[-1]["curves"]) and st["kernel"] == frames[-1]["kernel"]  # NaN-safe
+    assert len(live.race_figure(st).data) == 5 and live.race_figure_mpl(st).axes
 
 
 def test_race_widget_train_stop_and_status():
