@@ -95,6 +95,11 @@ def log_axis(*, values=None, lo: float | None = None, hi: float | None = None, t
                 range=[math.log10(lo), math.log10(hi)], title=dict(text=title), minor=dict(showgrid=False))
 
 
+def _gaps(values) -> list:
+    """NaN/inf (a diverged run) as gaps: None is valid JSON, NaN is not."""
+    return [v if _finite(v) else None for v in values]
+
+
 def _value_range(values, floor: float = 1e-5) -> tuple[float, float]:
     vals = [v for v in values if _finite(v) and v > 0]
     if not vals:
@@ -242,13 +247,13 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
 
     for g in range(G):
         st = styles[g]
-        y = test[:, g].tolist()
+        y = _gaps(test[:, g].tolist())
         vals += y
         add(go.Scatter(x=x, y=y, mode="lines", name=labels[g], legendgroup=labels[g],
                        line=dict(color=st["color"], width=2.5),
                        hovertemplate=f"{labels[g]}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"), 1)
         if show_train and "train" in curves:
-            ytr = torch.as_tensor(curves["train"]).double()[:, g].tolist()
+            ytr = _gaps(torch.as_tensor(curves["train"]).double()[:, g].tolist())
             vals += ytr
             add(go.Scatter(x=x, y=ytr, mode="lines", name=f"{labels[g]} train", legendgroup=labels[g],
                            showlegend=False, line=dict(color=st["color"], width=1.5, dash="dot"),
@@ -256,7 +261,7 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
         if dec:
             for key, dash, what in (("out1_vs_base", "solid", "out₁ vs β·F"),
                                     ("residual_vs_composite", "dash", "residual vs α·G(F)")):
-                yy = torch.as_tensor(curves[key]).double()[:, g].tolist()
+                yy = _gaps(torch.as_tensor(curves[key]).double()[:, g].tolist())
                 vals += yy
                 add(go.Scatter(x=x, y=yy, mode="lines", name=f"{labels[g]}: {what}", legendgroup=f"{labels[g]} dec",
                                line=dict(color=st["color"], dash=dash, width=2),
@@ -264,7 +269,7 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
     add(threshold_trace(threshold, 0, x1), 1)
     if dec:
         add(threshold_trace(threshold, 0, x1, showlegend=False), 2)
-    lo, hi = _value_range(vals + ([threshold] if has_threshold(threshold) else []))
+    lo, hi = _value_range([v for v in vals if v is not None] + ([threshold] if has_threshold(threshold) else []))
     yax = log_axis(lo=min(lo, 0.05), hi=max(hi, 20), title=ERROR_TITLE)
     fig.update_layout(yaxis=yax, xaxis=dict(title=dict(text="epoch"), range=[0, x1]))
     if dec:

@@ -900,7 +900,7 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
         st = learner_style(arch, mode)
         c = state["curves"][label]
         ys += c["test"]
-        traces.append(dict(type="scatter", x=c["epochs"], y=c["test"], mode="lines",
+        traces.append(dict(type="scatter", x=c["epochs"], y=[v if v == v else None for v in c["test"]], mode="lines",
                            name=f"{label}  lr {lr:g}, wd {wd:g}", legendgroup=label,
                            line=dict(color=st["color"], width=3 if arch.startswith("3resnet") else 2.2),
                            hovertemplate=f"{label}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"))
