@@ -87,11 +87,23 @@ def log_ticks(lo: float, hi: float, *, steps=(1, 2, 5)) -> list[float]:
         return log_ticks(lo / 2.5, hi * 2.5, steps=steps)
     if len(ticks) > 9 and len(steps) > 1:  # a wide range: 1-3 steps, then powers of ten
         return log_ticks(lo, hi, steps=(1, 3) if len(steps) > 2 else (1,))
+    if len(ticks) > 9:  # very wide: every k-th power of ten
+        k = math.ceil(len(ticks) / 8)
+        ticks = ticks[::k]
     return ticks
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def tick_label(v: float) -> str:
-    """A short plain label: 0.05, 1, 20, 1000, 10k (no exponents)."""
+    """A short plain label: 0.05, 1, 20, 1000, 10k, 200k; beyond that a power of ten as 10⁶ (never 3×10²)."""
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-4):
+        e = math.log10(abs(v))
+        if abs(e - round(e)) < 1e-9:
+            return ("-" if v < 0 else "") + "10" + str(round(e)).translate(_SUPERSCRIPT)
+        if abs(v) >= 1e6 or abs(v) < 1e-4:
+            return f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-").replace("e+", "e")
     if v >= 10_000 and v % 1000 == 0:
         return f"{v / 1000:g}k"
     return f"{v:g}"

@@ -208,3 +208,9 @@ def test_matplotlib_log_ticks_are_plain():
     for ax in fig.axes:
         labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
         assert labels and not any("10^" in x or "times" in x or "×" in x for x in labels), labels
+
+
+def test_wide_log_ranges_use_powers_of_ten():
+    ticks = log_ticks(3e4, 4e15)
+    assert len(ticks) <= 9 and [tick_label(t) for t in ticks][-1] == "10¹⁵"
+    assert tick_label(200_000) == "200k" and tick_label(1e-5) == "10⁻⁵"
