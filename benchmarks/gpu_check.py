@@ -51,9 +51,10 @@ def main():
     tr, te = inst.sample(500, seed=0), inst.sample(2000, seed=1)
     short = Protocol.quick(50)
     lrs, wds = [0.05, 0.1, 0.2], [0.0, 0.005, 0.005]
-    cpu = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], short, device="cpu", progress=False)
-    gpu = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], short, device="cuda", progress=False)
-    gpu2 = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], short, device="cuda", progress=False)
+    kw = dict(protocol=short, progress=False)
+    cpu = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], device="cpu", **kw)
+    gpu = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], device="cuda", **kw)
+    gpu2 = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], device="cuda", **kw)
     out["cpu_vs_cuda_test_error"] = [cpu.test_error.tolist(), gpu.test_error.tolist()]
     out["cuda_deterministic"] = bool(torch.equal(gpu.test_error, gpu2.test_error))
 
@@ -73,7 +74,7 @@ def main():
     t0 = time.perf_counter()
     grid = [(lr, wd) for lr in (0.02, 0.05, 0.1, 0.2) for wd in (0.0, 1e-3, 5e-3)]
     p = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2, eval_every=args.epochs)
-    train_models(tr, te, "3resnet", "all", 200, [g[0] for g in grid], [g[1] for g in grid], [0] * 12, p,
+    train_models(tr, te, "3resnet", "all", 200, [g[0] for g in grid], [g[1] for g in grid], [0] * 12, protocol=p,
                  device="cpu", progress=False)
     out["batched_cpu_same_grid_s"] = round(time.perf_counter() - t0, 2)
 

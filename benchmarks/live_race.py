@@ -43,7 +43,7 @@ def grid(cfg: RaceConfig, device) -> dict:
     for spec in RACE_LEARNERS:
         t0 = time.perf_counter()
         res = train_models(tr, te, spec.arch, spec.mode, cfg.m, lrs, wds, [cfg.seed] * len(lrs),
-                           Protocol.quick(cfg.epochs), device=device, progress=False)
+                           protocol=Protocol.quick(cfg.epochs), device=device, progress=False)
         errs = {f"lr {lr:g}, wd {wd:g}": round(float(e), 3) for lr, wd, e in zip(lrs, wds, res.test_error.tolist())}
         finite = {k: v for k, v in errs.items() if v == v}
         best = min(finite, key=finite.get)

@@ -46,7 +46,7 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), alpha: float = 0.3, m: int = 200
     te = _stack([tes[c[0]] for c in combos])
     G = len(combos)
     res = train_models(tr, te, "3resnet", mode, m, [c[1] for c in combos], [c[2] for c in combos], [seed] * G,
-                       protocol, device=dev, progress=progress)
+                       protocol=protocol, device=dev, progress=progress)
     for g, c in enumerate(combos):
         res.configs[g]["beta"] = c[0]
     thr = insts[betas[0]].reference_errors().f_only
@@ -74,7 +74,8 @@ def joint_vs_layerwise(m: int = 200, n_train: int = 500, n_test: int = 1000, lr:
     out = {}
     for name, lw in (("joint", False), ("layerwise", True)):
         p = Protocol(**{**protocol.__dict__, "layerwise": lw})
-        out[name] = train_models(tr, te, "3resnet", mode, m, [lr], [wd], [seed], p, device=dev, progress=progress)
+        out[name] = train_models(tr, te, "3resnet", mode, m, [lr], [wd], [seed], protocol=p, device=dev,
+                                 progress=progress)
     return out
 
 
@@ -99,9 +100,9 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), lr: float = 0.05, ini
     tr, te = inst.sample(n_train, seed=seed, device=dev), inst.sample(n_test, seed=seed + 1, device=dev)
     rows = []
     for m in widths:
-        full = train_models(tr, te, arch, "all", m, [lr], [0.0], [seed], protocol, device=dev,
+        full = train_models(tr, te, arch, "all", m, [lr], [0.0], [seed], protocol=protocol, device=dev,
                             progress=progress, init_scale=init_scale)
-        lin = train_models(tr, te, arch, "ntk", m, [lr], [0.0], [seed], protocol, device=dev,
+        lin = train_models(tr, te, arch, "ntk", m, [lr], [0.0], [seed], protocol=protocol, device=dev,
                            progress=progress, init_scale=init_scale)
         p0 = {n: v.cpu() * init_scale for n, v in networks.init_params(arch, inst.d, inst.k, m, [seed]).items()}
         hidden = [n for n in p0 if n != "A"]
@@ -213,7 +214,7 @@ def block_laziness(widths=(200,), lr: float = 0.1, wd: float = 0.005, mode: str 
     tr, te = inst.sample(n_train, seed=seed, device=dev), inst.sample(n_test, seed=seed + 1, device=dev)
     rows = []
     for m in widths:
-        res = train_models(tr, te, "3resnet", mode, m, [lr], [wd], [seed], protocol, device=dev,
+        res = train_models(tr, te, "3resnet", mode, m, [lr], [wd], [seed], protocol=protocol, device=dev,
                            progress=progress)
         p0 = networks.init_params("3resnet", inst.d, inst.k, m, [seed])
         row = dict(m=m, lr=lr, wd=wd, epochs=protocol.epochs, mode=mode, diverged=bool(res.diverged[0]),

@@ -503,7 +503,7 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     te = inst.sample(cfg.n_test, seed=cfg.seed + 1, device=dev)
     protocol = Protocol(epochs=cfg.epochs, lr_drop_epoch=cfg.epochs // 2, eval_every=callback_every,
                         layerwise=cfg.layerwise)
-    res = train_models(tr, te, "3resnet", "all", cfg.m, [cfg.lr], [cfg.wd], [cfg.seed], protocol,
+    res = train_models(tr, te, "3resnet", "all", cfg.m, [cfg.lr], [cfg.wd], [cfg.seed], protocol=protocol,
                        device=dev, progress=False, callback=callback, callback_every=callback_every,
                        cancel=cancel)
     return inst, res
@@ -831,7 +831,7 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
                 turns.pass_on(i)
                 turns.wait(i, cancelled)
 
-            res = train_models(tr, te, spec.arch, spec.mode, cfg.m, [spec.lr], [spec.wd], [cfg.seed], protocol,
+            res = train_models(tr, te, spec.arch, spec.mode, cfg.m, [spec.lr], [spec.wd], [cfg.seed], protocol=protocol,
                                device=dev, progress=False, callback=chunk_done, callback_every=cfg.chunk,
                                cancel=cancelled)
             record(spec.label, res.epochs, res.curves)

@@ -307,7 +307,8 @@ def _exact_kernel(config: dict, target) -> dict:
 
     split = data_split(target, config["n_train"], n_test=config["n_test"], seed=0, dtype=torch.float64)
     r = network_kernel_errors(split.train, split.test, config["model"], config["m"], config["mode"], seed=0,
-                              init=config.get("init", "paper"), select=config["select"], coupling="per_output")
+                              init=config.get("init", "paper"), select=config["select"],
+                              coupling="per_output")
     return {"exact_test_error": r["test_error"], "exact_train_error": r["train_error"],
             "exact_ridge_rel": r["ridge_rel"], "exact_ridge_at_grid_edge": r["ridge_at_grid_edge"]}
 
@@ -341,8 +342,9 @@ def _hand_built_point(config: dict) -> dict:
     y6 = parity6_target(6)(x6)
     full = Sample(x6, y6, None, None)
     res = train_models(full, full, "2layer_signs", "hidden", 200, [0.5], [config["wd"]], [config.get("seed", 0)],
-                       Protocol(epochs=config["epochs"], batch_size=16, lr_drop_epoch=config["epochs"] * 2 // 3,
-                                eval_every=config["epochs"]), dtype=torch.float64, device="cpu", progress=False)
+                       protocol=Protocol(epochs=config["epochs"], batch_size=16,
+                                         lr_drop_epoch=config["epochs"] * 2 // 3, eval_every=config["epochs"]),
+                       dtype=torch.float64, device="cpu", progress=False)
     if res.interrupted:
         raise KeyboardInterrupt(f"{_point_label(config)} was interrupted during training")
     W6 = res.params["W"][0]

@@ -51,7 +51,7 @@ def test_own_loop_matches_train_models_full_batch(data):
     _, tr, te = data
     p = rl.Protocol.quick(6, batch_size=100)
     ours = E.train_gated(tr, te, m=20, lrs=[0.05, 0.02], wds=[0.001, 0.0], seeds=[0, 1], gated=False, protocol=p)
-    lib = rl.train_models(tr, te, "3resnet", "all", 20, [0.05, 0.02], [0.001, 0.0], [0, 1], p, progress=False)
+    lib = rl.train_models(tr, te, "3resnet", "all", 20, [0.05, 0.02], [0.001, 0.0], [0, 1], protocol=p, progress=False)
     assert torch.allclose(ours["test_error"], lib.test_error, rtol=1e-4)
     for n in lib.params:
         assert torch.allclose(ours["params"][n], lib.params[n], atol=1e-5), n

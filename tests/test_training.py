@@ -22,7 +22,7 @@ def data():
 
 def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), epochs=2, m=16, protocol=None, **kw):
     _, tr, te = data
-    return train_models(tr, te, arch, mode, m, lrs, wds, seeds, protocol or Protocol.quick(epochs),
+    return train_models(tr, te, arch, mode, m, lrs, wds, seeds, protocol=protocol or Protocol.quick(epochs),
                         dtype=F64, progress=False, **kw)
 
 
@@ -122,7 +122,7 @@ def test_layerwise_phases(data):
     assert trainable_names("3resnet", "all", phase=2) == ["V", "b2"]
     _, tr, te = data
     r = train_models(tr, te, "3resnet", "hidden", 16, [0.05], [0.0], [0],
-                     Protocol.quick(2, layerwise=True), dtype=F64, progress=False)
+                     protocol=Protocol.quick(2, layerwise=True), dtype=F64, progress=False)
     assert r.epochs_done == 4 and r.rows()[0]["layerwise"] is True
 
 
@@ -208,8 +208,8 @@ def test_numpy_and_torch_scalars_are_accepted(data):
 
     _, tr, te = data
     a = train_models(tr, te, "2layer", "all", np.int64(8), np.array([0.05]), [np.float32(0.0)], np.array([3]),
-                     Protocol(epochs=np.int64(1), lr_drop_epoch=None), dtype=F64, progress=False)
-    b = train_models(tr, te, "2layer", "all", 8, [0.05], [0.0], [3], Protocol(epochs=1, lr_drop_epoch=None),
+                     protocol=Protocol(epochs=np.int64(1), lr_drop_epoch=None), dtype=F64, progress=False)
+    b = train_models(tr, te, "2layer", "all", 8, [0.05], [0.0], [3], protocol=Protocol(epochs=1, lr_drop_epoch=None),
                      dtype=F64, progress=False)
     assert torch.equal(a.test_error, b.test_error) and a.configs[0]["m"] == 8
 
@@ -232,13 +232,13 @@ def test_bad_data_is_refused_before_training(data):
     cases.append((tr, rl.Sample(te.x, inf_y, None, None), "test.y contains NaN or inf"))
     for train, test, words in cases:
         with pytest.raises(ValueError, match=re.escape(words)):
-            train_models(train, test, "2layer", "all", 4, [0.1], [0], [0], slow, progress=False)
+            train_models(train, test, "2layer", "all", 4, [0.1], [0], [0], protocol=slow, progress=False)
     with pytest.raises(ValueError, match="holdout.x has d = 5"):
-        train_models(tr, te, "2layer", "all", 4, [0.1], [0], [0], slow, progress=False,
+        train_models(tr, te, "2layer", "all", 4, [0.1], [0], [0], protocol=slow, progress=False,
                      holdout=rl.Sample(te.x[:, :5], te.y, None, None))
     with pytest.raises(ValueError, match="batch_size .* must not exceed"):
         train_models(tr, te, "2layer", "all", 4, [0.1], [0], [0],
-                     Protocol(epochs=1, lr_drop_epoch=None, batch_size=500), progress=False)
+                     protocol=Protocol(epochs=1, lr_drop_epoch=None, batch_size=500), progress=False)
     with pytest.raises(ValueError, match="select"):
         grid_search(data[0], "2layer", "all", 4, 100, [0.1], [0], select="best")
 
@@ -256,7 +256,7 @@ def test_last_is_conjugate_kernel_regression(arch):
     p0 = networks.init_params(arch, 30, 8, m, [4], dtype=F64)
     phi_tr, phi_te = (sum(networks.readout_features(arch, p0, x))[0] for x in (tr.x, te.x))
     lr = 1 / float(torch.linalg.eigvalsh(phi_tr.T @ phi_tr / 40).max())  # stable full-batch step
-    r = train_models(tr, te, arch, "last", m, [lr], [wd], [4], Protocol(epochs=3000, batch_size=40,
+    r = train_models(tr, te, arch, "last", m, [lr], [wd], [4], protocol=Protocol(epochs=3000, batch_size=40,
                      lr_drop_epoch=None, eval_every=3000), dtype=F64, progress=False)
     exact = feature_ridge(phi_tr, tr.y, phi_te, 40 * wd, center=False)
     assert float(((exact - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(r.test_error[0]), rel=1e-6)
@@ -307,9 +307,9 @@ def test_per_model_targets_match_separate_runs(data):
                                          for a in ("y", "base", "composite")))
 
     both = train_models(stack(trs), stack(tes), "3resnet", "all", 16, [0.05, 0.05], [0, 0], [0, 0],
-                        Protocol.quick(2), dtype=F64, progress=False)
+                        protocol=Protocol.quick(2), dtype=F64, progress=False)
     for g in range(2):
-        one = train_models(trs[g], tes[g], "3resnet", "all", 16, [0.05], [0], [0], Protocol.quick(2),
+        one = train_models(trs[g], tes[g], "3resnet", "all", 16, [0.05], [0], [0], protocol=Protocol.quick(2),
                            dtype=F64, progress=False)
         assert torch.allclose(both.test_error[g], one.test_error[0], rtol=1e-10)
         assert torch.allclose(both.curves["out1_vs_base"][:, g], one.curves["out1_vs_base"][:, 0], rtol=1e-10)
@@ -326,7 +326,7 @@ def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
     # a rerun is exactly the model trained alone with that seed on the same data
     _, tr, te = data
     tr, te = inst.sample(100, seed=0, dtype=F64), inst.sample(100, seed=1, dtype=F64)
-    alone = train_models(tr, te, "2layer", "all", 8, [g.best["lr"]], [g.best["wd"]], [2], Protocol.quick(2),
+    alone = train_models(tr, te, "2layer", "all", 8, [g.best["lr"]], [g.best["wd"]], [2], protocol=Protocol.quick(2),
                          dtype=F64, progress=False)
     assert g.reruns[1]["test_error"] == pytest.approx(float(alone.test_error[0]), rel=1e-12)
     with pytest.raises(ValueError, match="rerun_seeds must be fresh"):
