@@ -892,6 +892,25 @@ def load_figure(name: str, directory) -> FigureResult:
     return FigureResult(name, table, summary, ok, prov.get("wall_time_s", math.nan), provenance=prov)
 
 
+def load_latest(name: str, root, scales=("paper", "cpu", "quick")) -> FigureResult:
+    """The figure from the largest scale under ``root`` (``root/<scale>/``) whose tables are complete
+    for this version of the figures; the reasons the larger ones were skipped are kept in
+    ``result.provenance["skipped"]``. Raises a ValueError naming every directory tried when none loads."""
+    root, why = Path(root), []
+    for scale in scales:
+        if not (root / scale / f"{name}.csv").exists():
+            continue
+        try:
+            res = load_figure(name, root / scale)
+        except ValueError as e:
+            why.append(f"{scale}: {e}")
+            continue
+        res.provenance = dict(res.provenance or {}, directory=str(root / scale), skipped=why)
+        return res
+    raise ValueError(f"no loadable results for {name!r} under {root} (tried {', '.join(scales)})"
+                     + ("; " + "; ".join(why) if why else ""))
+
+
 def load_runs(name: str, directory) -> list[dict]:
     """Every run of a figure's grids (``FIG_runs.csv``), numbers parsed.
 
