@@ -255,3 +255,15 @@ def test_cli_help_is_plain_text_and_explains_the_scales(capsys):
         text = capsys.readouterr().out
         assert "``" not in text and ":func:" not in text
     assert all(f"  {s} " in text for s in SCALES) and "smoke test" in text and "GPU" in text
+
+
+def test_load_latest_takes_the_largest_complete_scale(tmp_path):
+    from resnetlearn.reproduce import load_latest
+
+    assert cli.main(["reproduce", "fig4", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path / "quick")]) == 0
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "fig4.csv").write_text("figure,scale\n")  # an unreadable larger scale is skipped, with why
+    res = load_latest("fig4", tmp_path)
+    assert res.provenance["directory"] == str(tmp_path / "quick") and "cpu:" in res.provenance["skipped"][0]
+    with pytest.raises(ValueError, match="no loadable results for 'fig3'"):
+        load_latest("fig3", tmp_path)
