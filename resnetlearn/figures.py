@@ -244,7 +244,8 @@ def _fig3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
             expected = _fig3_expected(beta)
             status = ("boundary, not judged" if expected is None else
                       "as claimed" if got == expected else "NOT as claimed")
-            where = (f"learned at m={','.join(str(r['m']) for r in learned)}" if learned
+            where = ("learned at " + ", ".join(f"m={r['m']} ({below(r, thr)[0]}/{below(r, thr)[1]} seeds)"
+                                               for r in learned) if learned
                      else f"not learned (best m={top['m']}: {n_below}/{n} seeds below, median {median_error(top):.3f})")
             parts.append(f"β={beta:g} ({mode}): {where} — {status}")
             if expected is not None and got != expected:
