@@ -217,7 +217,10 @@ def test_provenance_is_required_and_must_match_the_scale(copy):
 def test_the_shipped_results_are_complete(scale):
     root = os.path.join(os.path.dirname(__file__), os.pardir, "results", scale)
     shipped = [fig for fig in FIGURES if os.path.exists(os.path.join(root, f"{fig}.csv"))]
-    assert shipped == list(FIGURES) if scale == "quick" else shipped  # quick: every figure; cpu: what was run
+    if scale == "quick":
+        assert shipped == list(FIGURES)
+    elif not shipped:
+        pytest.skip(f"no figure shipped at {scale} scale")
     for fig in shipped:
         res = load_figure(fig, root)
         assert len(res.rows) == res.provenance["points"] == len(_points(fig, scale, None, "test"))
