@@ -42,7 +42,7 @@ def time_live_trainer(device=None) -> dict:
     t = LiveTrainer(device=device, auto=False)
     t.train_btn.click()
     t.wait()
-    return dict(first_plot_s=round(t.first_plot_s, 2), status=t.status.value.replace("<b>", "").replace("</b>", ""),
+    return dict(first_plot_s=round(t.first_plot_s, 2), status=t.job.status_text,
                 test_error=round(float(t.last_result.test_error[0]), 4), epochs=t.cfg.epochs, m=t.cfg.m)
 
 

@@ -15,7 +15,7 @@ Modules, one per concept of the papers:
 * :mod:`resnetlearn.device` — GPU when present, CPU otherwise
 """
 
-from . import kernels, networks, plots, training  # noqa: E402  (submodules: rl.kernels, rl.training, ...)
+from . import figures, kernels, networks, plots, training, validation  # noqa: E402  (submodules: rl.kernels, rl.training, ...)
 from .activations import Activation, activation, activation_names
 from .complexity import (
     C_STAR,
@@ -35,9 +35,11 @@ from .concept import (
     ParityInstance,
     ReferenceErrors,
     Sample,
+    Split,
     Target,
     TwoLayerSmooth,
     companion_figure1,
+    data_split,
     hard_instance,
     instance,
     parity_instance,
@@ -57,7 +59,8 @@ __all__ = [
     "truncation_degree",
     "DISTRIBUTIONS", "Concept1", "ParityInstance", "ReferenceErrors", "Sample", "Target",
     "TwoLayerSmooth", "companion_figure1", "hard_instance", "instance", "parity_instance",
-    "random_concept", "sample_inputs", "talk_instance",
+    "random_concept", "sample_inputs", "talk_instance", "Split", "data_split",
     "describe_device", "select_device",
-    "kernels", "networks", "plots", "training", "Protocol", "grid_search", "paper_grid", "train_models",
+    "kernels", "networks", "plots", "training", "figures", "validation",
+    "Protocol", "grid_search", "paper_grid", "train_models",
 ]
