@@ -72,9 +72,16 @@ def seed_errors(row: dict) -> list[float]:
     return list(errs) if errs else [row.get("test_error", math.nan)]
 
 
-def below(row: dict, threshold: float) -> tuple[int, int]:
-    """(seeds below ``threshold``, seeds in all); a diverged seed is not below."""
+def fresh_errors(row: dict) -> list[float]:
+    """The reruns of the selected cell with fresh seeds. Seed 0's run is left out when reruns exist:
+    it chose the cell by its test error on the same test set, so it is the optimistic one."""
     errs = seed_errors(row)
+    return errs[1:] if len(errs) > 1 else errs
+
+
+def below(row: dict, threshold: float) -> tuple[int, int]:
+    """(fresh seeds below ``threshold``, fresh seeds in all); a diverged seed is not below."""
+    errs = fresh_errors(row)
     return sum(1 for e in errs if _finite(e) and e < threshold), len(errs)
 
 
@@ -90,12 +97,12 @@ def best_error(row: dict) -> float:
 
 
 def median_error(row: dict) -> float:
-    vals = sorted(e if _finite(e) else math.inf for e in seed_errors(row))
+    """The median over the fresh seeds that did not diverge (NaN when all diverged)."""
+    vals = sorted(e for e in fresh_errors(row) if _finite(e))
     if not vals:
         return math.nan
     n = len(vals)
-    med = vals[n // 2] if n % 2 else 0.5 * (vals[n // 2 - 1] + vals[n // 2])
-    return med if math.isfinite(med) else math.nan
+    return vals[n // 2] if n % 2 else 0.5 * (vals[n // 2 - 1] + vals[n // 2])
 
 
 def has_number(row: dict) -> bool:
@@ -133,9 +140,10 @@ def _verdict_word(ok: bool | None) -> str:
     return {True: "reproduced", False: "NOT reproduced", None: "not judged"}[ok]
 
 
-SEED_RULE = ("rule: a learner counts as below the threshold at a point when a majority of its initialisation seeds "
-             "(the selected lr/wd cell retrained) are below it; a competitor counts against the claim when any of "
-             "its seeds or its exact kernel solution is below it")
+SEED_RULE = ("rule: a learner counts as below the threshold at a point when a strict majority of its fresh "
+             "initialisation seeds (the selected lr/wd cell retrained; seed 0, which selected the cell, is not "
+             "counted) are below it; a competitor counts against the claim when any of its seeds, seed 0 included, "
+             "or its exact kernel solution is below it")
 
 
 # ----------------------------------------------------------------- the specification
@@ -237,11 +245,16 @@ def _fig3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
                 parts.append(f"β={beta:g} ({mode}): no finite point, cannot be judged")
                 unjudged.append(beta)
                 continue
+            expected = _fig3_expected(beta)
             learned = [r for r in sel if majority_below(r, thr)]
             top = max(sel, key=lambda r: below(r, thr)[0] - median_error(r) * 1e-9)
             n_below, n = below(top, thr)
             got = bool(learned)
-            expected = _fig3_expected(beta)
+            if expected is False:  # a negative statement: any seed below, at any width, counts against it
+                touched = [r for r in sel if _finite(best_error(r)) and best_error(r) < thr]
+                got = bool(touched)
+                if touched and not learned:
+                    learned = touched
             status = ("boundary, not judged" if expected is None else
                       "as claimed" if got == expected else "NOT as claimed")
             where = ("learned at " + ", ".join(f"m={r['m']} ({below(r, thr)[0]}/{below(r, thr)[1]} seeds)"
@@ -251,7 +264,8 @@ def _fig3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
             if expected is not None and got != expected:
                 failed.append(f"β={beta:g} ({mode})")
     ok = False if failed else None if any(_fig3_expected(b) is not None for b in unjudged) else True
-    text = (f"[{SEED_RULE.split(';')[0]}; threshold kα² = {thr:.2f}; β = α = 0.3 is the boundary of both "
+    text = (f"[{SEED_RULE.split(';')[0]}; a row expected not to learn fails when any of its seeds is below; "
+            f"threshold kα² = {thr:.2f}; β = α = 0.3 is the boundary of both "
             f"statements and is reported, not judged] Here: " + "; ".join(parts) + "."
             + (f" Rows not reproduced: {', '.join(failed)}." if failed else ""))
     return text, ok
@@ -283,18 +297,20 @@ def _fig4_points(scale: str, base: dict) -> list[dict]:
 def _fig4_verdict(rows: list[dict]) -> tuple[str, bool | None]:
     sgd = [r for r in rows if r["model"] == "2layer_signs"]
     hand = [r for r in rows if r["model"] == "hand_built"]
-    runs = [g for r in sgd for g in (r.get("grid") or [])]  # (train, test, ‖W‖_F) of every finite SGD run
+    runs = [g for r in sgd for g in (r.get("grid") or []) if all(_finite(v) for v in g)]  # (train, test, ‖W‖_F)
     if not runs or not hand:
         return "no finite SGD run or no hand-built solution", None
     best_test = min(g[1] for g in runs)
     fit = min(runs, key=lambda g: g[0])  # SGD's best training fit
     cheaper = [h for h in hand if h["test_error"] <= fit[0] and h["frobenius_W"] < fit[2]]
-    h = min(cheaper, key=lambda h: h["frobenius_W"]) if cheaper else min(hand, key=lambda h: h["test_error"])
+    finite_hand = [h for h in hand if _finite(h.get("test_error"))] or hand
+    h = min(cheaper, key=lambda h: h["frobenius_W"]) if cheaper else min(finite_hand, key=lambda h: h["test_error"])
     widths = sorted({r["m"] for r in sgd})
     ok = best_test > FIG4_GENERALISES and bool(cheaper)
     return (f"[rule: SGD's best test error over every searched run stays above {FIG4_GENERALISES} (the level a "
             f"near-minimal-norm fit would reach, §8.2), and a hand-built solution at least as accurate as SGD's best "
-            f"training fit has a smaller ‖W‖_F] Here: SGD's best test error {best_test:.3f} over widths "
+            f"training fit has a smaller ‖W‖_F] Here (d = {sgd[0].get('d')}, N = {sgd[0].get('n_train')}): "
+            f"SGD's best test error {best_test:.3f} over widths "
             f"{', '.join(map(str, widths))} (paper: {FIG4_PAPER_SGD_BEST} after searching m up to 100000; it searched "
             f"far wider networks, which is where its lower number comes from); SGD's best training fit "
             f"{fit[0]:.3f} needs ‖W‖_F {fit[2]:.1f}, a hand-built one with error {h['test_error']:.3f} has "
@@ -308,7 +324,7 @@ def _thm3_points(scale: str, base: dict) -> list[dict]:
     ns = {"tiny": [50], "quick": [250, 500, 1000], "cpu": [250, 500, 1000, 2000, 5000],
           "paper": [500, 1000, 2000, 5000, 10000]}[scale]
     kerns = DEFAULT_KERNELS if scale != "tiny" else ("gaussian", "ntk_inf:2layer")
-    common = dict(base, target="hard", d=30, k=4, alpha=0.3, m=500 if scale != "tiny" else 16)
+    common = dict(base, target="hard", d=THM3_D, k=THM3_K, alpha=THM3_ALPHA, m=500 if scale != "tiny" else 16)
     pts = []
     for n in ns:
         pts += [dict(common, model=kname, mode="kernel", n_train=n, rerun_seeds=[]) for kname in kerns]
@@ -422,9 +438,10 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
                "m", _fig3_points, _fig3_verdict, label=lambda r: f"β={r['beta']:g}, {r['mode']}",
                lines=lambda: [(parity_threshold(), "kα²")]),
     FigureSpec("fig4", "Figure 4(a): SGD does not find the small-norm solution", "arXiv v3 §8.2, Figure 4(a)",
-               "Claim: on a degree-6 parity with d = 40, N = 5000, SGD on a two-layer network with fixed output "
-               "signs finds neither a test error better than 0.69 nor a small-norm solution, although one "
-               "built by hand has ‖W‖_F ≈ 9.7√d with error ≤ 0.12 (footnote 16).",
+               "Claim: on a degree-6 parity, SGD on a two-layer network with fixed output signs finds neither a "
+               "test error a near-minimal-norm solution would give (the paper at d = 40, N = 5000: none better "
+               "than 0.69, where such a solution would generalise below 0.3) nor a small-norm solution, although "
+               "one built by hand has ‖W‖_F ≈ 9.7√d with error ≤ 0.12 (footnote 16).",
                None, _fig4_points, _fig4_verdict),
     FigureSpec("thm3", "Theorem 2: kernels vs 3resnet on the §7 hard instance", "NeurIPS §7, Theorem 2",
                "Claim: kernel methods cannot reach error α²/4 on this concept class with few samples, while the "

@@ -107,6 +107,10 @@ class TrainResult:
     """Outcome of :func:`train_models` for G models.
 
     ``test_error``/``train_error``: (G,) final errors, NaN where diverged;
+    ``params``: the trained parameters (mode ``last``: the trained readout A
+    with every other weight at its initial value — the model is
+    A·φ₀(x) with φ₀ from :func:`networks.readout_features` at initialisation,
+    which for the §6 ResNet is not ``networks.forward`` of these params);
     ``curves``: name → (E, G) tensor at ``epochs`` (train, test, and for the
     ResNets out1_vs_base = E‖out₁ − β·F‖², residual_vs_composite =
     E‖residual − α·G(F)‖² on the test set); ``interrupted`` is True when
@@ -266,7 +270,8 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
         for n in curves:
             curves[n].append(final[n])
         epochs_logged.append(done)
-    div = state.diverged.cpu()
+    # a model that blew up in its very last step has non-finite errors without a flagged loss
+    div = (state.diverged | ~torch.isfinite(final["train"]) | ~torch.isfinite(final["test"])).cpu()
     nan = torch.full((G,), math.nan, dtype=torch.float64)
     hold = None
     if holdout is not None:
