@@ -264,7 +264,9 @@ def _fig3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
             if expected is not None and got != expected:
                 failed.append(f"β={beta:g} ({mode})")
     ok = False if failed else None if any(_fig3_expected(b) is not None for b in unjudged) else True
-    text = (f"[{SEED_RULE.split(';')[0]}; a row expected not to learn fails when any of its seeds is below; "
+    text = (f"[rule: a row counts as learned at a width when a strict majority of its fresh initialisation seeds "
+            f"(the selected lr/wd cell retrained; seed 0, which selected the cell, is not counted) are below kα²; "
+            f"a row expected not to learn fails when any of its seeds, seed 0 included, is below; "
             f"threshold kα² = {thr:.2f}; β = α = 0.3 is the boundary of both "
             f"statements and is reported, not judged] Here: " + "; ".join(parts) + "."
             + (f" Rows not reproduced: {', '.join(failed)}." if failed else ""))
