@@ -313,8 +313,8 @@ def _fig4_verdict(rows: list[dict]) -> tuple[str, bool | None]:
             f"near-minimal-norm fit would reach, §8.2), and a hand-built solution at least as accurate as SGD's best "
             f"training fit has a smaller ‖W‖_F] Here (d = {sgd[0].get('d')}, N = {sgd[0].get('n_train')}): "
             f"SGD's best test error {best_test:.3f} over widths "
-            f"{', '.join(map(str, widths))} (paper: {FIG4_PAPER_SGD_BEST} after searching m up to 100000; it searched "
-            f"far wider networks, which is where its lower number comes from); SGD's best training fit "
+            f"{', '.join(map(str, widths))} (paper: {FIG4_PAPER_SGD_BEST} after searching m up to 100000; we searched "
+            f"far narrower networks and cannot say whether width explains the gap); SGD's best training fit "
             f"{fit[0]:.3f} needs ‖W‖_F {fit[2]:.1f}, a hand-built one with error {h['test_error']:.3f} has "
             f"‖W‖_F {h['frobenius_W']:.1f}."), ok
 
