@@ -53,14 +53,14 @@ LEGEND_OUTSIDE = dict(x=1.02, xanchor="left", y=1.0, yanchor="top", bgcolor="rgb
 ERROR_TITLE = "test error  E‖out − y‖²"
 X_TITLES = {"m": "width m (neurons per hidden layer)", "n_train": "N (training samples)"}
 CLAIMS = {
-    "fig2a": "Figure 2(a), N = 500, all layers trained: only 3resnet(all) goes below kα²",
-    "fig2b": "Figure 2(b), N = 1000, hidden layers trained: only 3resnet(hidden) goes below kα²",
-    "fig3": "Figure 3, α = 0.3: the ResNet learns α·G(F) only when β ≫ α",
-    "fig4": "Figure 4: SGD finds neither the error nor the small ‖W‖_F of a solution built by hand",
-    "thm3": "Theorem 2/3, hard instance: every kernel errs by more than α²/4, the ResNet does not",
-    "companion": "Companion Figure 1: 3layer beats 2layer, its conjugate kernel and its NTK",
+    "fig2a": "Figure 2(a), N = 500, all layers trained (paper: only 3resnet(all) gets below kα²)",
+    "fig2b": "Figure 2(b), N = 1000, hidden layers trained (paper: only 3resnet(hidden) gets below kα²)",
+    "fig3": "Figure 3, α = 0.3 (paper: α·G(F) learned when α ≲ β, not when α ≳ β)",
+    "fig4": "Figure 4 (paper: SGD finds neither the error nor the small ‖W‖_F of a hand-built solution)",
+    "thm3": "Kernel theorem, §7 hard instance (theorem: kernels err by more than α²/4 for small N)",
+    "companion": "Companion Figure 1 (paper: 3layer beats 2layer and their kernels)",
 }
-"""Titles that state each figure's claim (the verdict is in ``FigureResult.summary``)."""
+"""Titles that name each figure and the paper's claim, as the paper's (the verdict is in ``FigureResult.summary``)."""
 HOVER_FIELDS = (
     # (row key, label, format) shown on hover when present in the rows; the last ones are the per-seed
     # columns a results table may carry (median / spread over seeds)

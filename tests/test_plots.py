@@ -80,7 +80,7 @@ def test_result_figure_fig2a_colours_axes_legend_and_hover():
     assert list(fig.layout.xaxis.ticktext) == ["20", "50", "200", "500"]
     assert "width m" in fig.layout.xaxis.title.text and "test error" in fig.layout.yaxis.title.text
     assert fig.layout.legend.x > 1  # outside the data
-    assert "only 3resnet(all) goes below kα²" in fig.layout.title.text and "cpu scale" in fig.layout.title.text
+    assert "paper: only 3resnet(all) gets below kα²" in fig.layout.title.text and "cpu scale" in fig.layout.title.text
     hover = traces["3resnet(all)"].hovertemplate
     for field in ("lr", "wd", "train error", "grid"):
         assert f"{field}:" in hover
@@ -117,7 +117,7 @@ def test_fig3_small_multiples_coloured_by_beta():
     assert len(betas) == 10 and {t.xaxis for t in betas} == {"x", "x2"}
     assert {t.line.color for t in betas} == set(BETA_COLOURS)
     assert sum(bool(t.showlegend) for t in betas) == 5  # one legend entry per β
-    assert fig.layout.xaxis2.type == "log" and "β ≫ α" in fig.layout.title.text
+    assert fig.layout.xaxis2.type == "log" and "α ≲ β" in fig.layout.title.text
     assert len(fp.to_matplotlib(fig).axes) == 2
 
 
