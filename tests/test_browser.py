@@ -82,16 +82,7 @@ def test_live_widget_renders_and_retrains(lab):
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}")
-        page.wait_for_selector(".jp-Notebook", timeout=90_000)
-        page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
-        # wait for the kernel, then run every cell
-        page.wait_for_function(
-            "() => { const w = window.jupyterapp.shell.currentWidget;"
-            " return w && w.sessionContext && w.sessionContext.session"
-            " && w.sessionContext.session.kernel && w.sessionContext.session.kernel.status === 'idle'; }",
-            timeout=120_000)
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        _open_and_run_all(page, f"{base}/lab/tree/{NOTEBOOK}?token={token}")
         # the live trainer's sliders must render as widgets
         page.wait_for_selector(".widget-slider, .jupyter-widget-slider, .widget-hslider", timeout=300_000)
         page.wait_for_function(
@@ -163,15 +154,7 @@ def test_race_and_plotly_figures_in_the_browser(lab):
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.goto(f"{base}/lab/workspaces/race/tree/race.ipynb?reset&token={token}")  # a fresh workspace
-        page.wait_for_selector(".jp-Notebook", timeout=90_000)
-        page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
-        page.wait_for_function(
-            "() => { const w = window.jupyterapp.shell.currentWidget;"
-            " return w && w.sessionContext && w.sessionContext.session"
-            " && w.sessionContext.session.kernel && w.sessionContext.session.kernel.status === 'idle'; }",
-            timeout=120_000)
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        _open_and_run_all(page, f"{base}/lab/workspaces/race/tree/race.ipynb?reset&token={token}")  # fresh workspace
         race = page.locator(".widget-vbox").filter(has=page.locator("button:has-text('Train')")).first
         race.wait_for(timeout=180_000)
         race.locator(".js-plotly-plot").first.wait_for(timeout=60_000)  # the FigureWidget, not text
@@ -217,3 +200,16 @@ def test_race_and_plotly_figures_in_the_browser(lab):
     assert "3resnet(all)" in text and "2layer(all)" in text, text
     assert "lr" in hover and "test error" in hover, hover
     assert news == 0, "JupyterLab's news prompt is shown"
+
+
+def _open_and_run_all(page, url: str) -> None:
+    """Open a notebook in JupyterLab, wait for its kernel to be idle, then run every cell."""
+    page.goto(url)
+    page.wait_for_selector(".jp-Notebook", timeout=90_000)
+    page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp.shell.currentWidget;"
+        " return w && w.sessionContext && w.sessionContext.session"
+        " && w.sessionContext.session.kernel && w.sessionContext.session.kernel.status === 'idle'; }",
+        timeout=120_000)
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
