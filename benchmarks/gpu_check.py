@@ -37,6 +37,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=800)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gpu_check.json"))
+    ap.add_argument("--quick", action="store_true",
+                    help="checks 1-3 and the benchmark of 12 and 90 models at m = 200 only (about a minute): "
+                         "for a device session that needs its time for the figures")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("gpu_check: no CUDA device here; run this on the GPU machine")
@@ -61,16 +64,20 @@ def main():
     out["sync_free_step_loop"] = sync_free(tr)
     out["bench_training_cuda"] = {}
     for grid in ("bench", "paper"):
-        for m in (200, 2000):
+        for m in (200,) if args.quick else (200, 2000):
             name = f"{grid}_m{m}"
             cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_training.py"), "--device", "cuda", "--grid", grid,
                    "--m", str(m), "--epochs", str(args.epochs), "--json", f"/tmp/bench_{name}.json"]
-            if grid == "paper" or m == 2000:
+            if grid == "paper" or m == 2000 or args.quick:
                 cmd.append("--no-sequential")  # one model at a time would take most of the device budget
             bench = subprocess.run(cmd, capture_output=True, text=True)
             out["bench_training_cuda"][name] = json.loads(Path(f"/tmp/bench_{name}.json").read_text()) \
                 if bench.returncode == 0 else {"error": bench.stderr[-2000:]}
             print(name, out["bench_training_cuda"][name], flush=True)
+    if args.quick:
+        Path(args.out).write_text(json.dumps(out, indent=1))
+        print(json.dumps(out, indent=1))
+        return
     t0 = time.perf_counter()
     grid = [(lr, wd) for lr in (0.02, 0.05, 0.1, 0.2) for wd in (0.0, 1e-3, 5e-3)]
     p = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2, eval_every=args.epochs)

@@ -1,28 +1,51 @@
 #!/usr/bin/env bash
-# The GPU steps of issue "Speed at the limit", in the order to run them on a
-# lent GPU (each device call is limited to 10 minutes; the results store makes
-# every step resumable, so rerun the same line until it reports all points
-# reused, carrying results/paper back between calls).
+# The GPU steps, in the order to run them on a lent GPU (each device call is
+# limited to 10 minutes; the results store makes every step resumable, so rerun
+# the same line until it reports all points reused, carrying results/<scale>
+# back between calls).
 #
-#   1. checks and benchmarks (about 5 minutes on an H100):
-#        python benchmarks/gpu_check.py --out benchmarks/results/gpu_check.json
-#   2. paper scale, Figure 2(a) first (widths 20-2000, the 9 x 10 lr x wd grid, 800 epochs):
-#        timeout 540 python -m resnetlearn reproduce fig2a --scale paper --device cuda --out results/paper
-#      then fig2b, fig3, companion, fig4, thm3 the same way.
+#   1. checks and benchmarks (about 5 minutes on an H100; CHECK=quick: about a minute):
+#        python benchmarks/gpu_check.py [--quick] --out benchmarks/results/gpu_check.json
+#   2. the figures at SCALE (default paper: widths 20-2000, the 9 x 10 lr x wd grid, 800 epochs):
+#        timeout -s INT 540 python -m resnetlearn reproduce fig2a --scale paper --out results/paper --workers 6
+#      then the other FIGURES the same way.
 #
 # With no argument this script runs step 1 and then as much of step 2 as fits
 # in $BUDGET seconds (default 540), stopping cleanly (Ctrl-C semantics: no
-# partial point stored) so the next call resumes.
+# partial point stored) so the next call resumes. Where $OUT is set (the device
+# tool), the check's JSON and a tarball of results/<scale> are copied there
+# after every figure, so a call stopped at its limit still brings back what is done.
+#
+#   SCALE=cpu FIGURES="fig2a fig2b companion thm3" CHECK=quick bash benchmarks/gpu_paper_scale.sh
+#
+# The device is left to the default (the GPU when present), so the stored points
+# have the same keys as a CPU run of the same scale: tables can be rewritten from
+# the store on any machine; every row records the device that computed it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUDGET=${BUDGET:-540}
+SCALE=${SCALE:-paper}
+FIGURES=${FIGURES:-fig2a fig2b fig3 companion fig4 thm3}
+WORKERS=${WORKERS:-6}
+CHECK=${CHECK:-full}
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 start=$(date +%s)
-if [ "${SKIP_CHECK:-0}" != 1 ]; then
-  python benchmarks/gpu_check.py --out benchmarks/results/gpu_check.json || exit 1
-fi
-for fig in fig2a fig2b fig3 companion fig4 thm3; do
+save() {
+  [ -n "${OUT:-}" ] || return 0
+  cp benchmarks/results/gpu_check.json "$OUT/" 2>/dev/null
+  tar czf "$OUT/results_${SCALE}.tgz" "results/${SCALE}"
+}
+case "$CHECK" in
+  full) python benchmarks/gpu_check.py --out benchmarks/results/gpu_check.json || exit 1 ;;
+  quick) python benchmarks/gpu_check.py --quick --out benchmarks/results/gpu_check.json || exit 1 ;;
+esac
+save
+for fig in $FIGURES; do
   left=$(( BUDGET - ($(date +%s) - start) ))
   [ "$left" -gt 30 ] || break
-  /usr/bin/time -f "$fig: %e s wall" timeout -s INT "$left" \
-    python -m resnetlearn reproduce "$fig" --scale paper --device cuda --out results/paper
+  t0=$(date +%s)
+  timeout -s INT -k 30 "$left" \
+    python -m resnetlearn reproduce "$fig" --scale "$SCALE" --out "results/${SCALE}" --workers "$WORKERS"
+  echo "$fig: exit $?, $(( $(date +%s) - t0 )) s wall"
+  save
 done
