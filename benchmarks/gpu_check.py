@@ -49,9 +49,9 @@ def main():
     assert rl.select_device().type == "cuda"
     inst = rl.parity_instance()
     s = inst.sample(10, seed=0, device="cuda")
-    out["data_on_cuda"] = s.x.is_cuda and torch.equal(s.x.cpu(), inst.sample(10, seed=0).x)
+    out["data_on_cuda"] = s.x.is_cuda and torch.equal(s.x.cpu(), inst.sample(10, seed=0, device="cpu").x)
 
-    tr, te = inst.sample(500, seed=0), inst.sample(2000, seed=1)
+    tr, te = inst.sample(500, seed=0, device="cpu"), inst.sample(2000, seed=1, device="cpu")
     short = Protocol.quick(50)
     lrs, wds = [0.05, 0.1, 0.2], [0.0, 0.005, 0.005]
     kw = dict(protocol=short, progress=False)
