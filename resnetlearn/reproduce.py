@@ -611,6 +611,33 @@ def kernel_table(result: FigureResult, digits: int = 3) -> str:
         result, lambda r: f"{fmt(median_error(r))} / {fmt(r.get('exact_test_error'))}", width=18, rows=rows)
 
 
+def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3) -> str:
+    """The paper's protocol next to an honest one, point by point: the median test error over fresh
+    seeds of the cell selected by test error (§8.1 selects this way) ``/`` that of the cell selected on
+    a validation split held out of the training samples (``--select val``), for every network point.
+
+    Both results must be the same figure at the same scale; the second pays for its honesty with
+    fewer training samples (the held-out fraction, :func:`resnetlearn.concept.data_split`)."""
+    pair = (by_test, by_val)
+    if by_test.name != by_val.name:
+        raise ValueError(f"by_test and by_val must be the same figure, got {by_test.name!r} and {by_val.name!r}")
+    selects = [{r.get("select") for r in res.rows} for res in pair]
+    if selects != [{"test"}, {"val"}]:
+        raise ValueError(f"by_test must be selected by test error and by_val on a validation split; "
+                         f"got selections {sorted(selects[0])} and {sorted(selects[1])}")
+    scales = [{r.get("scale") for r in res.rows} for res in pair]
+    if scales[0] != scales[1]:
+        raise ValueError(f"by_test and by_val must be the same scale, got {sorted(scales[0])} and {sorted(scales[1])}")
+    val_rows = {_point_id(r): r for r in by_val.rows}
+    nets = [r for r in by_test.rows if r.get("mode") not in (None, "-", "kernel") and _point_id(r) in val_rows]
+    if not nets:
+        raise ValueError(f"{by_test.name}: no network point appears in both results")
+    fmt = lambda v: f"{v:.{digits}f}" if _finite(v) else "div"  # noqa: E731
+    return ("median test error over fresh seeds: cell selected by test error / on a validation split\n"
+            + _table(by_test, lambda r: f"{fmt(median_error(r))} / {fmt(median_error(val_rows[_point_id(r)]))}",
+                     width=18, rows=nets))
+
+
 def figure_plot(result: FigureResult):
     """Paper-style plot: test error vs width (or N) on log axes, with kα²."""
     from matplotlib.figure import Figure

@@ -101,3 +101,23 @@ def test_thm3_states_the_theorems_hypotheses():
     text = F.thm3_hypotheses()
     assert "α²/4" in text and "α²/16" in text and "0.99" in text and "illustration" in text
     assert "6.7" in text  # d^(k/2)/log^k d at d = 30, k = 4
+
+
+def test_selection_table_sets_the_papers_selection_beside_a_validation_split():
+    from resnetlearn.reproduce import FigureResult, selection_table
+
+    def row(select, mode, m, errs):
+        return dict(figure="fig2a", scale="quick", model="3resnet", mode=mode, m=m, n_train=500, beta=1.0,
+                    alpha=0.3, select=select, test_error=errs[0], seed_errors=errs)
+
+    by_test = FigureResult("fig2a", [row("test", "all", 200, [0.2, 0.4, 0.6, 1.0]),
+                                     row("test", "ntk", 200, [10.0, 11.0, 12.0])], "", True, 0.0)
+    by_val = FigureResult("fig2a", [row("val", "all", 200, [0.9, 0.8, 1.6, math.nan]),
+                                    row("val", "ntk", 200, [12.0, 13.0, 14.0])], "", True, 0.0)
+    text = selection_table(by_test, by_val)
+    # medians over the fresh seeds (seed 0 selected the cell and is left out; NaN = diverged, left out)
+    assert "0.600 / 1.200" in text and "11.500 / 13.500" in text
+    with pytest.raises(ValueError, match="by_val on a validation split"):
+        selection_table(by_test, by_test)
+    with pytest.raises(ValueError, match="same figure"):
+        selection_table(by_test, FigureResult("fig2b", by_val.rows, "", True, 0.0))
