@@ -302,10 +302,13 @@ def series_style(label: str, index: int = 0) -> dict:
 
 
 def line_figure(x, series: dict, *, x_title: str, y_title: str = ERROR_TITLE, title: str = "",
-                lines=(), log_x: bool = True, log_y: bool = True, hover_format: str = ".3g") -> go.Figure:
+                lines=(), log_x: bool = True, log_y: bool = True, hover_format: str = ".3g",
+                x_hover_format: str = "g") -> go.Figure:
     """One curve per entry of ``series`` (label → values at ``x``), styled by family when the labels name
     learners or kernels (e.g. notebook 04's kernels against N), with horizontal reference ``lines``
-    ((value, label) pairs, e.g. ``[(inst.threshold, "kα²")]``), log axes with plain ticks at ``x``."""
+    ((value, label) pairs, e.g. ``[(inst.threshold, "kα²")]``), log axes with plain ticks at ``x``.
+    ``hover_format`` / ``x_hover_format``: d3 formats of y and x on hover (``"~g"`` drops trailing zeros:
+    30, not 30.0000)."""
     xs = [float(v) for v in x]
     fig = go.Figure()
     vals = []
@@ -317,7 +320,7 @@ def line_figure(x, series: dict, *, x_title: str, y_title: str = ERROR_TITLE, ti
             x=xs, y=ys, mode="lines+markers", name=str(label), legendgroup=st["family"],
             line=dict(color=st["color"], dash=st["dash"], width=2.2),
             marker=dict(symbol=st["marker"], size=8, color=st["color"]),
-            hovertemplate=f"<b>{label}</b><br>{x_title.split(' (')[0]} = %{{x:g}}<br>"
+            hovertemplate=f"<b>{label}</b><br>{x_title.split(' (')[0]} = %{{x:{x_hover_format}}}<br>"
                           f"{y_title.split('  ')[0]} %{{y:{hover_format}}}<extra></extra>"))
     for v, label in lines:
         colour, dash = LINE_STYLES.get(label, ("#555555", "dot"))
@@ -531,6 +534,26 @@ def _axis_names(fig: go.Figure) -> list[tuple[str, str]]:
     return sorted(pairs.items(), key=lambda p: key(p[0]))
 
 
+MPL_GLYPHS = (("𝔆_s", r"$\mathfrak{C}_s$"), ("𝔆_ε", r"$\mathfrak{C}_\varepsilon$"), ("𝔆", r"$\mathfrak{C}$"))
+"""Characters that matplotlib's default font (DejaVu Sans) lacks, drawn as □: their mathtext spelling.
+(Browsers without a math font draw 𝔆 as □ too: in plotly texts prefer ``C<sub>s</sub>``.)"""
+
+
+def mpl_text(text: str) -> str:
+    """A plotly text for a matplotlib figure: ``<sub>…</sub>`` / ``<sup>…</sup>`` (plotly's sub- and
+    superscripts) and 𝔆 (𝔆_s, 𝔆_ε) as mathtext, so the static picture shows what the interactive one
+    does instead of tags or a missing-glyph box; other text unchanged."""
+    import re
+
+    if not isinstance(text, str):
+        return text
+    text = re.sub(r"<sub>(.*?)</sub>", r"$_{\1}$", text)
+    text = re.sub(r"<sup>(.*?)</sup>", r"$^{\1}$", text)
+    for plain, math_ in MPL_GLYPHS:
+        text = text.replace(plain, math_)
+    return text
+
+
 def _apply_axis(ax, which: str, spec) -> None:
     from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
@@ -547,7 +570,7 @@ def _apply_axis(ax, which: str, spec) -> None:
         a.set_minor_formatter(NullFormatter())
     text = spec.title.text if spec.title is not None else None
     if text:
-        (ax.set_xlabel if which == "x" else ax.set_ylabel)(text)
+        (ax.set_xlabel if which == "x" else ax.set_ylabel)(mpl_text(text))
 
 
 def to_matplotlib(fig: go.Figure, *, size=None):
@@ -597,11 +620,12 @@ def to_matplotlib(fig: go.Figure, *, size=None):
         axes[i].grid(True, which="major", color="#e6e6e6", linewidth=0.8)
     titles = [a.text for a in (fig.layout.annotations or []) if a.text and a.yref == "paper" and (a.y or 0) >= 1]
     for ax, t in zip(axes, titles if len(titles) == n else []):
-        ax.set_title(t, fontsize=10)
+        ax.set_title(mpl_text(t), fontsize=10)
     if fig.layout.title and fig.layout.title.text:
-        mfig.suptitle(fig.layout.title.text, fontsize=11, x=0.01, ha="left")
+        mfig.suptitle(mpl_text(fig.layout.title.text), fontsize=11, x=0.01, ha="left")
     if handles:
-        mfig.legend(list(handles.values()), list(handles), loc="outside right center", fontsize=8, frameon=False)
+        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], loc="outside right center", fontsize=8,
+                    frameon=False)
     return mfig
 
 

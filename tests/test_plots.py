@@ -214,3 +214,26 @@ def test_wide_log_ranges_use_powers_of_ten():
     ticks = log_ticks(3e4, 4e15)
     assert len(ticks) <= 9 and [tick_label(t) for t in ticks][-1] == "10¹⁵"
     assert tick_label(200_000) == "200k" and tick_label(1e-5) == "10⁻⁵"
+
+
+def test_static_picture_spells_subscripts_and_the_complexity_glyph_in_mathtext():
+    # plotly's <sub> tags and 𝔆 (absent from matplotlib's default font: drawn □) become mathtext
+    assert fp.mpl_text("C<sub>s</sub>(G∘F)") == "C$_{s}$(G∘F)"
+    assert fp.mpl_text("10<sup>5</sup>") == "10$^{5}$"
+    assert fp.mpl_text("𝔆_s (log scale)") == r"$\mathfrak{C}_s$ (log scale)"
+    assert fp.mpl_text("𝔆_ε and 𝔆") == r"$\mathfrak{C}_\varepsilon$ and $\mathfrak{C}$"
+    assert fp.mpl_text("test error") == "test error"
+    fig = fp.line_figure([2, 4, 8], {"C<sub>s</sub>(F)": [1, 2, 3], "C<sub>s</sub>(G∘F)": [10, 100, 1000]},
+                         x_title="input dimension d", y_title="C<sub>s</sub>  (log scale)", title="𝔆_s, composed")
+    mfig = fp.to_matplotlib(fig)
+    texts = [mfig.axes[0].get_ylabel(), mfig._suptitle.get_text()] + [t.get_text() for t in mfig.legends[0].texts]
+    assert all("<sub>" not in t and "𝔆" not in t for t in texts), texts
+    assert mfig.axes[0].get_ylabel() == "C$_{s}$  (log scale)" and r"\mathfrak{C}" in mfig._suptitle.get_text()
+    assert to_png(mfig)[:4] == b"\x89PNG"
+
+
+def test_line_figure_x_hover_without_trailing_zeros():
+    fig = fp.line_figure([2, 30], {"C<sub>s</sub>(F)": [1.0, 2.0]}, x_title="input dimension d", y_title="C_s",
+                         x_hover_format="~g")
+    assert "d = %{x:~g}" in fig.data[0].hovertemplate
+    assert "d = %{x:g}" in fp.line_figure([2, 30], {"a": [1.0, 2.0]}, x_title="d").data[0].hovertemplate
