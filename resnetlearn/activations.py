@@ -361,7 +361,7 @@ def _is_zero(v, c) -> bool:
 
 
 _ANALYTIC_HELP = (
-    "the complexity measures 𝔆_ε and 𝔆_s of §4 are defined from the Taylor series of the activation "
+    "the complexity measures ℭ_ε and ℭ_s of §4 are defined from the Taylor series of the activation "
     "at 0, so it must be real-analytic at z = 0 (log(1+z), 1/(1-z), sqrt(1+z) are fine; log(z), 1/z, "
     "sqrt(z), Abs(z) are not; removable singularities such as sin(z)/z are not supported either)"
 )

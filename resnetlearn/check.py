@@ -98,12 +98,12 @@ def parities_up_to_degree(answer, d: int = 30, degree: int = 2) -> bool | None:
 
 
 def theorem1_alpha_max(answer, k: int = 15, p_G: int = 8, C_s_G: float = 5e4) -> bool | None:
-    """Theorem 1's range α < Θ̃(1/(k·p_G·𝔆_s(G))) for §8.1 with constants
+    """Theorem 1's range α < Θ̃(1/(k·p_G·ℭ_s(G))) for §8.1 with constants
     and logs dropped: 1/(15·8·5·10⁴) ≈ 1.67·10⁻⁷ (0.5 % tolerance)."""
     right = 1 / (k * p_G * C_s_G)
     return _check("Theorem 1's largest α (orders of magnitude)", answer, right,
-                  f"1/(k·p_G·𝔆_s(G)) = 1/{k * p_G * C_s_G:.0f} ≈ {right:.3g}: far below the experiments' α = 0.3",
-                  "read the range of α in Theorem 1 (§6); 𝔆_s(G) = 5·10⁴ for z⁴, p_G = 8, k = 15",
+                  f"1/(k·p_G·ℭ_s(G)) = 1/{k * p_G * C_s_G:.0f} ≈ {right:.3g}: far below the experiments' α = 0.3",
+                  "read the range of α in Theorem 1 (§6); ℭ_s(G) = 5·10⁴ for z⁴, p_G = 8, k = 15",
                   {1 / (p_G * C_s_G): "you dropped the factor k = 15",
                    1 / (k * C_s_G): "you dropped p_G = 8 (G_i is a sum of 8 polarised powers)",
                    1 / C_s_G: "the range also carries k·p_G",
@@ -124,10 +124,10 @@ def kernel_n_max_arxiv(answer, d: int = 30, k: int = 4) -> bool | None:
 
 
 def composition_ratio(answer, d: int = 30, degree: int = 10) -> bool | None:
-    """𝔆_s(G∘F)/𝔆_s(G) for F = √d⟨w, x⟩, G(z) = z^degree (§2.1 and the
+    """ℭ_s(G∘F)/ℭ_s(G) for F = √d⟨w, x⟩, G(z) = z^degree (§2.1 and the
     talk): d^{degree/2} (d⁵ = 24,300,000 for d = 30)."""
     right = d ** (degree / 2)
-    return _check("𝔆_s(G∘F)/𝔆_s(G)", answer, right,
+    return _check("ℭ_s(G∘F)/ℭ_s(G)", answer, right,
                   f"G(F(x)) = d^{degree / 2:g}·⟨w, x⟩^{degree}: every coefficient is multiplied by "
                   f"d^{degree / 2:g} = {right:,.0f}",
                   "write G(F(x)) as a power of ⟨w, x⟩ and read off the coefficient",

@@ -1,22 +1,22 @@
-"""Complexity measures 𝔆_ε and 𝔆_s of smooth activations (ResNet paper §4;
+"""Complexity measures ℭ_ε and ℭ_s of smooth activations (ResNet paper §4;
 companion paper §2), computed from exact Taylor coefficients.
 
 For phi(z) = Σ_i c_i z^i, radius R and a large constant C* (default 10^4):
 
 * ResNet paper §4 / companion §2:
-  𝔆_ε(phi, R) = Σ_i ((C* R)^i + (sqrt(log(1/ε)/i) · C* R)^i) |c_i|
+  ℭ_ε(phi, R) = Σ_i ((C* R)^i + (sqrt(log(1/ε)/i) · C* R)^i) |c_i|
 * ResNet paper §4 (stated at R = 1; the R^i factor extends it as in the
-  companion): 𝔆_s(phi, R) = C* Σ_i (i+1) R^i |c_i|          (variant "resnet")
-* companion paper §2: 𝔆_s(phi, R) = C* Σ_i (i+1)^1.75 R^i |c_i| (variant "companion")
+  companion): ℭ_s(phi, R) = C* Σ_i (i+1) R^i |c_i|          (variant "resnet")
+* companion paper §2: ℭ_s(phi, R) = C* Σ_i (i+1)^1.75 R^i |c_i| (variant "companion")
 
-Convention for i = 0 in 𝔆_ε: the second summand (sqrt(log(1/ε)/i) C* R)^i
+Convention for i = 0 in ℭ_ε: the second summand (sqrt(log(1/ε)/i) C* R)^i
 is read as its limit i → 0+, which is 1. So the constant term contributes
-2|c_0| to 𝔆_ε (and C*|c_0| to 𝔆_s); R = 0 is allowed and gives exactly
+2|c_0| to ℭ_ε (and C*|c_0| to ℭ_s); R = 0 is allowed and gives exactly
 these constant-term values (0^0 = 1, as usual for power series).
 
 Both measures are Σ_i w(i)|c_i| x^i with a weight w that grows slower than
-any geometric sequence (w(i) = C*(i+1)^p for 𝔆_s, 1 + (L/√i)^i for 𝔆_ε), at
-x = R for 𝔆_s and x = C*·R for 𝔆_ε. Such a series converges when x is below
+any geometric sequence (w(i) = C*(i+1)^p for ℭ_s, 1 + (L/√i)^i for ℭ_ε), at
+x = R for ℭ_s and x = C*·R for ℭ_ε. Such a series converges when x is below
 the radius of convergence r of phi's Taylor series at 0 and diverges when
 x > r (Cauchy–Hadamard). So convergence is decided by comparing x with r,
 which :func:`radius_of_convergence` computes from the expression:
@@ -75,16 +75,16 @@ How the sums are carried out:
   are taken (doubling, up to 2^15 or ``max_terms``) until it is below
   ``tol`` times the sum; if that is not enough (x/r within ~0.1% of 1) a
   :class:`SeriesBudgetError` reports the partial sum. So
-  𝔆_s(1/(1−z), R = 0.99) = C*/(1 − 0.99)^2 = 10^8 (5696 terms) and
-  𝔆_s(tanh, R = 1.5) = C*(tan 1.5 + 1.5 sec² 1.5) ≈ 3.13876·10^6 agree with
+  ℭ_s(1/(1−z), R = 0.99) = C*/(1 − 0.99)^2 = 10^8 (5696 terms) and
+  ℭ_s(tanh, R = 1.5) = C*(tan 1.5 + 1.5 sec² 1.5) ≈ 3.13876·10^6 agree with
   these closed forms to better than 1e-12 (the tests check it). Where the
   recurrences do not apply, exact coefficients up to ``max_degree`` are
   summed with the same tail estimate.
 
-The values are astronomically large (𝔆_ε(sin z) ≈ sinh(10^4)), so results
+The values are astronomically large (ℭ_ε(sin z) ≈ sinh(10^4)), so results
 are returned as a :class:`Complexity` holding an ``mpmath.mpf``.
 
-When a series diverges (tanh, sigmoid at C*·R = 10^4 for 𝔆_ε) ``truncate=True``
+When a series diverges (tanh, sigmoid at C*·R = 10^4 for ℭ_ε) ``truncate=True``
 asks for the route of Example 4.1: truncate the series at the smallest
 degree D whose Taylor polynomial is within ε of phi on [−R, R]
 (D = Θ(log 1/ε)) and measure that polynomial.
@@ -1055,7 +1055,7 @@ def complexity_eps(
     max_terms: int = 10**6,
     max_degree: int = 400,
 ) -> Complexity:
-    """𝔆_ε(phi, R) (ResNet paper §4, companion §2): the network-size measure.
+    """ℭ_ε(phi, R) (ResNet paper §4, companion §2): the network-size measure.
 
     Converges iff C*·R is below the radius of convergence of phi's Taylor
     series (otherwise :class:`NonConvergentSeriesError`). ``truncate=True``
@@ -1075,7 +1075,7 @@ def complexity_eps(
         L = mpmath.sqrt(mpmath.log(1 / mpmath.mpf(eps)))
         x = mpmath.mpf(C_star) * mpmath.mpf(R)
         value, n = _weighted_sum(
-            series, x, _Weight("eps", L), tol, max_terms, "𝔆_ε", act.name, "C*·R",
+            series, x, _Weight("eps", L), tol, max_terms, "ℭ_ε", act.name, "C*·R",
             "Pass truncate=True to use the truncation of Example 4.1, or lower R or C_star.",
         )
     return Complexity("C_eps", act.name, value, R, C_star, n, eps=eps, truncation_degree=D,
@@ -1093,7 +1093,7 @@ def complexity_s(
     max_terms: int = 10**6,
     max_degree: int = 400,
 ) -> Complexity:
-    """𝔆_s(phi, R): the sample-complexity measure.
+    """ℭ_s(phi, R): the sample-complexity measure.
 
     ``variant="resnet"`` weighs |c_i| by (i+1) (ResNet paper §4);
     ``variant="companion"`` by (i+1)^1.75 (companion paper §2); both by R^i
@@ -1113,8 +1113,8 @@ def complexity_s(
     power = 1 if variant == "resnet" else mpmath.mpf("1.75")
     with mpmath.workdps(_DPS):
         value, n = _weighted_sum(
-            series, mpmath.mpf(R), _Weight("s", power), tol, max_terms, "𝔆_s", act.name, "R",
-            "𝔆_s converges only for R below the radius (C* does not matter); lower R, or pass "
+            series, mpmath.mpf(R), _Weight("s", power), tol, max_terms, "ℭ_s", act.name, "R",
+            "ℭ_s converges only for R below the radius (C* does not matter); lower R, or pass "
             "truncate_eps= to use the truncation of Example 4.1.",
         )
         value = mpmath.mpf(C_star) * value
@@ -1132,10 +1132,10 @@ def compose(outer, inner) -> Activation:
 
 def composition_blowup(outer, inner, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR,
                        variant: str = "resnet") -> dict[str, dict[str, Complexity]]:
-    """𝔆_ε and 𝔆_s of inner (F), outer (G) and their composition G∘F.
+    """ℭ_ε and ℭ_s of inner (F), outer (G) and their composition G∘F.
 
-    The point of ResNet paper §2.1: 𝔆(G∘F) can be far larger than 𝔆(F) and
-    𝔆(G); kernel methods pay for 𝔆(G∘F), the ResNet only for 𝔆(F), 𝔆(G).
+    The point of ResNet paper §2.1: ℭ(G∘F) can be far larger than ℭ(F) and
+    ℭ(G); kernel methods pay for ℭ(G∘F), the ResNet only for ℭ(F), ℭ(G).
     """
     eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
     variant = V.choice("variant", variant, VARIANTS)
@@ -1153,9 +1153,9 @@ def linear_power_example(d: int, degree: int = 10, **kw) -> dict[str, dict[str, 
     """The running example of ResNet paper §2.1 and the talk: F(x) = √d·⟨w, x⟩
     with ‖w‖ = 1 (a linear map of norm √d) and G(z) = z^degree.
 
-    Then G(F(x)) = d^{degree/2}⟨w, x⟩^degree: 𝔆_s(F) = 2C*√d and 𝔆_s(G) =
-    (degree+1)C* stay small while 𝔆_s(G∘F) = (degree+1)C*·d^{degree/2}
-    (d^5 times 𝔆_s(G) for degree 10, as in the talk).
+    Then G(F(x)) = d^{degree/2}⟨w, x⟩^degree: ℭ_s(F) = 2C*√d and ℭ_s(G) =
+    (degree+1)C* stay small while ℭ_s(G∘F) = (degree+1)C*·d^{degree/2}
+    (d^5 times ℭ_s(G) for degree 10, as in the talk).
     """
     d = V.integer("d", d, lo=1)
     degree = V.integer("degree", degree, lo=1, hi=1000)
@@ -1166,7 +1166,7 @@ def linear_power_example(d: int, degree: int = 10, **kw) -> dict[str, dict[str, 
 
 def concept_complexity(concept, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR,
                        variant: str = "resnet", truncate: bool = False) -> dict[str, dict[str, Complexity]]:
-    """𝔆(F) and 𝔆(G) of a Concept 1 target: the maximum over its
+    """ℭ(F) and ℭ(G) of a Concept 1 target: the maximum over its
     activations F_{r,i} (resp. G_{r,i}) (ResNet paper §5)."""
     eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
     variant = V.choice("variant", variant, VARIANTS)
@@ -1183,8 +1183,8 @@ def concept_complexity(concept, eps: float = 0.01, R: float = 1.0, C_star: float
 
 
 def describe(act, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR) -> str:
-    """One line with 𝔆_s and 𝔆_ε of an activation (Def. 2.1 / eq. 2.2), for the
-    notebook sliders; where 𝔆_ε's series diverges (tanh, sigmoid) it reports
+    """One line with ℭ_s and ℭ_ε of an activation (Def. 2.1 / eq. 2.2), for the
+    notebook sliders; where ℭ_ε's series diverges (tanh, sigmoid) it reports
     the truncated measure of Example 4.1 and says so instead of failing."""
     shown_R = R
     act = _resolve(act, {}, "act")

@@ -382,16 +382,16 @@ def theorem1_ranges(concept=None, alpha: float | None = None) -> dict:
     NeurIPS and arXiv v3 versions) for a Concept 1 target, with every Θ̃
     (constants and log factors) dropped, so read them as orders of magnitude:
 
-    * ``alpha_max`` = 1/(k·p_G·𝔆_s(G)): the theorem needs α below this;
-    * ``error_factor`` = (k·p_G·𝔆_s(G))⁴ and ``error_bound`` = α⁴·error_factor:
+    * ``alpha_max`` = 1/(k·p_G·ℭ_s(G)): the theorem needs α below this;
+    * ``error_factor`` = (k·p_G·ℭ_s(G))⁴ and ``error_bound`` = α⁴·error_factor:
       the population risk it guarantees (besides OPT) at ``alpha``;
-    * ``samples_min`` = (k·p_F·𝔆_s(F))²: its sample count T at δ ≥ 1 (T grows
+    * ``samples_min`` = (k·p_F·ℭ_s(F))²: its sample count T at δ ≥ 1 (T grows
       like 1/δ² below that), so no smaller N is covered.
 
-    𝔆_s from :func:`resnetlearn.complexity.concept_complexity` as the library
+    ℭ_s from :func:`resnetlearn.complexity.concept_complexity` as the library
     builds the target (for the §8.1 instance ‖x‖ = √30, ‖F(x)‖ = √15: the
     rescaling to norm 1 that Concept 1 assumes multiplies the activations'
-    arguments by factors > 1, which only raises 𝔆_s and shrinks ``alpha_max``)."""
+    arguments by factors > 1, which only raises ℭ_s and shrinks ``alpha_max``)."""
     from .complexity import concept_complexity
 
     c = concept or parity_instance()

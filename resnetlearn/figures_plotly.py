@@ -282,7 +282,7 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
 
 # ----------------------------------------------------------------- any family of curves
 QUALITATIVE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f"]
-"""Colours for series that are not learners (e.g. 𝔆(F), 𝔆(G), 𝔆(G∘F))."""
+"""Colours for series that are not learners (e.g. ℭ(F), ℭ(G), ℭ(G∘F))."""
 
 
 def series_style(label: str, index: int = 0) -> dict:
@@ -303,7 +303,7 @@ def series_style(label: str, index: int = 0) -> dict:
 
 def line_figure(x, series: dict, *, x_title: str, y_title: str = ERROR_TITLE, title: str = "",
                 lines=(), log_x: bool = True, log_y: bool = True, hover_format: str = ".3g",
-                x_hover_format: str = "g") -> go.Figure:
+                x_hover_format: str = "~g") -> go.Figure:
     """One curve per entry of ``series`` (label → values at ``x``), styled by family when the labels name
     learners or kernels (e.g. notebook 04's kernels against N), with horizontal reference ``lines``
     ((value, label) pairs, e.g. ``[(inst.threshold, "kα²")]``), log axes with plain ticks at ``x``.
@@ -534,15 +534,16 @@ def _axis_names(fig: go.Figure) -> list[tuple[str, str]]:
     return sorted(pairs.items(), key=lambda p: key(p[0]))
 
 
-MPL_GLYPHS = (("𝔆_s", r"$\mathfrak{C}_s$"), ("𝔆_ε", r"$\mathfrak{C}_\varepsilon$"), ("𝔆", r"$\mathfrak{C}$"))
-"""Characters that matplotlib's default font (DejaVu Sans) lacks, drawn as □: their mathtext spelling.
-(Browsers without a math font draw 𝔆 as □ too: in plotly texts prefer ``C<sub>s</sub>``.)"""
+MPL_GLYPHS = (("ℭ_s", r"$\mathfrak{C}_s$"), ("ℭ_ε", r"$\mathfrak{C}_\varepsilon$"), ("ℭ", r"$\mathfrak{C}$"))
+"""The paper's complexity symbol with its subscript as mathtext, so a static picture sets ℭ_s as ℭ with a
+real subscript. (The symbol is U+212D BLACK-LETTER CAPITAL C, which DejaVu Sans and browsers draw; the
+look-alike U+1D506 in the mathematical-fraktur block is an unassigned code point that no font draws.)"""
 
 
 def mpl_text(text: str) -> str:
     """A plotly text for a matplotlib figure: ``<sub>…</sub>`` / ``<sup>…</sup>`` (plotly's sub- and
-    superscripts) and 𝔆 (𝔆_s, 𝔆_ε) as mathtext, so the static picture shows what the interactive one
-    does instead of tags or a missing-glyph box; other text unchanged."""
+    superscripts) and ℭ (ℭ_s, ℭ_ε) as mathtext, so the static picture shows what the interactive one
+    does instead of tags; other text unchanged."""
     import re
 
     if not isinstance(text, str):

@@ -27,7 +27,7 @@ def close(a, b, rel=1e-12):
 
 
 def test_monomial_by_hand():
-    # z^3: c_3 = 1. 𝔆_s = C*·(3+1) ; companion: C*·4^1.75 ; 𝔆_ε = C*^3 (1 + (log(1/ε)/3)^{3/2})
+    # z^3: c_3 = 1. ℭ_s = C*·(3+1) ; companion: C*·4^1.75 ; ℭ_ε = C*^3 (1 + (log(1/ε)/3)^{3/2})
     assert complexity_s("z**3").value == 40000
     assert close(complexity_s("z**3", variant="companion").value, 1e4 * 4**1.75)
     eps = 0.01
@@ -36,10 +36,10 @@ def test_monomial_by_hand():
 
 
 def test_polynomial_by_hand_including_constant_term_convention():
-    # phi = 1 + 2z − z²/2, R = 2: 𝔆_s = C*(1·1 + 2·2·2 + 3·½·4) = 15 C*
+    # phi = 1 + 2z − z²/2, R = 2: ℭ_s = C*(1·1 + 2·2·2 + 3·½·4) = 15 C*
     phi = activation("poly", coeffs=[1, 2, -0.5])
     assert complexity_s(phi, R=2).value == 15 * 10**4
-    # 𝔆_ε with C* = 10, R = 1, log(1/ε) = 4:
+    # ℭ_ε with C* = 10, R = 1, log(1/ε) = 4:
     #   i=0: 2·1 (both summands are 1 at i = 0) ; i=1: (10 + 2·10)·2 = 60 ; i=2: (100 + (√2·10)²)·½ = 150
     c = complexity_eps(phi, math.exp(-4), R=1, C_star=10)
     assert close(c.value, 212)
@@ -58,7 +58,7 @@ def test_cos_and_exp_closed_forms():
     e = mpmath.e
     assert close(complexity_s("cos").value, 1e4 * e, 1e-11)  # Σ_even (i+1)/i! = cosh 1 + sinh 1
     assert close(complexity_s("exp").value, 1e4 * (2 * e - 1), 1e-11)  # Σ_{i≥1} (i+1)/i!
-    # first part of 𝔆_ε for e^z − 1 is Σ_{i≥1} C*^i / i! = e^{C*} − 1; the second part is
+    # first part of ℭ_ε for e^z − 1 is Σ_{i≥1} C*^i / i! = e^{C*} − 1; the second part is
     # negligible next to it (its terms peak near i ≈ C*^{2/3}), so the total matches to 1e-10
     assert close(complexity_eps("exp", 0.01).value, mpmath.exp(10**4) - 1, 1e-10)
 
@@ -83,7 +83,7 @@ def test_tanh_sigmoid_diverge_at_large_C_star_and_truncation_route():
     for name in ("tanh", "sigmoid"):
         with pytest.raises(NonConvergentSeriesError, match="truncate=True"):
             complexity_eps(name, 0.01)
-    # 𝔆_s at R = 1 converges for tanh (radius π/2 > 1) but not at R = 2
+    # ℭ_s at R = 1 converges for tanh (radius π/2 > 1) but not at R = 2
     assert complexity_s("tanh", R=1).value > 10**4
     with pytest.raises(NonConvergentSeriesError):
         complexity_s("tanh", R=2)
@@ -111,8 +111,8 @@ def test_nonconvergent_geometric_series_is_an_error_not_a_number():
 def test_composition_blowup_d_to_the_fifth():
     for d in (4, 30, 100):
         r = linear_power_example(d)
-        assert close(r["F"]["C_s"].value, 2e4 * math.sqrt(d))  # 𝔆_s(√d·z) = C*·2·√d
-        assert r["G"]["C_s"].value == 11 * 10**4  # 𝔆_s(z^10) = 11 C*
+        assert close(r["F"]["C_s"].value, 2e4 * math.sqrt(d))  # ℭ_s(√d·z) = C*·2·√d
+        assert r["G"]["C_s"].value == 11 * 10**4  # ℭ_s(z^10) = 11 C*
         assert close(r["G∘F"]["C_s"].value / r["G"]["C_s"].value, d**5)  # the talk's d^5
     assert compose("z**2", "sin").expr == sympy.sin(Z) ** 2
 
@@ -173,7 +173,7 @@ def test_radius_estimated_from_coefficients_where_no_closed_form():
 # ---- the cases -------------------------------------------------------------------------
 
 def test_geometric_series_near_its_radius():
-    # 1/(1−z) = Σ z^i: 𝔆_s = C* Σ (i+1) R^i = C*/(1−R)², = 10^4/0.01² = 10^8 at R = 0.99
+    # 1/(1−z) = Σ z^i: ℭ_s = C* Σ (i+1) R^i = C*/(1−R)², = 10^4/0.01² = 10^8 at R = 0.99
     R = mpmath.mpf(0.99)
     c = complexity_s("1/(1-z)", R=0.99)
     assert close(c.value, 10**4 / (1 - R) ** 2, 1e-12) and close(c.value, 1e8, 1e-12)
@@ -181,7 +181,7 @@ def test_geometric_series_near_its_radius():
     # companion: C* Σ (i+1)^1.75 R^i = C* Li_{−1.75}(R)/R
     assert close(complexity_s("1/(1-z)", R=0.99, variant="companion").value,
                  10**4 * mpmath.polylog(-1.75, R) / R, 1e-12)
-    # 𝔆_ε with C* = 1, R = 0.9, ε = 0.01: Σ 0.9^i + |c_0| + Σ_{i≥1} (L·0.9/√i)^i, L² = log 100
+    # ℭ_ε with C* = 1, R = 0.9, ε = 0.01: Σ 0.9^i + |c_0| + Σ_{i≥1} (L·0.9/√i)^i, L² = log 100
     L, x = mpmath.sqrt(mpmath.log(100)), mpmath.mpf(0.9)
     want = 1 / (1 - x) + 1 + mpmath.nsum(lambda i: (L * x / mpmath.sqrt(i)) ** i, [1, mpmath.inf])
     assert close(complexity_eps("1/(1-z)", 0.01, R=0.9, C_star=1).value, want, 1e-12)
@@ -195,12 +195,12 @@ def test_tanh_and_sigmoid_inside_their_radius():
         assert close(complexity_s("tanh", R=R).value, 10**4 * (mpmath.tan(r) + r * mpmath.sec(r) ** 2), 1e-12)
     # the 3.14e6: tan 1.5 = 14.1014, sec² 1.5 = 199.850, so C*(14.1014 + 299.775) = 3.13876e6
     assert close(complexity_s("tanh", R=1.5).value, mpmath.mpf("3138764.867"), 1e-9)
-    # sigmoid = ½ + ½ tanh(z/2): Σ|c_i| y^i = ½ + ½ tan(y/2), so 𝔆_s = C* d/dR(R/2 + R tan(R/2)/2)
+    # sigmoid = ½ + ½ tanh(z/2): Σ|c_i| y^i = ½ + ½ tan(y/2), so ℭ_s = C* d/dR(R/2 + R tan(R/2)/2)
     for R in (1.0, 3.0):
         r = mpmath.mpf(R)
         want = 10**4 * (mpmath.mpf(1) / 2 + mpmath.tan(r / 2) / 2 + r * mpmath.sec(r / 2) ** 2 / 4)
         assert close(complexity_s("sigmoid", R=R).value, want, 1e-12)
-    # 𝔆_ε(tanh) with C* = 1, R = 1.5 (so C*R < π/2): tan(1.5) + Σ_n (L·1.5/√(2n−1))^{2n−1} |c_{2n−1}|,
+    # ℭ_ε(tanh) with C* = 1, R = 1.5 (so C*R < π/2): tan(1.5) + Σ_n (L·1.5/√(2n−1))^{2n−1} |c_{2n−1}|,
     # with |c_{2n−1}| = 2^{2n}(2^{2n}−1)|B_{2n}|/(2n)! (Bernoulli numbers)
     L, x = mpmath.sqrt(mpmath.log(1 / mpmath.mpf(1e-3))), mpmath.mpf(1.5)
 
@@ -220,14 +220,14 @@ def test_other_finite_radius_closed_forms():
     # atan: |c_i| series is atanh, Σ (i+1)|c_i| R^i = atanh R + R/(1−R²)
     r = mpmath.mpf(0.95)
     assert close(complexity_s("atan(z)", R=0.95).value, 10**4 * (mpmath.atanh(r) + r / (1 - r**2)), 1e-12)
-    # sqrt(1+z) = 1 + z/2 − z²/8 + ...: Σ|c_i| y^i = 2 − sqrt(1−y), 𝔆_s = C* d/dR(R(2 − sqrt(1−R)))
+    # sqrt(1+z) = 1 + z/2 − z²/8 + ...: Σ|c_i| y^i = 2 − sqrt(1−y), ℭ_s = C* d/dR(R(2 − sqrt(1−R)))
     r = mpmath.mpf(0.9)
     assert close(complexity_s("sqrt(1+z)", R=0.9).value,
                  10**4 * (2 - mpmath.sqrt(1 - r) + r / (2 * mpmath.sqrt(1 - r))), 1e-12)
 
 
 def test_R_zero_is_the_constant_term():
-    # with 0^0 = 1 only i = 0 survives: 𝔆_s = C*|c_0|, 𝔆_ε = 2|c_0|
+    # with 0^0 = 1 only i = 0 survives: ℭ_s = C*|c_0|, ℭ_ε = 2|c_0|
     assert complexity_s("sin", R=0).value == 0
     assert complexity_s("cos", R=0).value == 10**4
     assert complexity_s("sigmoid", R=0).value == 5000
@@ -252,7 +252,7 @@ def test_divergence_is_decided_by_the_radius_and_says_so():
         complexity_s("sigmoid", R=3.2)
     with pytest.raises(NonConvergentSeriesError, match="R = 1.0 is not below the radius of convergence 1 "):
         complexity_s("1/(1-z)", R=1)
-    # with C* = 1 the same 𝔆_ε converges (C*·R = 1 < π/2)
+    # with C* = 1 the same ℭ_ε converges (C*·R = 1 < π/2)
     assert complexity_eps("tanh", 0.01, C_star=1).value > 1
     # float(π/2) is just below π/2: convergent, but too close to sum; a budget error, not a wrong number
     with pytest.raises(SeriesBudgetError, match="so close to 1"):

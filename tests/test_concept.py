@@ -72,7 +72,7 @@ def test_hard_instance_section7():
     assert r.f_only == pytest.approx(4 * 0.25) and r.zero == pytest.approx(4 * 1.25)
     mc = Target.reference_errors(inst, n_mc=50_000)
     assert abs(mc.zero - r.zero) < 4 * mc.zero_se
-    # 𝔆_s(F) = C*·2·√(2d): the O(√d) of §7
+    # ℭ_s(F) = C*·2·√(2d): the O(√d) of §7
     cc = concept_complexity(inst)
     assert float(cc["F"]["C_s"].value) == pytest.approx(2e4 * math.sqrt(40), rel=1e-12)
 
@@ -122,7 +122,7 @@ def test_random_concept_is_in_concept_1():
     want = sum(a[i] * acts[i](s.x @ w[i]) for i in range(3))
     assert torch.allclose(f[:, 0], want)
     cc = concept_complexity(c)
-    assert cc["F"]["C_s"].activation == "exp"  # 𝔆_s(e^z−1) = C*(2e−1) > 𝔆_s(sin) = C*·e
+    assert cc["F"]["C_s"].activation == "exp"  # ℭ_s(e^z−1) = C*(2e−1) > ℭ_s(sin) = C*·e
 
 
 @pytest.mark.parametrize(

@@ -194,7 +194,7 @@ def test_line_figure_for_kernels_against_n():
     t = {x.name: x for x in fig.data}
     assert t["3resnet(all)"].line.color == REDS and t["gaussian"].line.color != REDS
     assert list(fig.layout.xaxis.ticktext) == ["250", "500", "1000"] and fig.layout.yaxis.type == "log"
-    assert t["kα² = 1.35"].line.color == "#dc143c" and "N = %{x:g}" in t["gaussian"].hovertemplate
+    assert t["kα² = 1.35"].line.color == "#dc143c" and "N = %{x:~g}" in t["gaussian"].hovertemplate
     other = fp.line_figure([2, 4, 8], {"C_s(F)": [1, 2, 3], "C_s(G∘F)": [10, 100, 1000]}, x_title="d",
                            y_title="C_s")
     assert other.data[0].line.color != other.data[1].line.color
@@ -217,17 +217,17 @@ def test_wide_log_ranges_use_powers_of_ten():
 
 
 def test_static_picture_spells_subscripts_and_the_complexity_glyph_in_mathtext():
-    # plotly's <sub> tags and 𝔆 (absent from matplotlib's default font: drawn □) become mathtext
+    # plotly's <sub> tags and ℭ_s / ℭ_ε become mathtext (a real subscript in the static picture)
     assert fp.mpl_text("C<sub>s</sub>(G∘F)") == "C$_{s}$(G∘F)"
     assert fp.mpl_text("10<sup>5</sup>") == "10$^{5}$"
-    assert fp.mpl_text("𝔆_s (log scale)") == r"$\mathfrak{C}_s$ (log scale)"
-    assert fp.mpl_text("𝔆_ε and 𝔆") == r"$\mathfrak{C}_\varepsilon$ and $\mathfrak{C}$"
+    assert fp.mpl_text("ℭ_s (log scale)") == r"$\mathfrak{C}_s$ (log scale)"
+    assert fp.mpl_text("ℭ_ε and ℭ") == r"$\mathfrak{C}_\varepsilon$ and $\mathfrak{C}$"
     assert fp.mpl_text("test error") == "test error"
     fig = fp.line_figure([2, 4, 8], {"C<sub>s</sub>(F)": [1, 2, 3], "C<sub>s</sub>(G∘F)": [10, 100, 1000]},
-                         x_title="input dimension d", y_title="C<sub>s</sub>  (log scale)", title="𝔆_s, composed")
+                         x_title="input dimension d", y_title="C<sub>s</sub>  (log scale)", title="ℭ_s, composed")
     mfig = fp.to_matplotlib(fig)
     texts = [mfig.axes[0].get_ylabel(), mfig._suptitle.get_text()] + [t.get_text() for t in mfig.legends[0].texts]
-    assert all("<sub>" not in t and "𝔆" not in t for t in texts), texts
+    assert all("<sub>" not in t and "ℭ" not in t for t in texts), texts
     assert mfig.axes[0].get_ylabel() == "C$_{s}$  (log scale)" and r"\mathfrak{C}" in mfig._suptitle.get_text()
     assert to_png(mfig)[:4] == b"\x89PNG"
 
@@ -236,4 +236,21 @@ def test_line_figure_x_hover_without_trailing_zeros():
     fig = fp.line_figure([2, 30], {"C<sub>s</sub>(F)": [1.0, 2.0]}, x_title="input dimension d", y_title="C_s",
                          x_hover_format="~g")
     assert "d = %{x:~g}" in fig.data[0].hovertemplate
-    assert "d = %{x:g}" in fp.line_figure([2, 30], {"a": [1.0, 2.0]}, x_title="d").data[0].hovertemplate
+    assert "d = %{x:~g}" in fp.line_figure([2, 30], {"a": [1.0, 2.0]}, x_title="d").data[0].hovertemplate
+
+
+def test_complexity_symbol_is_an_assigned_character_every_font_draws():
+    """ℭ is U+212D; its look-alike U+1D506 is unassigned (no font has it: drawn □ on a projector)."""
+    import unicodedata
+    from pathlib import Path
+
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    assert unicodedata.name("ℭ") == "BLACK-LETTER CAPITAL C"
+    assert 0x212D in FT2Font(font_manager.findfont("DejaVu Sans")).get_charmap()
+    root = Path(__file__).resolve().parents[1]
+    texts = [p for d in ("resnetlearn", "notebooks", "tests") for p in (root / d).rglob("*.*")
+             if p.suffix in (".py", ".ipynb", ".md")] + [root / "README.md"]
+    bad = [str(p.relative_to(root)) for p in texts if chr(0x1D506) in p.read_text(encoding="utf-8")]
+    assert not bad, f"unassigned U+1D506 used for ℭ in {bad}"
