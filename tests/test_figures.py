@@ -103,6 +103,22 @@ def test_thm3_states_the_theorems_hypotheses():
     assert "6.7" in text  # d^(k/2)/log^k d at d = 30, k = 4
 
 
+def test_thm3_needs_a_majority_at_every_n_and_names_diverged_seeds():
+    nan = math.nan
+    kern = dict(model="gaussian", mode="kernel", n_train=250, test_error=0.3)
+    def net(n, errs):
+        return dict(model="3resnet", mode="all", n_train=n, test_error=errs[0], seed_errors=errs, lr=0.2, wd=1e-3,
+                    lr_at_grid_edge=True, wd_at_grid_edge=False)
+
+    # N=250: seed 0 and the 4 fresh seeds that train are below α²/4 = 0.0225, 4 fresh seeds diverge: 4/8 is no majority
+    rows = [kern, net(250, [0.001, 0.001, nan, 0.009, 0.008, nan, nan, nan, 0.004]), net(500, [0.001] * 9)]
+    text, ok = F.spec("thm3").verdict(rows)
+    assert ok is False
+    assert "N=250: 4/8 (4 diverged, lr 0.2 at its grid edge)" in text and "N=500: 8/8, median 0.0010" in text
+    rows[1]["seed_errors"] = [0.001] * 9
+    assert F.spec("thm3").verdict(rows)[1] is True
+
+
 def test_selection_table_sets_the_papers_selection_beside_a_validation_split():
     from resnetlearn.reproduce import FigureResult, selection_table
 
