@@ -107,6 +107,12 @@ def _value_range(values, floor: float = 1e-5) -> tuple[float, float]:
     return max(min(vals), floor), max(vals)
 
 
+def _headroom(lo: float, hi: float, factor: float = 1.15) -> tuple[float, float]:
+    """A data range widened on a log scale so the extreme markers and error-bar caps are drawn whole, not cut
+    by the plot area's edge."""
+    return lo / factor, hi * factor
+
+
 def hline(threshold: float | None, x0: float, x1: float, *, name: str | None = None, xaxis: str = "x",
           yaxis: str = "y", showlegend: bool = True, colour: str = THRESHOLD_COLOUR, dash: str = "dash") -> dict:
     """A horizontal reference line as a plain trace dict (see :func:`threshold_trace`)."""
@@ -206,11 +212,34 @@ def _with_runs(rows: list[dict], runs: list[dict] | None) -> list[dict]:
     return out
 
 
+MODEBAR_CLEARANCE = 34
+"""Pixels from the figure's top to its title: plotly's mode bar (zoom, pan, … shown while the pointer is on
+the figure) takes the top ~28 px at the right, where a long title would run under it."""
+
+
+def legend_height(fig: go.Figure) -> int:
+    """About the height in px plotly's vertical legend needs for ``fig`` (font 13: ~20 px an entry or a
+    group title, ``tracegroupgap`` between groups); taller than the plot area, plotly scrolls it and hides
+    the entries below."""
+    shown = [t for t in fig.data if t.showlegend is not False and t.visible is not False and t.name]
+    groups = {t.legendgroup for t in shown}
+    titled = {t.legendgroup for t in shown if t.legendgrouptitle and t.legendgrouptitle.text}
+    title = 1 if fig.layout.legend.title.text else 0
+    return 20 * (len(shown) + len(titled) + title) + LEGEND_OUTSIDE["tracegroupgap"] * max(0, len(groups) - 1) + 36
+
+
 def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = None) -> go.Figure:
-    """Shared layout; the width follows the notebook's output area (``width`` is kept for callers, unused)."""
-    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)),
+    """Shared layout; the width follows the notebook's output area (``width`` is kept for callers, unused).
+    The title sits below the mode bar (subplot titles get the room between it and the panels), and the
+    figure grows until the whole legend fits beside the plot area."""
+    subplot_titles = any(a.yref == "paper" and (a.y or 0) >= 1 for a in fig.layout.annotations or ())
+    top = 84 if subplot_titles else 60
+    height = max(height + top - 60, top + 60 + legend_height(fig))
+    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0,
+                                                    yanchor="top", pad=dict(t=MODEBAR_CLEARANCE),
+                                                    font=dict(size=15)),
                       legend=LEGEND_OUTSIDE, height=height, autosize=True, hovermode="closest",
-                      margin=dict(l=70, r=20, t=60, b=60))
+                      margin=dict(l=70, r=20, t=top, b=60))
     return fig
 
 
@@ -437,13 +466,13 @@ def _error_vs_x(rows: list[dict], name: str, head: str) -> go.Figure:
             fig.add_trace(_points_trace(groups[(model, mode)], xk, label, st, fields, legendgroup=st["family"],
                                         legendgrouptitle=dict(text=st["family"]), showlegend=col == 1), **where)
         xs = sorted({r[xk] for r in part})
-        ys += [r["test_error"] for r in part] + [r.get("test_error_min") for r in part]
+        ys += [r.get(k) for r in part for k in ("test_error", "test_error_min", "test_error_max")]  # bars inside
         ys += _add_lines(fig, name, xs[0] / 1.25, xs[-1] * 1.25, **where) if col == 1 else []
         if side:
             fig.update_xaxes(log_axis(values=xs, title=X_TITLES[xk]), row=1, col=col)
         else:
             fig.update_layout(xaxis=log_axis(values=xs, title=X_TITLES[xk]))
-    lo, hi = _value_range(ys)
+    lo, hi = _headroom(*_value_range(ys))
     if side:
         fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE), row=1, col=1)
         fig.update_yaxes(log_axis(lo=lo, hi=hi, title=""), row=1, col=2)
@@ -475,7 +504,8 @@ def _fig3(rows: list[dict], head: str) -> go.Figure:
             fig.add_trace(_points_trace(pts, "m", f"β = {b:g}", st, fields, legendgroup=f"β={b:g}",
                                         showlegend=j == 1), 1, j)
         fig.add_trace(threshold_trace(thr, xs[0] / 1.25, xs[-1] * 1.25, showlegend=j == 1), 1, j)
-    lo, hi = _value_range([r["test_error"] for r in rows] + [r.get("test_error_min") for r in rows] + [thr])
+    ys = [r.get(k) for r in rows for k in ("test_error", "test_error_min", "test_error_max")]  # bars inside
+    lo, hi = _headroom(*_value_range(ys + [thr]))
     for j in range(1, len(modes) + 1):
         fig.update_xaxes(log_axis(values=xs, title=X_TITLES["m"]), row=1, col=j)
         fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE if j == 1 else ""), row=1, col=j)
@@ -508,9 +538,9 @@ def _fig4(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
         marker=dict(symbol="star", size=15, color=THRESHOLD_COLOUR),
         hovertemplate=f"built by hand<br>error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
     xs = [max(p[i], floor) for p in pts for i in (0, 1)] + [max(r["test_error"], floor) for r in hand]
-    lo, hi = _value_range(xs, floor)
+    lo, hi = _headroom(*_value_range(xs, floor))
     ws = [p[2] for p in pts] + [r["frobenius_W"] for r in hand]
-    wlo, whi = _value_range(ws)
+    wlo, whi = _headroom(*_value_range(ws))
     fig.update_layout(xaxis=log_axis(lo=lo, hi=hi, title=f"error E‖out − y‖²  (values below {floor:g} drawn at "
                                                            f"{floor:g})"),
                       yaxis=log_axis(lo=wlo, hi=whi, title="‖W‖_F (Frobenius norm of the first layer)"))

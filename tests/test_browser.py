@@ -11,6 +11,7 @@ Playwright can be had (`.ci/run` installs Debian's chromium).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -42,10 +43,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    work = tmp_path_factory.mktemp("lab")
-    shutil.copy(ROOT / "notebooks" / NOTEBOOK, work / NOTEBOOK)
+@contextlib.contextmanager
+def _serve_lab(work: Path):
+    """JupyterLab serving ``work`` on a free loopback port with a fresh token; yields (base URL, token)."""
     port, token = _free_port(), secrets.token_hex(16)
     log = open(work / "lab.log", "w")
     env = dict(os.environ, OMP_NUM_THREADS="1")  # leave a core for the browser
@@ -74,6 +74,14 @@ def lab(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    work = tmp_path_factory.mktemp("lab")
+    shutil.copy(ROOT / "notebooks" / NOTEBOOK, work / NOTEBOOK)
+    with _serve_lab(work) as served:
+        yield served
 
 
 def test_live_widget_renders_and_retrains(lab):
@@ -202,8 +210,9 @@ def test_race_and_plotly_figures_in_the_browser(lab):
     assert news == 0, "JupyterLab's news prompt is shown"
 
 
-def _open_and_run_all(page, url: str) -> None:
-    """Open a notebook in JupyterLab, wait for its kernel to be idle, then run every cell."""
+def _open_and_run_all(page, url: str, *, clear: bool = False) -> None:
+    """Open a notebook in JupyterLab, wait for its kernel to be idle, then run every cell (after clearing
+    the saved outputs and execution counts when ``clear``)."""
     page.goto(url)
     page.wait_for_selector(".jp-Notebook", timeout=90_000)
     page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
@@ -212,4 +221,189 @@ def _open_and_run_all(page, url: str) -> None:
         " return w && w.sessionContext && w.sessionContext.session"
         " && w.sessionContext.session.kernel && w.sessionContext.session.kernel.status === 'idle'; }",
         timeout=120_000)
+    if clear:
+        page.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
+NB05 = "05_reproducing_the_paper.ipynb"
+# run-all has finished: the kernel idle and every code cell run, or a cell raised (run-all stops there)
+_RUN_FINISHED_JS = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (w.sessionContext.session.kernel.status !== 'idle') return false;
+  const code = w.content.widgets.filter(c => c.model.type === 'code');
+  const raised = code.some(c => c.model.outputs.toJSON().some(o => o.output_type === 'error'));
+  return raised || code.every(c => c.model.executionCount !== null);
+}"""
+_CELL_ERRORS_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets
+  .filter(c => c.model.type === 'code')
+  .flatMap(c => c.model.outputs.toJSON().filter(o => o.output_type === 'error')
+  .map(o => `${c.model.sharedModel.getSource().split('\\n')[0]} -> ${o.ename}: ${o.evalue}`))"""
+
+
+@pytest.fixture(scope="module")
+def lab05(tmp_path_factory):
+    """A root laid out like the repository, since notebook 05 reads ``../results`` next to itself."""
+    work = tmp_path_factory.mktemp("lab05")
+    (work / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / NB05, work / "notebooks" / NB05)
+    # a copy, not a link: the rerun button writes into results/live; the per-point stores are not read
+    shutil.copytree(ROOT / "results", work / "results", ignore=shutil.ignore_patterns("store", "live"))
+    with _serve_lab(work) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def nb05(lab05):
+    """Notebook 05 as a student opens it (1280×800, file browser open, fresh workspace), every cell run
+    once (it only reads the shipped results): the page, shared by the tests below, and the cells' errors.
+    (These tests come last in the module: the sync Playwright of this fixture lives until its end.)"""
+    base, token = lab05
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    pw = playwright.sync_playwright().start()
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        # the shipped outputs cleared first, so that everything checked below is what this run drew
+        _open_and_run_all(page, f"{base}/lab/workspaces/nb05/tree/notebooks/{NB05}?reset&token={token}",
+                          clear=True)
+        page.wait_for_function(_RUN_FINISHED_JS, timeout=240_000, polling=500)
+        yield page, page.evaluate(_CELL_ERRORS_JS)
+    finally:
+        browser.close()
+        pw.stop()
+
+
+def _shot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"nb05_{name}.png"))
+
+
+def _settled_box(page, locator, tries: int = 20) -> dict:
+    """Scroll ``locator`` into view until its bounding box stops moving, and return it: JupyterLab lays
+    out cells lazily (content-visibility), so outputs above shift as they are first drawn."""
+    prev = None
+    for _ in range(tries):
+        locator.scroll_into_view_if_needed()
+        page.wait_for_timeout(150)
+        box = locator.bounding_box()
+        if box == prev:
+            return box
+        prev = box
+    return prev
+
+
+# per plotly output, once interactive: traces drawn, the legend scrolled (entries hidden below its fold),
+# the title under the mode bar (plotly's zoom/pan icons, shown while the pointer is on the figure)
+_PLOTLY_LAYOUT_JS = """(out) => {
+  const r = (sel) => { const e = out.querySelector(sel); return e ? e.getBoundingClientRect() : null; };
+  const hit = (a, b) => a && b && a.width > 0 && b.width > 0 && a.left < b.right && b.left < a.right
+                        && a.top < b.bottom && b.top < a.bottom;
+  const bar = out.querySelector('.legend .scrollbar');
+  return {traces: out.querySelectorAll('.scatterlayer .trace').length,
+          legend_scrolls: !!bar && bar.getBoundingClientRect().height > 0,
+          title_under_modebar: hit(r('.gtitle'), r('.modebar'))};
+}"""
+
+# the claims' text: its lines, the visual line count (distinct line-box tops), whether the output node
+# overflows sideways, and whether any line would overflow the <pre> unwrapped (pre-wrap shows that as a wrap)
+_TEXT_LAYOUT_JS = """(out) => {
+  const pre = out.querySelector('pre') || out;
+  const range = document.createRange(); range.selectNodeContents(pre);
+  const tops = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top)));
+  const ws = pre.style.whiteSpace; pre.style.whiteSpace = 'pre';
+  const unwrapped = [pre.scrollWidth, pre.clientWidth]; pre.style.whiteSpace = ws;
+  return {text: pre.textContent, visual: tops.size, overflow: [out.scrollWidth, out.clientWidth], unwrapped};
+}"""
+
+# the rerun widget: its button's label fits (scrollWidth <= clientWidth), and no displayed <img> is broken
+_RERUN_LAYOUT_JS = """(w) => {
+  const b = w.querySelector('button');
+  const shown = Array.from(w.querySelectorAll('img')).filter(i => i.getClientRects().length > 0);
+  return {button: [b.scrollWidth, b.clientWidth, b.innerText],
+          broken: shown.filter(i => !i.complete || i.naturalWidth === 0).length, text: w.innerText};
+}"""
+
+
+def test_notebook05_plotly_figures_are_interactive_with_hover(nb05):
+    """Every plotly output of notebook 05 becomes an interactive plot (an SVG graph with its traces, not
+    text) with its whole legend in view and its title clear of the mode bar; hovering a point of Figure
+    2(a) shows the learner, lr, wd and seeds; no cell raised, no news prompt. Screenshots
+    ``nb05_2_figure*.png``, ``nb05_3_fig2a_hover.png``."""
+    import re
+
+    page, tracebacks = nb05
+    # jupyterlab-plotly shows the bundle's PNG first and builds the interactive graph when the pointer enters
+    figs = page.locator(".jp-RenderedPlotly")
+    n_figs, layouts = figs.count(), []
+    for i in range(n_figs):
+        out = figs.nth(i)
+        box = _settled_box(page, out)
+        page.mouse.move(box["x"] + 5, box["y"] + box["height"] / 2)
+        out.locator(".plot-container .main-svg").first.wait_for(timeout=30_000)  # (out is .js-plotly-plot)
+        _settled_box(page, out)
+        layouts.append(out.evaluate(_PLOTLY_LAYOUT_JS))
+        _shot(page, f"2_figure{i + 1}")
+    # Figure 2(a), the first figure: the pointer on a point of the first learner's curve
+    fig2a = figs.first
+    _settled_box(page, fig2a)
+    point = fig2a.locator(".scatterlayer .trace .points path").first
+    box = _settled_box(page, point)
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    label = fig2a.locator(".hoverlayer .hovertext").first
+    label.wait_for(timeout=10_000)
+    hover = label.text_content()
+    _shot(page, "3_fig2a_hover")
+    page.mouse.move(5, 400)
+    body = page.inner_text(".jp-Notebook")
+    news = page.locator("text=Jupyter news").count()
+
+    assert not tracebacks, f"cells raised: {tracebacks}"
+    assert n_figs >= 5, f"expected a plotly figure per shipped result, got {n_figs}"
+    assert all(lay["traces"] >= 2 for lay in layouts), f"plotly figures without drawn traces: {layouts}"
+    assert "Figure({" not in body, "a plotly figure was shown as its text repr"
+    assert re.search(r"\d?(resnet|layer)\((all|last|ntk|hidden)\)", hover), f"no learner in the hover: {hover!r}"
+    assert all(key in hover for key in ("lr", "wd", "seeds")), f"hover without lr, wd, seeds: {hover!r}"
+    assert not [i + 1 for i, lay in enumerate(layouts) if lay["legend_scrolls"]], (
+        f"legend entries hidden below the legend's fold (figure, 1-based): {layouts}")
+    assert not [i + 1 for i, lay in enumerate(layouts) if lay["title_under_modebar"]], (
+        f"titles under plotly's mode bar (figure, 1-based): {layouts}")
+    assert news == 0, "JupyterLab's news prompt is shown"
+
+
+def test_notebook05_rerun_widget_renders(nb05):
+    """The last cell's FigureRerun renders as a widget: its button's label whole, no broken image under it,
+    the ready status shown (not pressed: it trains for minutes). Screenshot ``nb05_4_rerun_widget.png``."""
+    page, _ = nb05
+    rerun = page.locator(".widget-vbox").filter(has=page.locator("button:has-text('Rerun')")).first
+    _settled_box(page, rerun)
+    _shot(page, "4_rerun_widget")
+    widget = rerun.evaluate(_RERUN_LAYOUT_JS)
+    assert "VBox(children=" not in page.inner_text(".jp-Notebook"), "the rerun widget was shown as its text repr"
+    assert "Rerun fig2a" in widget["button"][2], widget
+    assert widget["button"][0] <= widget["button"][1], f"the rerun button's label is cut off: {widget['button']}"
+    assert widget["broken"] == 0, f"{widget['broken']} broken image(s) in the rerun widget"
+    assert "press the button" in widget["text"], widget["text"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "notebook 05 prints the claims with textwrap.fill(…, 110): at 1280×800 with the file browser open the "
+    "output holds ~107 characters of DejaVu Sans Mono, so every full line wraps mid-word; the notebook's "
+    "width (e.g. 100) is the fix. Strict: remove this mark when that lands"))
+def test_notebook05_claims_fit_without_wrapping(nb05):
+    """The claims cell's summary lines (``textwrap.fill`` at 110) fit the output: at most 110 characters,
+    no line wrapped again by the browser (which breaks mid-word), no sideways overflow. Screenshot
+    ``nb05_1_claims.png``."""
+    page, _ = nb05
+    claims = page.locator(".jp-CodeCell").filter(has_text="textwrap.fill").locator(".jp-OutputArea-output")
+    _settled_box(page, claims.first)
+    claims.first.evaluate("e => e.scrollIntoView({block: 'start'})")  # from its first line
+    page.wait_for_timeout(200)
+    _shot(page, "1_claims")
+    layout = claims.first.evaluate(_TEXT_LAYOUT_JS)
+    lines = [line for line in layout["text"].splitlines() if line.strip()]
+    assert len(lines) > 10 and "fig2a: Claim" in layout["text"], layout["text"][:300]
+    assert max(map(len, lines)) <= 110, [line for line in lines if len(line) > 110]
+    assert layout["overflow"][0] <= layout["overflow"][1], f"the claims overflow sideways: {layout}"
+    assert layout["unwrapped"][0] <= layout["unwrapped"][1] and layout["visual"] == len(lines), (
+        f"summary lines wrap on screen: {len(lines)} text lines drawn as {layout['visual']}, "
+        f"{layout['unwrapped'][0]} px of text in {layout['unwrapped'][1]} px")

@@ -254,3 +254,32 @@ def test_complexity_symbol_is_an_assigned_character_every_font_draws():
              if p.suffix in (".py", ".ipynb", ".md")] + [root / "README.md"]
     bad = [str(p.relative_to(root)) for p in texts if chr(0x1D506) in p.read_text(encoding="utf-8")]
     assert not bad, f"unassigned U+1D506 used for ℭ in {bad}"
+
+
+def test_result_figures_draw_error_bars_whole_fit_the_legend_and_keep_the_title_clear_of_the_modebar():
+    """What notebook 05 showed in the browser (issue 12): error-bar caps and top markers cut by the plot
+    area's edge, the kernel theorem's legend scrolled (classical kernels and reference lines hidden below its
+    fold), every long title running under plotly's mode bar."""
+    from resnetlearn.kernels import DEFAULT_KERNELS
+
+    fig = fp.result_figure(FigureResult("fig2a", fig2a_rows(seeds=True), "", True, 0.0))
+    bars = [(t.y[i] + t.error_y.array[i], t.y[i] - t.error_y.arrayminus[i]) for t in fig.data
+            if t.error_y is not None and t.error_y.array is not None for i in range(len(t.y))]
+    top, bottom = max(b[0] for b in bars), min(b[1] for b in bars)
+    lo, hi = fig.layout.yaxis.range
+    assert hi > math.log10(top) + 0.03 and lo < math.log10(bottom) - 0.03  # room for a marker's radius
+    rows = [dict(model=k, mode="kernel", m=500, n_train=n, test_error=0.4, ridge_rel=0.01, setting="")
+            for k in DEFAULT_KERNELS for n in (250, 500)]
+    rows += [dict(model="3resnet", mode="all", m=200, n_train=n, test_error=e, lr=0.1, wd=0.001)
+             for n, e in ((250, 0.002), (500, 0.0005))]
+    rows3 = [dict(model="3resnet", mode=mode, m=m, n_train=500, beta=b, test_error=2.0 - b + 10 / m)
+             for mode in ("all", "hidden") for b in (0.0, 0.5, 1.0) for m in (20, 50)]
+    for f in (fig, fp.result_figure(FigureResult("thm3", rows, "", True, 0.0)),
+              fp.result_figure(FigureResult("fig3", rows3, "", True, 0.0))):
+        m = f.layout.margin
+        assert f.layout.height - m.t - m.b >= fp.legend_height(f), f.layout.title.text  # the whole legend
+        title = f.layout.title
+        assert title.yref == "container" and title.yanchor == "top" and title.pad.t >= 30  # below the mode bar
+        if f.layout.annotations:  # subplot titles: between the title's line and the panels
+            assert m.t >= title.pad.t + 20 + 20
+    assert fp.legend_height(fp.result_figure(FigureResult("thm3", rows, "", True, 0.0))) > 340  # grew for it
