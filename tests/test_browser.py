@@ -385,12 +385,8 @@ def test_notebook05_rerun_widget_renders(nb05):
     assert "press the button" in widget["text"], widget["text"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "notebook 05 prints the claims with textwrap.fill(…, 110): at 1280×800 with the file browser open the "
-    "output holds ~107 characters of DejaVu Sans Mono, so every full line wraps mid-word; the notebook's "
-    "width (e.g. 100) is the fix. Strict: remove this mark when that lands"))
 def test_notebook05_claims_fit_without_wrapping(nb05):
-    """The claims cell's summary lines (``textwrap.fill`` at 110) fit the output: at most 110 characters,
+    """The claims cell's summary lines (``textwrap.fill`` at 96) fit the output: at most 96 characters,
     no line wrapped again by the browser (which breaks mid-word), no sideways overflow. Screenshot
     ``nb05_1_claims.png``."""
     page, _ = nb05
@@ -402,7 +398,7 @@ def test_notebook05_claims_fit_without_wrapping(nb05):
     layout = claims.first.evaluate(_TEXT_LAYOUT_JS)
     lines = [line for line in layout["text"].splitlines() if line.strip()]
     assert len(lines) > 10 and "fig2a: Claim" in layout["text"], layout["text"][:300]
-    assert max(map(len, lines)) <= 110, [line for line in lines if len(line) > 110]
+    assert max(map(len, lines)) <= 96, [line for line in lines if len(line) > 96]
     assert layout["overflow"][0] <= layout["overflow"][1], f"the claims overflow sideways: {layout}"
     assert layout["unwrapped"][0] <= layout["unwrapped"][1] and layout["visual"] == len(lines), (
         f"summary lines wrap on screen: {len(lines)} text lines drawn as {layout['visual']}, "
