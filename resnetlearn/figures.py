@@ -90,6 +90,17 @@ def majority_below(row: dict, threshold: float) -> bool:
     return n_below * 2 > n
 
 
+def plotted_error(row: dict) -> float:
+    """The number a figure draws for a point (static and interactive alike, and the tables' ``plotted``
+    column): the median over fresh initialisation seeds, and for a (last)/(ntk) point the better of that
+    and its exact kernel solution (every competitor at its best)."""
+    med = median_error(row)
+    exact = row.get("exact_test_error")
+    if _finite(exact) and not (_finite(med) and med <= exact):
+        return exact
+    return med
+
+
 def best_error(row: dict) -> float:
     """A competitor's best shot: the lowest of its seeds and of its exact kernel solution."""
     vals = [e for e in seed_errors(row) + [row.get("exact_test_error")] if _finite(e)]

@@ -52,7 +52,7 @@ import torch
 from .concept import Sample, companion_figure1, hard_instance, parity6_target, parity_instance
 from .device import select_device
 from .figures import FIGURES as FIGURE_SPECS
-from .figures import SCALE_NOTES, SCALES, median_error, seed_errors
+from .figures import SCALE_NOTES, SCALES, median_error, plotted_error, seed_errors
 from .figures import points as _figure_points
 from .figures import scale_settings as _scale_settings
 from .figures import spec as figure_spec
@@ -533,16 +533,6 @@ def _judge(figure: str, rows: list[dict], dropped: list[dict]) -> tuple[str, boo
 
 
 TITLES = {name: spec.title for name, spec in FIGURE_SPECS.items()}
-
-
-def plotted_error(row: dict) -> float:
-    """The number a figure draws for a point: the median over initialisation seeds, and for a
-    (last)/(ntk) point the better of that and its exact kernel solution (every competitor at its best)."""
-    med = median_error(row)
-    exact = row.get("exact_test_error")
-    if _finite(exact) and not (_finite(med) and med <= exact):
-        return exact
-    return med
 
 
 def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:

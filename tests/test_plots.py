@@ -91,11 +91,25 @@ def test_result_figure_fig2a_colours_axes_legend_and_hover():
 def test_hover_shows_seed_count_and_spread():
     fig = fp.result_figure(FigureResult("fig2a", fig2a_rows(seeds=True), "", True, 0.0))
     t = next(t for t in fig.data if t.name == "3resnet(all)")
-    assert "seeds:" in t.hovertemplate and "median over seeds:" in t.hovertemplate
-    assert "diverged seeds:" in t.hovertemplate
+    assert "seeds:" in t.hovertemplate and "median over fresh seeds:" in t.hovertemplate
+    assert "diverged seeds:" in t.hovertemplate and "seed 0 (chose lr, wd):" in t.hovertemplate
     k = int(re.search(r"<br>seeds: %\{customdata\[(\d+)\]\}", t.hovertemplate).group(1))
     assert t.customdata[0][k] == "4"
     assert t.error_y is not None and all(v >= 0 for v in t.error_y.array)  # min-max over seeds as error bars
+
+
+def test_interactive_figure_draws_what_the_tables_and_pngs_draw():
+    """The plotted number is the median over the fresh seeds (seed 0 chose the cell and is left out), and
+    for a (last)/(ntk) point the better of that and its exact kernel solution: every competitor at its best."""
+    rows = fig2a_rows(seeds=True)
+    ntk = next(r for r in rows if (r["model"], r["mode"], r["m"]) == ("2layer", "ntk", 500))
+    ntk["exact_test_error"] = 1.5  # the exact kernel ridge regression beats SGD's seeds (about 13)
+    fig = fp.result_figure(FigureResult("fig2a", rows, "", True, 0.0))
+    res = next(t for t in fig.data if t.name == "3resnet(all)")
+    e = 0.05 * (1 + 20 / 200)  # fig2a_rows' seed-0 error at m = 200; fresh seeds e, 1.2 e and a diverged one
+    assert res.y[list(res.x).index(200)] == pytest.approx(1.1 * e)  # median of the finite fresh seeds, not e
+    two = next(t for t in fig.data if t.name == "2layer(ntk)")
+    assert two.y[list(two.x).index(500)] == pytest.approx(1.5)
 
 
 def test_hover_from_the_per_run_table():
