@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from .concept import Sample, parity_instance
+from .concept import Sample, data_split, parity_instance
 from .device import select_device
 from .training import PAPER_PROTOCOL, Protocol, train_models
 
@@ -40,8 +40,9 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), alpha: float = 0.3, m: int = 200
     wds = [float(v) for v in (wd if hasattr(wd, "__len__") else [wd])]
     combos = [(b, a, w) for b in betas for a in lrs for w in wds]
     insts = {b: parity_instance(alpha=alpha, beta=b) for b in betas}
-    trs = {b: t.sample(n_train, seed=seed, device=dev) for b, t in insts.items()}
-    tes = {b: t.sample(n_test, seed=seed + 1, device=dev) for b, t in insts.items()}
+    splits = {b: data_split(t, n_train, n_test=n_test, seed=seed, device=dev) for b, t in insts.items()}
+    trs = {b: s.train for b, s in splits.items()}
+    tes = {b: s.test for b, s in splits.items()}
     tr = _stack([trs[c[0]] for c in combos])
     te = _stack([tes[c[0]] for c in combos])
     G = len(combos)
@@ -70,7 +71,8 @@ def joint_vs_layerwise(m: int = 200, n_train: int = 500, n_test: int = 1000, lr:
     epochs with block 1 frozen). Returns {"joint": result, "layerwise": result}."""
     dev = select_device(device)
     inst = parity_instance()
-    tr, te = inst.sample(n_train, seed=seed, device=dev), inst.sample(n_test, seed=seed + 1, device=dev)
+    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
+    tr, te = split.train, split.test
     out = {}
     for name, lw in (("joint", False), ("layerwise", True)):
         p = Protocol(**{**protocol.__dict__, "layerwise": lw})
@@ -97,7 +99,8 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), lr: float = 0.05, ini
 
     dev = select_device(device)
     inst = target or parity_instance()
-    tr, te = inst.sample(n_train, seed=seed, device=dev), inst.sample(n_test, seed=seed + 1, device=dev)
+    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
+    tr, te = split.train, split.test
     rows = []
     for m in widths:
         full = train_models(tr, te, arch, "all", m, [lr], [0.0], [seed], protocol=protocol, device=dev,
@@ -211,7 +214,8 @@ def block_laziness(widths=(200,), lr: float = 0.1, wd: float = 0.005, mode: str 
 
     dev = select_device(device)
     inst = target or parity_instance()
-    tr, te = inst.sample(n_train, seed=seed, device=dev), inst.sample(n_test, seed=seed + 1, device=dev)
+    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
+    tr, te = split.train, split.test
     rows = []
     for m in widths:
         res = train_models(tr, te, "3resnet", mode, m, [lr], [wd], [seed], protocol=protocol, device=dev,
@@ -358,7 +362,8 @@ def frozen_gate(m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train:
     test and train error, the threshold kα², and the whole grid."""
     dev = select_device(device)
     inst = target or parity_instance()
-    tr, te = inst.sample(n_train, seed=seed, device=dev), inst.sample(n_test, seed=seed + 1, device=dev)
+    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
+    tr, te = split.train, split.test
     combos = [(a, b) for a in lrs for b in wds]
     rows = []
     for name, gated in (("relu", False), ("frozen_gate", True)):

@@ -57,7 +57,7 @@ CLAIMS = {
     "fig2a": "Figure 2(a), N = 500, all layers trained (paper: only 3resnet(all) gets below kα²)",
     "fig2b": "Figure 2(b), N = 1000, hidden layers trained (paper: only 3resnet(hidden) gets below kα²)",
     "fig3": "Figure 3, α = 0.3 (paper: α·G(F) learned when α ≲ β, not when α ≳ β)",
-    "fig4": "Figure 4 (paper: SGD finds neither the error nor the small ‖W‖_F of a hand-built solution)",
+    "fig4": "Figure 4 (paper: SGD finds no fit with a ‖W‖_F comparable to a hand-built one)",
     "thm3": "Kernel theorem, §7 hard instance (theorem: kernels err by more than α²/4 for small N)",
     "companion": "Companion Figure 1 (paper: 3layer beats 2layer and their kernels)",
 }

@@ -38,7 +38,7 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 import ipywidgets as W
 
 from . import validation as V
-from .concept import parity_instance
+from .concept import data_split, parity_instance
 from .device import describe_device, select_device
 from .plots import (
     has_threshold,
@@ -499,8 +499,8 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     (instance, :class:`~resnetlearn.training.TrainResult`)."""
     inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
     dev = select_device(device)
-    tr = inst.sample(cfg.n_train, seed=cfg.seed, device=dev)
-    te = inst.sample(cfg.n_test, seed=cfg.seed + 1, device=dev)
+    split = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, device=dev)
+    tr, te = split.train, split.test
     protocol = Protocol(epochs=cfg.epochs, lr_drop_epoch=cfg.epochs // 2, eval_every=callback_every,
                         layerwise=cfg.layerwise)
     res = train_models(tr, te, "3resnet", "all", cfg.m, [cfg.lr], [cfg.wd], [cfg.seed], protocol=protocol,
@@ -784,8 +784,8 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
     t0 = time.perf_counter()
     inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
     thr = inst.reference_errors().f_only  # kα², exact; once per race
-    tr = inst.sample(cfg.n_train, seed=cfg.seed, device=dev)
-    te = inst.sample(cfg.n_test, seed=cfg.seed + 1, device=dev)
+    split = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, device=dev)
+    tr, te = split.train, split.test
     halt = threading.Event()
 
     def cancelled() -> bool:

@@ -179,10 +179,16 @@ def test_race_and_plotly_figures_in_the_browser(lab):
             ".map(t => { const p = t.querySelector('path.js-line'); return p ? p.getAttribute('d').length : 0; })",
             race.element_handle())
         text = status.inner_text()
-        # Train again, then Stop mid-race
+        # move α (sliders only stage the setting), Train again: the race runs with the new α; Stop mid-race
+        readout = race.locator(".widget-hslider").first.locator(".widget-readout")
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("0.2")
+        page.keyboard.press("Enter")
         race.locator("button:has-text('Train')").click()
         page.wait_for_function("(el) => el.innerText.includes('racing')", arg=status.element_handle(),
                                timeout=60_000)
+        racing = status.inner_text()
         race.locator("button:has-text('Stop')").click()
         page.wait_for_function("(el) => el.innerText.includes('stopped')", arg=status.element_handle(),
                                timeout=10_000)
@@ -206,6 +212,7 @@ def test_race_and_plotly_figures_in_the_browser(lab):
         browser.close()
     assert len(drawn) == 3 and all(n > 10 for n in drawn), f"learner curves not drawn: {drawn}"
     assert "3resnet(all)" in text and "2layer(all)" in text, text
+    assert "α=0.20" in racing, f"the second race did not use the moved α slider: {racing!r}"
     assert "lr" in hover and "test error" in hover, hover
     assert news == 0, "JupyterLab's news prompt is shown"
 

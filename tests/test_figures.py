@@ -92,7 +92,7 @@ def test_fig4_verdict_states_the_papers_number():
     rows = [dict(model="2layer_signs", m=200, grid=[[0.03, 1.0, 350.0], [0.5, 0.9, 40.0]]),
             dict(model="hand_built", m=200, test_error=0.016, frobenius_W=84.5)]
     text, ok = F.spec("fig4").summarise(rows)
-    assert ok is True and "0.69" in text and "0.900" in text
+    assert ok is True and "0.69" in text and "0.900–1.000 over its 2 finite runs (predicting 0: 1.0)" in text
     rows[0]["grid"].append([0.2, 0.25, 60.0])  # SGD generalises below 0.3: not the paper's picture
     assert F.spec("fig4").summarise(rows)[1] is False
 
