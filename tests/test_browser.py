@@ -403,7 +403,7 @@ def test_notebook05_claims_fit_without_wrapping(nb05):
     page.wait_for_timeout(200)
     _shot(page, "1_claims")
     layout = claims.first.evaluate(_TEXT_LAYOUT_JS)
-    lines = [line for line in layout["text"].splitlines() if line.strip()]
+    lines = [line.rstrip() for line in layout["text"].splitlines() if line.strip()]
     assert len(lines) > 10 and "fig2a: Claim" in layout["text"], layout["text"][:300]
     assert max(map(len, lines)) <= 96, [line for line in lines if len(line) > 96]
     assert layout["overflow"][0] <= layout["overflow"][1], f"the claims overflow sideways: {layout}"

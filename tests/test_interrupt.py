@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn import reproduce
+from resnetlearn import figures, reproduce
 from resnetlearn.reproduce import FigureInterrupted, ResultsStore, _points, run_figure
 from resnetlearn.training import GridResult
 
@@ -20,31 +20,37 @@ EPOCHS = 80
 """Epochs of the slowed-down tiny scale: about a second per point, so Ctrl-C lands inside a point."""
 
 DRIVER = f"""
+import signal
 import sys
-from resnetlearn import __main__ as cli, reproduce
-_settings = reproduce._scale_settings
-reproduce._scale_settings = lambda s: dict(_settings(s), epochs={EPOCHS}) if s == "tiny" else _settings(s)
+# a terminal's Ctrl-C: Python's KeyboardInterrupt handler even when this test runs where SIGINT is ignored
+# (a background job of a non-interactive shell inherits SIG_IGN, and Python then keeps ignoring it)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from resnetlearn import __main__ as cli, figures
+_settings = figures.scale_settings  # where every figure's points take their epochs from
+figures.scale_settings = lambda s: dict(_settings(s), epochs={EPOCHS}) if s == "tiny" else _settings(s)
 cli.run(sys.argv[1:])
 """
 
 
+def _slow(settings):
+    return lambda s: dict(settings(s), epochs=EPOCHS) if s == "tiny" else settings(s)
+
+
 @pytest.fixture
 def slow_tiny(monkeypatch):
-    settings = reproduce._scale_settings
-    monkeypatch.setattr(reproduce, "_scale_settings",
-                        lambda s: dict(settings(s), epochs=EPOCHS) if s == "tiny" else settings(s))
+    monkeypatch.setattr(figures, "scale_settings", _slow(figures.scale_settings))
 
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
     """The tables of an uninterrupted run of the slowed-down fig2a, written in this process."""
     out = tmp_path_factory.mktemp("uninterrupted")
-    settings = reproduce._scale_settings
-    reproduce._scale_settings = lambda s: dict(settings(s), epochs=EPOCHS) if s == "tiny" else settings(s)
+    settings = figures.scale_settings
+    figures.scale_settings = _slow(settings)
     try:
         assert cli.main(["reproduce", "fig2a", "--scale", "tiny", "--device", "cpu", "--out", str(out)]) == 0
     finally:
-        reproduce._scale_settings = settings
+        figures.scale_settings = settings
     return out
 
 
