@@ -300,7 +300,9 @@ def _fig4_points(scale: str, base: dict) -> list[dict]:
     epochs = {"tiny": 2, "quick": 100}.get(scale, s["epochs"])
     common = dict(base, target="parity6", d=d, n_train=n, alpha=None, beta=None, lrs=lrs, wds=wds, epochs=epochs,
                   rerun_seeds=[])
-    pts = [dict(common, model="2layer_signs", mode="hidden", m=m) for m in widths]
+    # the SGD networks' selected cells are retrained with the scale's fresh seeds, as in every figure;
+    # a hand-built solution is a construction, not a seeded training run
+    pts = [dict(common, model="2layer_signs", mode="hidden", m=m, rerun_seeds=s["rerun_seeds"]) for m in widths]
     hand_epochs = 3000 if scale != "tiny" else 20
     pts += [dict(common, model="hand_built", mode="-", m=widths[0], wd=wd, epochs=hand_epochs)
             for wd in ((0.0, 1e-4, 1e-3, 3e-3) if scale != "tiny" else (0.0,))]
@@ -313,7 +315,8 @@ def _fig4_verdict(rows: list[dict]) -> tuple[str, bool | None]:
     runs = [g for r in sgd for g in (r.get("grid") or []) if all(_finite(v) for v in g)]  # (train, test, ‖W‖_F)
     if not runs or not hand:
         return "no finite SGD run or no hand-built solution", None
-    best_test = min(g[1] for g in runs)
+    reruns = [e for r in sgd for e in fresh_errors(r) if _finite(e)] if any(r.get("seed_errors") for r in sgd) else []
+    best_test = min([g[1] for g in runs] + reruns)  # every searched run and every fresh seed of a selected cell
     fit = min(runs, key=lambda g: g[0])  # SGD's best training fit
     cheaper = [h for h in hand if h["test_error"] <= fit[0] and h["frobenius_W"] < fit[2]]
     finite_hand = [h for h in hand if _finite(h.get("test_error"))] or hand
@@ -324,7 +327,9 @@ def _fig4_verdict(rows: list[dict]) -> tuple[str, bool | None]:
             f"near-minimal-norm fit would reach, §8.2), and a hand-built solution at least as accurate as SGD's best "
             f"training fit has a smaller ‖W‖_F] Here (d = {sgd[0].get('d')}, N = {sgd[0].get('n_train')}): "
             f"SGD's test errors {best_test:.3f}–{max(g[1] for g in runs):.3f} over its {len(runs)} finite runs "
-            f"(predicting 0: 1.0), the best over widths "
+            f"(predicting 0: 1.0)"
+            + (f", its selected cells retrained with fresh seeds {min(reruns):.3f}–{max(reruns):.3f}" if reruns else "")
+            + ", the best over widths "
             f"{', '.join(map(str, widths))} (paper: {FIG4_PAPER_SGD_BEST} after searching m up to 100000; we searched "
             f"far narrower networks and cannot say whether width explains the gap); SGD's best training fit "
             f"{fit[0]:.3f} needs ‖W‖_F {fit[2]:.1f}, a hand-built one with error {h['test_error']:.3f} has "
