@@ -45,12 +45,18 @@ DIVERGENCE_LOSS = 1e8
 
 @dataclass(frozen=True)
 class Protocol:
-    """The SGD protocol; defaults are those of arXiv v3 §8.1."""
+    """The SGD protocol; defaults are those of arXiv v3 §8.1.
+
+    ``lr_drop_epoch`` left out (or None) is half of ``epochs``, where §8.1
+    drops the learning rate (÷10 at epoch 400 of 800); it is then stored as
+    that number, so ``Protocol()`` drops at 400 and ``Protocol(epochs=100)``
+    at 50. ``lr_drop_factor=1`` means no drop at all.
+    """
 
     epochs: int = 800
     batch_size: int = 50
     momentum: float = 0.9
-    lr_drop_epoch: int | None = 400
+    lr_drop_epoch: int | None = None
     lr_drop_factor: float = 10.0
     eval_every: int = 50
     layerwise: bool = False
@@ -64,15 +70,26 @@ class Protocol:
                                           self.lr_drop_factor, lo=1),
                     eval_every=V.integer("eval_every", self.eval_every, lo=1),
                     layerwise=V.boolean("layerwise", self.layerwise))
-        if self.lr_drop_epoch is not None:
-            norm["lr_drop_epoch"] = V.integer("lr_drop_epoch (None: at half-time; lr_drop_factor=1: no drop)",
-                                              self.lr_drop_epoch, lo=0, hi=norm["epochs"])
+        if self.lr_drop_epoch is None:  # §8.1: the drop comes half-way through training
+            norm["lr_drop_epoch"] = norm["epochs"] // 2
+        else:
+            norm["lr_drop_epoch"] = V.integer(f"lr_drop_epoch (left out: epochs // 2 = {norm['epochs'] // 2}; "
+                                              f"lr_drop_factor=1: no drop)", self.lr_drop_epoch, lo=0,
+                                              hi=norm["epochs"])
         for k, v in norm.items():
             object.__setattr__(self, k, v)
 
-    def check(self, n_train: int) -> None:
-        """The checks that need the data: a mini-batch cannot exceed the training set."""
-        if self.batch_size > n_train:
+    def check(self, n_train: int, *, held_out: int = 0, why: str = "") -> None:
+        """The checks that need the data: a mini-batch cannot exceed the samples SGD trains on.
+
+        ``held_out`` of the ``n_train`` samples are set aside for validation (``why`` says by
+        which setting); SGD sees the other ``n_train - held_out``, and the error says so."""
+        n_fit = n_train - held_out
+        if self.batch_size > n_fit:
+            if held_out:
+                raise ValueError(f"batch_size ({self.batch_size}) must not exceed the number of training samples "
+                                 f"SGD sees, N = {n_fit}: of n_train = {n_train}, {held_out} are held out for "
+                                 f"validation{' (' + why + ')' if why else ''}")
             raise ValueError(f"batch_size ({self.batch_size}) must not exceed the number of "
                              f"training samples N = {n_train}")
 
@@ -479,6 +496,10 @@ def grid_search(target, arch: str, mode: str, m: int, n_train: int, lrs, wds, *,
     max_batch = None if max_batch is None else V.integer("max_batch", max_batch, lo=1)
     split = data_split(target, n_train, n_test=n_test, seed=data_seed,
                        val_fraction=val_fraction if select == "val" else 0.0, device=device, dtype=dtype)
+    if split.val is not None and isinstance(protocol, Protocol):  # name the hold-out, not just the N left
+        n_val = split.val.x.shape[0]
+        protocol.check(split.train.x.shape[0] + n_val, held_out=n_val,
+                       why=f"select='val' with val_fraction = {val_fraction:g}")
     combos = [(lr, wd, s) for lr in lrs for wd in wds for s in seeds]
     kw = dict(protocol=protocol, init=init, device=device, dtype=dtype, progress=progress, callback=callback,
               cancel=cancel, holdout=split.val)
