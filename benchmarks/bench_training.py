@@ -10,7 +10,12 @@ protocol (800 epochs, batch 50, momentum 0.9, lr ÷ 10 at epoch 400) unless
   baseline the engine must match;
 * ``engine``: :func:`resnetlearn.training.train_models` on the same grid as
   one batched program;
-* ``sequential``: the engine one model at a time (what batching saves).
+* ``sequential``: the engine one model at a time (what batching saves);
+* ``captured`` (CUDA only): the engine with each epoch replayed as a recorded CUDA graph
+  (:mod:`resnetlearn.capture`); its test errors must equal the eager engine's exactly.
+
+At a tiny width (``--m 8``) the arithmetic is negligible and ms per step is the fixed cost of a step:
+Python and kernel launches, what a GPU pays at the paper's widths too.
 
 All three use the same initial weights and mini-batch order, so their test
 errors must agree; the script checks that and prints the wall times, their
@@ -92,7 +97,8 @@ def main():
     grid = [(lr, wd) for lr in GRIDS[args.grid][0] for wd in GRIDS[args.grid][1]]
     lrs, wds = [g[0] for g in grid], [g[1] for g in grid]
     protocol = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2, eval_every=args.epochs)
-    kw = dict(protocol=protocol, device=dev, progress=False)
+    kw = dict(protocol=protocol, device=dev, progress=False, capture=False)
+    cuda = dev.type == "cuda"
 
     def timed(fn):
         if dev.type == "cuda":
@@ -103,13 +109,17 @@ def main():
             torch.cuda.synchronize()
         return out, time.perf_counter() - t0
 
-    times = {"plain": [], "engine": []}
-    for _ in range(args.repeats):  # interleaved, so drifts in machine load hit both alike
+    times = {"plain": [], "engine": []} | ({"captured": []} if cuda else {})
+    for _ in range(args.repeats):  # interleaved, so drifts in machine load hit all alike
         plain, t = timed(lambda: plain_loop(tr, te, args.m, lrs, wds, 0, args.epochs))
         times["plain"].append(t)
         eng, t = timed(lambda: train_models(tr, te, "3resnet", "all", args.m, lrs, wds, [0] * len(grid),
                                             **kw).test_error)
         times["engine"].append(t)
+        if cuda:
+            cap, t = timed(lambda: train_models(tr, te, "3resnet", "all", args.m, lrs, wds, [0] * len(grid),
+                                                **(kw | {"capture": True})).test_error)
+            times["captured"].append(t)
     out = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine=platform.machine(),
                device=rl.describe_device(dev), torch=torch.__version__, epochs=args.epochs, m=args.m, grid=args.grid,
                models=len(grid), plain_s=[round(t, 2) for t in times["plain"]],
@@ -118,6 +128,14 @@ def main():
     out["engine_over_plain"] = round(t_eng / t_plain, 3)
     steps = args.epochs * (500 // 50)
     out["ms_per_step"] = dict(plain=round(1e3 * t_plain / steps, 3), engine=round(1e3 * t_eng / steps, 3))
+    if cuda:
+        t_cap = min(times["captured"])
+        out["captured_s"] = [round(t, 2) for t in times["captured"]]
+        out["captured_over_engine"] = round(t_cap / t_eng, 3)
+        out["captured_over_plain"] = round(t_cap / t_plain, 3)
+        out["ms_per_step"]["captured"] = round(1e3 * t_cap / steps, 3)
+        out["captured_equals_eager"] = bool(torch.equal(torch.nan_to_num(cap, nan=-1.0),
+                                                        torch.nan_to_num(eng, nan=-1.0)))
     flops = step_flops(len(grid), args.m, tr.x.shape[1], tr.y.shape[1], 50)
     out["step_gflop"] = round(flops / 1e9, 4)
     out["achieved_gflops_engine"] = round(flops / (t_eng / steps) / 1e9, 2)
@@ -128,7 +146,7 @@ def main():
         out["sequential_s"] = round(t_seq, 2)
         out["sequential_over_engine"] = round(t_seq / t_eng, 2)
         checks["sequential"] = seq
-    agree = True
+    agree = out.get("captured_equals_eager", True)
     for name, ref in checks.items():
         both = torch.isfinite(ref) & torch.isfinite(eng)
         rel = float(((ref - eng).abs() / ref.abs().clamp_min(1e-12))[both].max()) if both.any() else 0.0

@@ -5,7 +5,10 @@
    kernels differ, so agreement is to a tolerance) and is deterministic on CUDA;
 3. no host synchronisation inside an epoch of the engine
    (``torch.cuda.set_sync_debug_mode("error")`` around the step loop, every mode);
-4. the training benchmark (engine vs the plain batched loop vs one model at a
+3b. epochs replayed as recorded CUDA graphs (resnetlearn.capture) give exactly the eager engine's
+   test errors, every mode and layer-wise (the script exits with status 1 if not, before any benchmark,
+   so benchmarks/gpu_paper_scale.sh stops rather than compute figures with a wrong engine);
+4. the training benchmark (engine eager vs captured vs the plain batched loop vs one model at a
    time) for 12 and 90 models at m = 200 and m = 2000, next to the batched
    CPU time of the 12-point grid;
 5. notebook 03 executed with the GPU as its device.
@@ -62,6 +65,11 @@ def main():
     out["cuda_deterministic"] = bool(torch.equal(gpu.test_error, gpu2.test_error))
 
     out["sync_free_step_loop"] = sync_free(tr)
+    out["captured_equals_eager"] = captured_vs_eager(tr, te)
+    print("captured vs eager:", out["captured_equals_eager"], flush=True)
+    if not all(v["equal"] for v in out["captured_equals_eager"].values()):
+        Path(args.out).write_text(json.dumps(out, indent=1))
+        sys.exit("gpu_check: the captured engine differs from the eager one; not benchmarking (see the JSON)")
     out["bench_training_cuda"] = {}
     for grid in ("bench", "paper"):
         for m in (200,) if args.quick else (200, 2000):
@@ -94,6 +102,23 @@ def main():
                                 if nb.returncode == 0 else nb.stderr[-2000:]}
     Path(args.out).write_text(json.dumps(out, indent=1))
     print(json.dumps(out, indent=1))
+
+
+def captured_vs_eager(tr, te) -> dict:
+    """Test errors of the same models trained eagerly and with recorded epochs, every mode (and layer-wise);
+    one model diverges on purpose (lr 50), so the divergence mask is compared too."""
+    res = {}
+    cases = [(mode, Protocol.quick(20)) for mode in ("all", "hidden", "last", "ntk")]
+    cases.append(("all-layerwise", Protocol(epochs=20, layerwise=True)))
+    for name, protocol in cases:
+        mode = name.split("-")[0]
+        kw = dict(protocol=protocol, device="cuda", progress=False)
+        runs = [train_models(tr, te, "3resnet", mode, 200, [0.05, 0.1, 50.0], [0.0, 0.005, 0.0], [0, 1, 2],
+                             capture=c, **kw) for c in (False, True)]
+        a, b = (torch.nan_to_num(r.test_error, nan=-1.0) for r in runs)
+        res[name] = {"equal": bool(torch.equal(a, b)) and bool(torch.equal(runs[0].diverged, runs[1].diverged)),
+                     "eager": runs[0].test_error.tolist(), "captured": runs[1].test_error.tolist()}
+    return res
 
 
 def sync_free(train) -> dict:

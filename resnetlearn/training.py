@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -35,6 +36,7 @@ from tqdm.auto import tqdm
 
 from . import networks
 from . import validation as V
+from .capture import CapturedEpochs
 from .device import select_device
 
 MODES = ("all", "hidden", "last", "ntk")
@@ -206,7 +208,7 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
                  protocol: Protocol = Protocol(), init: str = "paper", device=None,
                  dtype=torch.float32, progress: bool = True, callback=None,
                  callback_every: int | None = None, cancel=None, holdout=None,
-                 init_scale: float = 1.0) -> TrainResult:
+                 init_scale: float = 1.0, capture: bool | None = None) -> TrainResult:
     """Train G = len(seeds) models of one architecture/mode/width together.
 
     ``train``/``test``: :class:`~resnetlearn.concept.Sample` objects (x, y,
@@ -220,6 +222,9 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
     Sample) is evaluated at the end into ``holdout_error`` (validation-based
     selection uses it). ``init_scale`` multiplies every initial weight (the
     talk's knob for the lazy regime; 1 is the paper's initialisation).
+    ``capture``: replay each epoch as a recorded CUDA graph (:mod:`resnetlearn.capture`; None: on CUDA
+    devices, eager elsewhere; True on a non-CUDA device is an error). The recorded kernels are the eager
+    ones; cancellation is then checked between epochs.
     """
     V.choice("arch", arch, networks.ARCHS)
     V.choice("mode", mode, MODES)
@@ -235,6 +240,8 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
     lr = _per_model("lrs (learning rates)", lrs, G, lo=0, lo_open=True)
     wd = _per_model("wds (weight decays)", wds, G, lo=0)
     init_scale = V.real("init_scale", init_scale, lo=0, lo_open=True)
+    if capture is not None:
+        capture = V.boolean("capture", capture)
     V.choice("init", init, networks.INITS)
     callback_every = None if callback_every is None else V.integer("callback_every", callback_every, lo=1)
     for name, smp in (("train", train), ("test", test), ("holdout", holdout)):
@@ -244,6 +251,10 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
     if holdout is not None:
         _check_compatible(train, holdout, "holdout")
     dev = select_device(device)
+    if capture and dev.type != "cuda":
+        raise ValueError(f"capture=True records CUDA graphs and needs a CUDA device, got {dev.type!r}; "
+                         "use capture=None (eager off CUDA) or False")
+    capture_asked, capture = bool(capture), dev.type == "cuda" if capture is None else capture
     xtr, ytr = train.x.to(dev, dtype), train.y.to(dev, dtype)
     xte, yte = test.x.to(dev, dtype), test.y.to(dev, dtype)
     N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[-1]
@@ -266,8 +277,9 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
     try:
         for phase in phases:
             state.start_phase(phase)
+            runner = _captured_or_eager(state, xtr, ytr, capture, explicit=capture_asked)
             for epoch in range(protocol.epochs):
-                state.epoch(xtr, ytr, epoch, cancel)
+                runner.epoch(xtr, ytr, epoch, cancel)
                 done += 1
                 bar.update(1)
                 if done % protocol.eval_every == 0 or done == total_epochs or done % every == 0:
@@ -301,6 +313,21 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
     return TrainResult(configs, test_err, train_err, div, epochs_logged,
                        {n: torch.stack(v).double().cpu() for n, v in curves.items()},
                        done, interrupted, time.perf_counter() - t0, state.final_params(), hold)
+
+
+def _captured_or_eager(state, x, y, capture: bool, *, explicit: bool):
+    """The epoch runner: a recorded CUDA graph when asked for, else the eager engine. When the
+    recording was only the default (``capture=None`` on CUDA) and fails, say so and train eagerly."""
+    if not capture:
+        return state
+    try:
+        return CapturedEpochs(state, x, y)
+    except RuntimeError as e:
+        if explicit:
+            raise
+        warnings.warn(f"recording the training epoch as a CUDA graph failed ({e}); training eagerly "
+                      f"(capture=False skips the attempt)", RuntimeWarning, stacklevel=3)
+        return state
 
 
 def _protocol_dict(p: Protocol) -> dict:
