@@ -30,7 +30,8 @@ Points run through an executor seam: in-process by default, or any object
 with ``submit(fn, *args)`` returning futures — a ``concurrent.futures`` pool,
 a ``dask.distributed.Client``, or a submitit executor for Slurm.
 :func:`load_figure` and :func:`load_runs` read written tables back and
-refuse incomplete ones.
+refuse incomplete ones and edited ones (each table's sha256 is recorded in
+``FIG.sha256`` when it is written and checked on every read).
 """
 
 from __future__ import annotations
@@ -690,34 +691,103 @@ def figure_plot(result: FigureResult):
     return fig
 
 
-def write_outputs(result: FigureResult, out) -> dict[str, Path]:
-    """Write the tidy table (CSV), every run of every grid (CSV), the plot (PNG) and the summary (TXT),
-    each atomically (a Ctrl-C leaves the previous file or the new one)."""
+def table_text(result: FigureResult) -> str:
+    """The tidy table ``FIG.csv`` of a figure, exactly as :func:`write_outputs` writes it."""
     import csv
     import io
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    cols = TABLE_COLS
-    paths = {"table": out / f"{result.name}.csv", "runs": out / f"{result.name}_runs.csv",
-             "plot": out / f"{result.name}.png", "summary": out / f"{result.name}.txt"}
     buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore")
+    w = csv.DictWriter(buf, fieldnames=TABLE_COLS, extrasaction="ignore")
     w.writeheader()
     w.writerows([_table_row(r) for r in result.rows])
-    atomic_write(paths["table"], buf.getvalue())
+    return buf.getvalue()
+
+
+def runs_text(result: FigureResult) -> str:
+    """The per-run table ``FIG_runs.csv`` of a figure, exactly as :func:`write_outputs` writes it."""
+    import csv
+    import io
+
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=_POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
     w.writeheader()
     for r in result.rows:
         point = {k: r.get(k) for k in _POINT_COLS}
         w.writerows([{**point, **run} for run in r.get("runs") or []])
-    atomic_write(paths["runs"], buf.getvalue())
+    return buf.getvalue()
+
+
+def write_outputs(result: FigureResult, out) -> dict[str, Path]:
+    """Write the tidy table (CSV), every run of every grid (CSV), the plot (PNG), the summary (TXT) and
+    the tables' checksums (``FIG.sha256``, :func:`write_checksums`), each atomically (a Ctrl-C leaves
+    the previous file or the new one)."""
+    import io
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"table": out / f"{result.name}.csv", "runs": out / f"{result.name}_runs.csv",
+             "plot": out / f"{result.name}.png", "summary": out / f"{result.name}.txt"}
+    tables = {paths["table"].name: table_text(result).encode(), paths["runs"].name: runs_text(result).encode()}
+    atomic_write(paths["table"], tables[paths["table"].name])
+    atomic_write(paths["runs"], tables[paths["runs"].name])
+    paths["checksums"] = write_checksums(result.name, out, tables)
     png = io.BytesIO()
     figure_plot(result).savefig(png, format="png", dpi=110)
     atomic_write(paths["plot"], png.getvalue())
     atomic_write(paths["summary"], result.summary + "\n")
     return paths
+
+
+# ----------------------------------------------------------------- table checksums
+def checksum_path(name: str, directory) -> Path:
+    """Where the checksums of a figure's tables live: ``FIG.sha256`` beside them."""
+    return Path(directory) / f"{name}.sha256"
+
+
+def write_checksums(name: str, directory, tables: dict[str, bytes]) -> Path:
+    """Record the sha256 of each table's bytes (file name -> content) in ``FIG.sha256``, in the format
+    of ``sha256sum`` (so ``sha256sum -c FIG.sha256`` inside the directory checks them too)."""
+    lines = "".join(f"{hashlib.sha256(data).hexdigest()}  {fname}\n" for fname, data in sorted(tables.items()))
+    return atomic_write(checksum_path(name, directory), lines)
+
+
+def _recorded_checksums(name: str, directory: Path, scale: str | None) -> dict[str, str]:
+    """File name -> sha256 from ``FIG.sha256``; a ValueError naming the file when it is missing or unreadable."""
+    path = checksum_path(name, directory)
+    redo = (f"rewrite the tables from their store: python -m resnetlearn reproduce {name}"
+            + (f" --scale {scale}" if scale else "") + f" --out {directory} (stored points are reused)")
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ValueError(f"{path} is missing: the tables of {name!r} in {directory} cannot be verified "
+                         f"({redo})") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} cannot be read ({e}); {redo}") from None
+    recorded = {}
+    for i, line in enumerate(text.splitlines(), 1):
+        digest, _, fname = line.partition("  ")
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or not fname:
+            raise ValueError(f"{path}, line {i}: not '<sha256>  <file name>' ({line!r}); {redo}")
+        recorded[fname] = digest
+    return recorded
+
+
+def verify_table(path, scale: str | None = None) -> None:
+    """Refuse a written table whose bytes are not those recorded in its ``FIG.sha256`` when it was
+    written: a ValueError naming the table, the checksum file and how to rewrite it."""
+    path = Path(path)
+    name = path.name.removesuffix(".csv").removesuffix("_runs")
+    recorded = _recorded_checksums(name, path.parent, scale)
+    sums = checksum_path(name, path.parent)
+    if path.name not in recorded:
+        raise ValueError(f"{sums} records no checksum for {path.name}: {path} cannot be verified")
+    got = hashlib.sha256(path.read_bytes()).hexdigest()
+    if got != recorded[path.name]:
+        raise ValueError(f"{path} does not match the sha256 recorded in {sums} when it was written "
+                         f"({got[:12]}… instead of {recorded[path.name][:12]}…): the table was edited or "
+                         f"corrupted, and its numbers are not the computed ones. Rewrite it from its store: "
+                         f"python -m resnetlearn reproduce {name}" + (f" --scale {scale}" if scale else "")
+                         + f" --out {path.parent} (stored points are reused)")
 
 
 _POINT_COLS = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d", "init",
@@ -876,9 +946,11 @@ def load_figure(name: str, directory) -> FigureResult:
     """A figure's shipped (or previously written) results from its CSV table.
 
     The table must hold exactly one row for every point of the figure at
-    the scale its provenance file records; anything else (no provenance,
-    an empty or truncated file, a missing or extra row, a cell that is not
-    a number) raises a ValueError that names the file and the problem.
+    the scale its provenance file records, and its bytes must be those
+    recorded in ``FIG.sha256`` when it was written (:func:`verify_table`);
+    anything else (no provenance, an empty or truncated file, a missing or
+    extra row, a cell that is not a number, an edited number, no checksum)
+    raises a ValueError that names the file and the problem.
     """
     directory = Path(directory)
     path = directory / f"{name}.csv"
@@ -911,6 +983,7 @@ def load_figure(name: str, directory) -> FigureResult:
         want = 1 + len(p.get("rerun_seeds") or []) if p["model"] != "hand_built" and p["mode"] != "kernel" else None
         if want is not None and r.get("n_seeds") is not None and r["n_seeds"] not in (0, want):
             raise ValueError(f"{path}: {_point_label(p)} has {r['n_seeds']} seeds, its configuration has {want}")
+    verify_table(path, prov["scale"])  # last, so that a damaged table is named for what is wrong with it
     table = [r for _, r in rows]
     summary, ok = summarise(name, table)
     return FigureResult(name, table, summary, ok, prov.get("wall_time_s", math.nan), provenance=prov)
@@ -940,7 +1013,8 @@ def load_runs(name: str, directory) -> list[dict]:
 
     Checked like :func:`load_figure`: every point of the figure is present,
     a network point with its whole lr × wd grid, a kernel point with at
-    least one candidate, and no point has more than one selected run.
+    least one candidate, no point has more than one selected run, and the
+    file's checksum is the one recorded when it was written.
     """
     directory = Path(directory)
     path = directory / f"{name}_runs.csv"
@@ -968,6 +1042,7 @@ def load_runs(name: str, directory) -> list[dict]:
                              f"expected {seeds}")
         if sum(r["selected"] for r in runs) > 1:
             raise ValueError(f"{path}: {_point_label(p)} has {sum(r['selected'] for r in runs)} selected runs")
+    verify_table(path, prov["scale"])
     return [r for _, r in rows]
 
 

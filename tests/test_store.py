@@ -226,3 +226,49 @@ def test_the_shipped_results_are_complete(scale):
         assert len(res.rows) == res.provenance["points"] == len(_points(fig, scale, None, "test"))
         assert len(load_runs(fig, root)) >= len(res.rows)
         assert res.summary == open(os.path.join(root, f"{fig}.txt")).read().strip()
+
+
+# ----------------------------------------------------------------- tables carry their checksum
+def test_the_command_line_records_each_tables_checksum(copy):
+    import hashlib
+
+    lines = (copy / "fig2a.sha256").read_text().splitlines()
+    assert lines == [f"{hashlib.sha256((copy / f).read_bytes()).hexdigest()}  {f}" for f in ("fig2a.csv",
+                                                                                             "fig2a_runs.csv")]
+
+
+@pytest.mark.parametrize("table", ["fig2a.csv", "fig2a_runs.csv"])
+def test_an_edited_number_is_refused_naming_the_table(copy, table):
+    path = copy / table
+    lines = _lines(path)
+    header = lines[0].strip().split(",")
+    cells = lines[1].split(",")
+    col = header.index("test_error")
+    cells[col] = "0.1"  # a well-formed table that passes every structural check
+    path.write_text("".join([lines[0], ",".join(cells)] + lines[2:]))
+    load = load_figure if table == "fig2a.csv" else load_runs
+    with pytest.raises(ValueError, match=r"does not match the sha256 recorded in .*fig2a\.sha256") as err:
+        load("fig2a", copy)
+    assert str(path) in str(err.value) and "reproduce fig2a --scale tiny --out" in str(err.value)
+
+
+def test_a_table_without_its_checksum_file_is_refused(copy):
+    (copy / "fig2a.sha256").unlink()
+    with pytest.raises(ValueError, match=r"fig2a\.sha256 is missing: the tables of 'fig2a' .* cannot be verified"):
+        load_figure("fig2a", copy)
+    (copy / "fig2a.sha256").write_text("not a checksum\n")
+    with pytest.raises(ValueError, match=r"fig2a\.sha256, line 1: not '<sha256>  <file name>'"):
+        load_runs("fig2a", copy)
+
+
+def test_every_shipped_table_has_its_checksum():
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent / "results"
+    tables = sorted(root.glob("*/*.csv"))
+    assert len(tables) >= 40  # quick, quick-val, cpu, cpu-v1: both tables of every figure
+    for t in tables:
+        name = t.name.removesuffix(".csv").removesuffix("_runs")
+        sums = dict(line.split("  ")[::-1] for line in (t.parent / f"{name}.sha256").read_text().splitlines())
+        assert sums[t.name] == hashlib.sha256(t.read_bytes()).hexdigest(), t
