@@ -6,8 +6,9 @@
 # for development and CI). TORCH_INDEX optionally names a pip index for it,
 # e.g. PyTorch's CPU-only wheel index on a Linux machine without a GPU:
 #   make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
-# LAB_SETTINGS: JupyterLab settings shipped with the project (binder/overrides.json:
-# no "get Jupyter news?" prompt, no update check), installed into the venv.
+# JupyterLab settings (no "get Jupyter news?" prompt, no update check) come with the package's own
+# install: pip places binder/overrides.d/resnetlearn.json in
+# $(VENV)/share/jupyter/lab/settings/overrides.d/ (pyproject.toml, shared-data), as for any pip install.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
@@ -15,21 +16,16 @@ TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
 LAB_ARGS ?=
 BIN := $(VENV)/bin
-LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 
 .PHONY: install lab test lint clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml binder/overrides.d/resnetlearn.json
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install -e ".[dev]"
 	touch $@
 
-$(LAB_SETTINGS): binder/overrides.json $(VENV)/.installed
-	mkdir -p $(dir $@)
-	cp binder/overrides.json $@
-
-install: $(VENV)/.installed $(LAB_SETTINGS)
+install: $(VENV)/.installed
 
 lab: install
 	$(BIN)/jupyter lab --notebook-dir=notebooks --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(LAB_ARGS)
