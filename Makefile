@@ -1,6 +1,8 @@
 # Two commands, both self-installing into ./.venv:
 #   make lab    install, then start JupyterLab on notebooks/
 #   make test   install, then lint and run the whole suite (unit tests + pytest --nbval)
+# and one for teachers:
+#   make student  copies of the notebooks without their folded answers, outputs cleared, in student/ (git-ignored)
 #
 # TORCH picks the torch build installed first (default: the CPU build pinned
 # for development and CI). TORCH_INDEX optionally names a pip index for it,
@@ -17,7 +19,7 @@ TORCH_INDEX ?=
 LAB_ARGS ?=
 BIN := $(VENV)/bin
 
-.PHONY: install lab test lint clean
+.PHONY: install lab test lint student clean
 
 $(VENV)/.installed: pyproject.toml binder/overrides.d/resnetlearn.json
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +39,9 @@ lint: install
 # committed outputs were computed with one thread (see README, Tests).
 test: lint
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+student: install
+	$(BIN)/python -m resnetlearn.student --out student
 
 clean:
 	rm -rf $(VENV)

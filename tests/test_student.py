@@ -1,0 +1,117 @@
+"""Student copies (issue 19, item 7): no folded answer survives, the hints and every code cell do, and the copies
+still run (the cheapest one executed in full; executing all of them is a CI-hour)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from resnetlearn import student as S
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+EXECUTED = "01_concept_class.ipynb"  # about 3 s on a 2-core CPU (benchmarks/results/notebook_timings_cpu.json)
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory):
+    out = tmp_path_factory.mktemp("student")
+    counts = S.write_student_copies(NOTEBOOKS, out)
+    return out, counts
+
+
+def _answers(nb) -> list[str]:
+    return [c.source[a:b] for c in nb.cells if c.cell_type == "markdown"
+            for a, b in S.folded_blocks(c.source) if S.is_answer(c.source[a:b])]
+
+
+def _body(block: str) -> str:
+    """The block without its <details>/<summary> markup: what a student would read when unfolding it."""
+    return S._SUMMARY.sub("", block).split(">", 1)[1].rsplit("</", 1)[0].strip()
+
+
+def test_every_notebook_is_copied_and_the_guide_is_not(copies):
+    out, counts = copies
+    assert sorted(counts) == sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    assert not (out / "README.md").exists()
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_answer_text_remains_and_every_code_cell_is_kept(copies, path):
+    out, counts = copies
+    nb = nbformat.read(path, as_version=4)
+    copy = nbformat.read(out / path.name, as_version=4)
+    nbformat.validate(copy)
+    answers = _answers(nb)
+    assert counts[path.name] == len(answers) == sum(c.source.count(S.PLACEHOLDER) for c in copy.cells)
+    text = json.dumps([c.source for c in copy.cells], ensure_ascii=False)
+    for block in answers:
+        body = _body(block)
+        assert json.dumps(block, ensure_ascii=False)[1:-1] not in text
+        if len(body) >= 40:  # short bodies ("0.3") may legitimately occur elsewhere
+            assert json.dumps(body, ensure_ascii=False)[1:-1] not in text, body[:80]
+    # no folded answer left; the hints stay, word for word
+    left = [c.source[a:b] for c in copy.cells if c.cell_type == "markdown" for a, b in S.folded_blocks(c.source)]
+    assert not [b for b in left if S.is_answer(b)]
+    hints = [c.source[a:b] for c in nb.cells if c.cell_type == "markdown"
+             for a, b in S.folded_blocks(c.source) if not S.is_answer(c.source[a:b])]
+    assert left == hints
+    # every code cell, in order, outputs cleared
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert [c.source for c in copy.cells if c.cell_type == "code"] == code
+    assert all(not c.outputs and c.execution_count is None for c in copy.cells if c.cell_type == "code")
+    assert len(copy.cells) == len(nb.cells)
+
+
+def test_the_cheapest_copy_runs_top_to_bottom(copies):
+    out, _ = copies
+    nb = nbformat.read(out / EXECUTED, as_version=4)
+    # run from notebooks/ so relative paths (../results, ../benchmarks) resolve as for the originals
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors
+    assert any(c.outputs for c in nb.cells if c.cell_type == "code")
+
+
+def test_folded_blocks_and_what_counts_as_an_answer():
+    text = ("Q1\n\n<details><summary>Answer</summary>forty-two</details>\n"
+            "<details open><summary><b>Explain</b> (open after running)</summary>\n\nwhy\n</details>\n"
+            "<details><summary>Hint</summary>look up</details>\n"
+            "<DETAILS><summary>What to look for</summary>x</DETAILS>")
+    spans = S.folded_blocks(text)
+    assert [S.summary(text[a:b]) for a, b in spans] == ["Answer", "Explain (open after running)", "Hint",
+                                                         "What to look for"]
+    assert [S.is_answer(text[a:b]) for a, b in spans] == [True, True, False, False]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text), nbformat.v4.new_code_cell("1 + 1")])
+    copy, removed = S.strip_answers(nb)
+    assert len(removed) == 2 and "forty-two" not in copy.cells[0].source and "why" not in copy.cells[0].source
+    assert "look up" in copy.cells[0].source and copy.cells[0].source.count(S.PLACEHOLDER) == 2
+    assert nb.cells[0].source == text  # the original is untouched
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("<details><summary>Answer</summary>open", "not closed"),
+    ("done</details>", "without an opening"),
+    ("<details><details></details></details>", "inside another"),
+])
+def test_malformed_folds_raise_naming_the_cell(bad, message):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("ok"), nbformat.v4.new_markdown_cell(bad)])
+    with pytest.raises(ValueError, match=f"x.ipynb, cell 1: .*{message}"):
+        S.strip_answers(nb, name="x.ipynb")
+
+
+def test_bad_folders_raise_before_writing(tmp_path):
+    with pytest.raises(ValueError, match="src: no notebooks"):
+        S.write_student_copies(tmp_path, tmp_path / "out")
+    with pytest.raises(ValueError, match="out: must differ from src"):
+        S.write_student_copies(NOTEBOOKS, NOTEBOOKS)
+    assert not (tmp_path / "out").exists()
+
+
+def test_make_student_and_gitignore():
+    assert "student:" in (ROOT / "Makefile").read_text() and "resnetlearn.student" in (ROOT / "Makefile").read_text()
+    assert "student/" in (ROOT / ".gitignore").read_text().splitlines()
