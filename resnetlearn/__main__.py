@@ -4,7 +4,9 @@ Example: python -m resnetlearn reproduce fig2a --scale quick --out results/quick
 
 Finished points are kept in OUT/store, so running the same command again
 resumes an interrupted sweep. Ctrl-C stops at once, keeps every finished
-point, discards the one in progress and exits with status 130.
+point, discards the one in progress and exits with status 130; SIGTERM
+(kill PID) does the same with status 143. Worker processes (--workers)
+end with the command however it ends.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import argparse
 import multiprocessing
 import os
 import shlex
+import signal
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -23,9 +26,11 @@ from .reproduce import (
     FIGURES,
     SCALES,
     FigureInterrupted,
-    ignore_sigint,
+    WorkersUnavailable,
+    _points,
     run_figure,
     stop_process_pool,
+    worker_init,
     write_outputs,
     write_provenance,
 )
@@ -40,6 +45,20 @@ SCALE_HELP = {
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+
+TERMINATED = 143
+"""Exit status after SIGTERM (128 + SIGTERM)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached the command: stop as after Ctrl-C (finished points kept, workers stopped)."""
+
+
+def _on_sigterm(signum, frame):
+    if getattr(_on_sigterm, "seen", False):  # a second SIGTERM during the clean-up: leave at once
+        os._exit(TERMINATED)  # the workers follow (worker_init asked the kernel to signal them)
+    _on_sigterm.seen = True
+    raise Terminated("SIGTERM")
 
 
 def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
@@ -106,13 +125,26 @@ def main(argv=None) -> int:
         rp.error(str(e))  # exits with status 2 before any point starts
     command = "python -m resnetlearn " + " ".join(shlex.quote(a) for a in argv)
     figures = FIGURES if args.figure == "all" else (args.figure,)
+    workers = args.workers
+    if workers > 0:  # more workers than points would only idle (and a huge number would exhaust the processes)
+        most = max(len(_points(fig, args.scale, args.device, args.select)) for fig in figures)
+        if workers > most:
+            print(f"--workers {workers}: at most {most} points run at once here; starting {most} workers",
+                  file=sys.stderr, flush=True)
+            workers = most
     executor = None
-    if args.workers > 0:  # CUDA does not survive fork(): workers that may use it are spawned afresh
-        context = multiprocessing.get_context("spawn") if device.type == "cuda" else None
-        executor = ProcessPoolExecutor(args.workers, mp_context=context, initializer=ignore_sigint)
     finished: list[str] = []
-    interrupted = False
+    completed = False
+    _on_sigterm.seen = False
+    try:  # SIGTERM to this process alone must stop the workers too: handle it like Ctrl-C
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        previous = None
     try:
+        if workers > 0:  # CUDA does not survive fork(): workers that may use it are spawned afresh
+            context = multiprocessing.get_context("spawn") if device.type == "cuda" else None
+            executor = ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init,
+                                           initargs=(os.getpid(),))
         for fig in figures:
             res = run_figure(fig, args.scale, args.device, out=out / "store", executor=executor,
                              select=args.select)
@@ -122,22 +154,29 @@ def main(argv=None) -> int:
             print(res.summary)
             print(f"  {len(res.rows)} points ({res.skipped} reused from the store) in {res.wall_time:.0f} s; "
                   f"table {paths['table']}, plot {paths['plot']}", flush=True)
+        completed = True
     except KeyboardInterrupt as e:
-        interrupted = True
-        _report_interrupt(e, finished, out, command)
-        return INTERRUPTED
-    finally:
+        by_sigterm = _on_sigterm.seen
+        _report_interrupt(e, finished, out, command, "terminated (SIGTERM)" if by_sigterm else "interrupted (Ctrl-C)")
+        return TERMINATED if by_sigterm else INTERRUPTED
+    except WorkersUnavailable as e:
+        print(f"\n{e}.\nfinished points are stored in {out / 'store'}; resume with fewer --workers:\n  {command}",
+              file=sys.stderr, flush=True)
+        return 1
+    finally:  # only a run that finished waits for its pool; any other end terminates the workers now
         if executor is not None:
-            if interrupted:
-                stop_process_pool(executor)
-            else:
+            if completed:
                 executor.shutdown()
+            else:
+                stop_process_pool(executor)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
 
 
-def _report_interrupt(e: KeyboardInterrupt, finished: list[str], out: Path, command: str) -> None:
-    """Say on stderr what Ctrl-C kept and how to go on."""
-    lines = ["", "interrupted (Ctrl-C)."]
+def _report_interrupt(e: KeyboardInterrupt, finished: list[str], out: Path, command: str, how: str) -> None:
+    """Say on stderr what Ctrl-C (or SIGTERM) kept and how to go on."""
+    lines = ["", f"{how}."]
     if finished:
         lines.append(f"finished and written to {out}: {', '.join(finished)}")
     if isinstance(e, FigureInterrupted):
@@ -150,7 +189,7 @@ def _report_interrupt(e: KeyboardInterrupt, finished: list[str], out: Path, comm
 def run(argv=None):
     """Run :func:`main` and exit the process with its status."""
     status = main(argv)
-    if status == INTERRUPTED:
+    if status in (INTERRUPTED, TERMINATED):
         # everything worth keeping is on disk (atomic writes) and the workers are stopped; skip the
         # interpreter's teardown of torch & co., which alone takes a second or more on a busy CPU
         sys.stdout.flush()

@@ -42,6 +42,7 @@ import json
 import math
 import os
 import signal
+import sys
 import tempfile
 import time
 import warnings
@@ -411,9 +412,35 @@ class FigureInterrupted(KeyboardInterrupt):
         self.figure, self.saved, self.total, self.store = figure, saved, total, store
 
 
-def ignore_sigint() -> None:
-    """Worker-process initializer: leave Ctrl-C to the parent, which cancels the work and stops the workers."""
+class WorkersUnavailable(RuntimeError):
+    """The system refused to start a worker process (a process limit such as ``ulimit -u``, or memory)."""
+
+
+PR_SET_PDEATHSIG = 1
+"""Linux ``prctl`` option: the signal a process receives when its parent ends (``<linux/prctl.h>``)."""
+
+
+def worker_init(parent_pid: int | None = None) -> None:
+    """Worker-process initializer: leave Ctrl-C to the parent, and never outlive it.
+
+    SIGINT is ignored (the parent decides and stops the pool); SIGTERM gets its default action back
+    (a forked worker inherits the parent's handler), so terminating a worker ends it at once; on Linux
+    ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` asks the kernel to send SIGTERM to the worker when its parent
+    ends, however it ends (even SIGKILL); a parent that ended before that request took effect
+    (``os.getppid()`` is no longer ``parent_pid``) ends the worker here."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(1)
+
+
+ignore_sigint = worker_init
+"""The former name of :func:`worker_init`."""
 
 
 def stop_process_pool(pool, timeout: float = 5.0) -> None:
@@ -456,6 +483,9 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
     stored, futures not yet started are cancelled, the point(s) in progress
     are discarded, and :class:`FigureInterrupted` (a KeyboardInterrupt) is
     raised; the caller stops its worker processes (:func:`stop_process_pool`).
+    Any other exception does the same before it propagates; an ``OSError``
+    from ``executor.submit`` (the system refused a new worker process)
+    becomes :class:`WorkersUnavailable`.
     """
     from tqdm.auto import tqdm
 
@@ -482,18 +512,29 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
                 record(i, run_point(pts[i]))
                 bar.update(1)
         else:
-            futures = {i: executor.submit(run_point, pts[i]) for i in todo}
+            for i in todo:  # one by one, so that a failure part-way leaves the submitted ones cancellable
+                try:
+                    futures[i] = executor.submit(run_point, pts[i])
+                except OSError as e:  # fork/spawn refused: BlockingIOError (process limit), ENOMEM
+                    raise WorkersUnavailable(
+                        f"{figure}: the system refused to start a worker process after {len(futures)} of "
+                        f"{len(todo)} points were handed out ({type(e).__name__}: {e}); the pool was stopped "
+                        f"and no partial point was stored; use fewer workers (see the process limit, "
+                        f"ulimit -u)") from e
             for i, fut in futures.items():
                 record(i, fut.result())
                 bar.update(1)
-    except KeyboardInterrupt:
+    except BaseException as e:
         for i, fut in futures.items():
             fut.cancel()
             res = _finished_result(fut) if results[i] is None else None
-            if res is not None:  # finished in a worker before Ctrl-C, not yet collected
-                record(i, res)
-        saved = sum(r is not None for r in results)
-        raise FigureInterrupted(figure, saved, len(pts), store.root if store else None) from None
+            if res is not None:  # finished in a worker before the stop, not yet collected
+                with contextlib.suppress(Exception):  # e.g. the disk that just failed: recomputed next time
+                    record(i, res)
+        if isinstance(e, KeyboardInterrupt):
+            saved = sum(r is not None for r in results)
+            raise FigureInterrupted(figure, saved, len(pts), store.root if store else None) from None
+        raise
     finally:
         bar.close()
     rows = [dict(p, **r) for p, r in zip(pts, results)]

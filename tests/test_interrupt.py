@@ -2,6 +2,7 @@
 
 import csv
 import json
+import math
 import os
 import signal
 import subprocess
@@ -159,3 +160,149 @@ def test_the_hand_built_point_checks_the_engine_flag(monkeypatch):
     monkeypatch.setattr(reproduce, "train_models", stopped)
     with pytest.raises(KeyboardInterrupt, match="hand_built"):
         reproduce._hand_built_point(dict(figure="fig4", model="hand_built", mode="-", wd=0.0, epochs=1, d=8, m=200))
+
+
+# ----------------------------------------------------------------- workers end with their parent, however it ends
+OWNED_DRIVER = DRIVER.replace("from resnetlearn import", """import errno
+import os
+if os.environ.get("FAIL_FORK_AFTER"):  # a process limit: the fork after the first n ones is refused
+    _fork, _forks = os.fork, [0]
+    def _limited_fork():
+        if _forks[0] >= int(os.environ["FAIL_FORK_AFTER"]):
+            raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+        _forks[0] += 1
+        return _fork()
+    os.fork = _limited_fork
+from resnetlearn import""", 1)
+
+needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="counts processes through /proc (Linux)")
+
+
+def _alive(pgid: int) -> list[int]:
+    """Processes of the process group ``pgid`` that still run (zombies awaiting their reaper excluded)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                fields = open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] not in "ZX":
+                pids.append(int(d))
+    return pids
+
+
+def _start(out: Path, workers: int, **env) -> subprocess.Popen:
+    args = ["reproduce", "fig2a", "--scale", "tiny", "--device", "cpu", "--out", str(out), "--workers", str(workers)]
+    return subprocess.Popen([sys.executable, "-c", OWNED_DRIVER, *args], env=dict(os.environ, OMP_NUM_THREADS="1",
+                            **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _seconds_until_none_left(pgid: int, since: float, limit: float = 10.0) -> float:
+    while _alive(pgid) and time.monotonic() - since < limit:
+        time.sleep(0.005)
+    left = _alive(pgid)
+    for pid in left:  # never leave strays behind, whatever the assertion says
+        os.kill(pid, signal.SIGKILL)
+    return math.inf if left else time.monotonic() - since
+
+
+def _busy(proc: subprocess.Popen, out: Path, workers: int) -> None:
+    """Wait until a point is stored and the workers are computing the next ones."""
+    deadline = time.monotonic() + 120
+    while not list((out / "store").glob("fig2a/*.json")) or len(_alive(proc.pid)) < 1 + workers:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    time.sleep(0.15)
+
+
+@needs_proc
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_signal_to_the_parent_alone_ends_every_worker_within_a_second(tmp_path, sig):
+    """SIGTERM to the parent alone (not its group) left the workers computing and then idle for good (the
+    audit saw them alive after 240 s). Now the parent stops them (exit 143, like Ctrl-C); a parent killed
+    outright takes them with it (prctl PR_SET_PDEATHSIG in the worker initializer)."""
+    out = tmp_path / "out"
+    proc = _start(out, 2)
+    _busy(proc, out, 2)
+    sent = time.monotonic()
+    os.kill(proc.pid, sig)
+    _, err = proc.communicate(timeout=60)
+    took = _seconds_until_none_left(proc.pid, sent)
+    assert took < 1.0, f"a worker outlived its parent by {took:.2f} s"
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 143 and "terminated (SIGTERM)" in err and "Traceback" not in err, err
+        assert "resume with the same command" in err
+    store_dir = out / "store"
+    assert not [f for f in store_dir.rglob("*") if f.is_file() and not f.name.endswith(".json")]  # no temp files
+    assert all(ResultsStore(store_dir).verify(f) is None for f in store_dir.glob("fig2a/*.json"))
+    assert not (out / "fig2a.csv").exists()
+
+
+@needs_proc
+def test_a_refused_fork_stops_the_pool_instead_of_waiting_on_it(tmp_path):
+    """A process limit refusing the second worker (BlockingIOError from fork) left the parent waiting forever
+    on the first, idle one. Now it stops the pool, says why and exits with status 1."""
+    out = tmp_path / "out"
+    proc = _start(out, 4, FAIL_FORK_AFTER="1")
+    _, err = proc.communicate(timeout=60)
+    ended = time.monotonic()
+    took = _seconds_until_none_left(proc.pid, ended)
+    assert took < 1.0, f"a worker outlived its parent by {took:.2f} s"
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert "refused to start a worker process" in err and "BlockingIOError" in err and "fewer --workers" in err
+    assert not list((out / "store").rglob("*.json"))
+
+
+def test_an_error_in_the_parent_terminates_the_workers_and_keeps_finished_points(tmp_path, monkeypatch):
+    """Any exception (here the disk filling up while a point is stored) stops the pool at once instead of
+    waiting for the points in progress and the queued ones; points that finished are still kept."""
+    from concurrent.futures import Future
+
+    pts = _points("fig2a", "tiny", "cpu", "test")
+    submitted = []
+
+    class Pool:
+        def submit(self, fn, config):
+            fut = Future()
+            if pts.index(config) in (0, 1):
+                fut.set_result({"test_error": 1.0, "runs": []})
+            submitted.append(fut)
+            return fut
+
+    real_put = ResultsStore.put
+
+    def put(self, config, result):
+        if config == pts[0]:
+            raise OSError(28, "No space left on device")
+        return real_put(self, config, result)
+
+    monkeypatch.setattr(ResultsStore, "put", put)
+    with pytest.raises(OSError, match="No space left"):
+        run_figure("fig2a", "tiny", "cpu", out=tmp_path, executor=Pool(), progress=False)
+    assert all(f.cancelled() for f in submitted[2:]) and ResultsStore(tmp_path).get(pts[1])
+    # and the command line terminates its pool on any exception (it waited for every queued point)
+    stopped = []
+    monkeypatch.setattr(cli, "stop_process_pool", lambda pool: stopped.append(pool) or pool.shutdown(wait=False))
+    monkeypatch.setattr(cli, "run_figure", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")))
+    with pytest.raises(RuntimeError, match="boom"):
+        cli.main(["reproduce", "fig2a", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path / "o"),
+                  "--workers", "2"])
+    assert len(stopped) == 1
+
+
+def test_more_workers_than_points_are_not_started(tmp_path, monkeypatch, capsys):
+    made = []
+
+    class Pool:
+        def __init__(self, n, **kw):
+            made.append(n)
+
+        def shutdown(self, *a, **k):
+            pass
+
+    monkeypatch.setattr(cli, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(cli, "run_figure", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(cli, "stop_process_pool", lambda pool: None)
+    assert cli.main(["reproduce", "fig2a", "--scale", "tiny", "--out", str(tmp_path), "--workers", "1000000"]) == 130
+    assert made == [9] and "--workers 1000000: at most 9 points run at once here" in capsys.readouterr().err
