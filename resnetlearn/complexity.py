@@ -92,8 +92,12 @@ degree D whose Taylor polynomial is within ε of phi on [−R, R]
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
+import signal
+import threading
+import time
 from dataclasses import dataclass
 
 import mpmath
@@ -124,6 +128,76 @@ class NonConvergentSeriesError(ValueError):
 class SeriesBudgetError(ValueError):
     """The series converges (or may), but cannot be summed or decided within the
     allowed number of terms / coefficients (``max_terms``, ``max_degree``)."""
+
+
+TIME_BUDGET = 120.0
+"""Default wall-clock budget (seconds) of one complexity computation (``time_budget``)."""
+_deadline_state = threading.local()
+
+
+def _time_budget(value) -> float | None:
+    return None if value is None else V.real("time_budget", value, lo=0, lo_open=True)
+
+
+@contextlib.contextmanager
+def _budget(seconds: float | None, what: str):
+    """Stop the computation with a :class:`SeriesBudgetError` after ``seconds``.
+
+    In the main thread a SIGALRM timer interrupts even a long sympy call (the
+    exact series of exp(exp(exp(z))) does not return within minutes); in
+    other threads, or while another timer is set, the summation loops check
+    the deadline between terms."""
+    if seconds is None or getattr(_deadline_state, "deadline", None) is not None:
+        yield  # no budget, or an outer computation's budget already runs
+        return
+    message = (f"{what} gave no answer within time_budget = {seconds:g} s (the exact Taylor coefficients or the "
+               "series take longer); raise time_budget (time_budget=None: no limit), or lower max_degree / "
+               "max_terms")
+    _deadline_state.deadline, _deadline_state.message = time.monotonic() + seconds, message
+    use_alarm = (threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+                 and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+
+    def on_alarm(signum, frame):
+        raise SeriesBudgetError(message)
+
+    old = signal.signal(signal.SIGALRM, on_alarm) if use_alarm else None
+    try:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+        yield
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        _deadline_state.deadline = None
+
+
+def _check_deadline() -> None:
+    deadline = getattr(_deadline_state, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline:
+        raise SeriesBudgetError(_deadline_state.message)
+
+
+def _constant_form(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` itself, or the constant it equals identically (cos(z)**2 + sin(z)**2 → 1).
+
+    A cheap numeric test first (equal values at three points to 30 digits);
+    only then sympy's ``simplify`` must confirm it exactly, so other
+    expressions are left exactly as given."""
+    if not expr.free_symbols:
+        return expr
+    try:
+        f = sympy.lambdify(Z, expr, modules="mpmath")
+        with mpmath.workdps(40):
+            v0 = mpmath.mpmathify(f(mpmath.mpf(0)))
+            same = all(abs(mpmath.mpmathify(f(mpmath.mpf(z))) - v0) <= mpmath.mpf(10) ** -30 * max(1, abs(v0))
+                       for z in ("0.0937", "-0.211", "0.377"))
+    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
+        return expr
+    if not same:
+        return expr
+    simple = sympy.simplify(expr)
+    return simple if not simple.free_symbols else expr
 
 
 @dataclass(frozen=True)
@@ -177,14 +251,14 @@ class TaylorSeries:
         self.act = act
         self.expr = act.expr if isinstance(act, Activation) else act
         self.max_degree = max_degree
-        expr = self.expr
+        expr = _constant_form(self.expr)
         if not expr.is_polynomial(Z) and expr.is_rational_function(Z):
             cancelled = sympy.cancel(expr)
             if cancelled.is_polynomial(Z):
                 expr = cancelled
         if expr.is_polynomial(Z):
             p = sympy.Poly(sympy.expand(expr), Z)
-            self.degree = p.degree()
+            self.degree = 0 if p.is_zero else p.degree()  # the zero function: degree −∞ for sympy, c_0 = 0 here
             self._exact = [sympy.Integer(0)] * (self.degree + 1)
             for (i,), c in p.terms():
                 self._exact[i] = c
@@ -279,6 +353,7 @@ class TaylorSeries:
             return abs(mpmath.mpmathify(self._formula(i)))
         if i >= self.max_degree:
             raise IndexError(i)
+        _check_deadline()
         self._exact = self._ring_coeffs(min(self.max_degree, max(2 * len(self._exact), i + 1)))
         return self.abs_coeff(i)
 
@@ -805,6 +880,8 @@ def _sum_entire(series, x, weight, tol, max_terms, what, name, xname):
             )
     total, prev, prev_rho = mpmath.mpf(0), None, None
     for i in range(max_terms):
+        if i % 256 == 0:
+            _check_deadline()
         try:
             c = series.abs_coeff(i)
         except IndexError:
@@ -885,6 +962,7 @@ def _sum_inside(series, x, weight, tol, max_terms, what, name, xname):
         tail = _tail_estimate(t, q)
         if tail <= tol * total:
             return total, n
+        _check_deadline()
         if n >= cap:
             raise SeriesBudgetError(
                 f"{what} of {name}: the series converges ({xname} = {mpmath.nstr(x, 8)} is below the radius "
@@ -901,6 +979,7 @@ def _sum_exact_inside(series, x, weight, tol, q, what, name, xname):
     total, terms = mpmath.mpf(0), []
     i = 0
     for i in range(series.max_degree):
+        _check_deadline()
         try:
             c = series.abs_coeff(i)
         except IndexError:
@@ -1054,6 +1133,7 @@ def complexity_eps(
     tol: float = 1e-12,
     max_terms: int = 10**6,
     max_degree: int = 400,
+    time_budget: float | None = TIME_BUDGET,
 ) -> Complexity:
     """ℭ_ε(phi, R) (ResNet paper §4, companion §2): the network-size measure.
 
@@ -1061,12 +1141,22 @@ def complexity_eps(
     series (otherwise :class:`NonConvergentSeriesError`). ``truncate=True``
     measures the degree-D Taylor polynomial that is ε-close to phi on
     [−R, R] instead of the full series (Example 4.1; the route for tanh and
-    sigmoid, whose radii π/2 and π are far below C*·R = 10^4).
+    sigmoid, whose radii π/2 and π are far below C*·R = 10^4). An expression
+    that is identically constant is measured as that constant
+    (cos(z)**2 + sin(z)**2 as 1, the zero function as 0). A computation that
+    takes longer than ``time_budget`` seconds (None: no limit) stops with a
+    :class:`SeriesBudgetError` naming it.
     """
     act = _resolve(act, {}, "act")
     eps = _eps(eps)
     R, C_star, tol, max_terms, max_degree = _common(R, C_star, tol, max_terms, max_degree)
     truncate = V.boolean("truncate", truncate)
+    time_budget = _time_budget(time_budget)
+    with _budget(time_budget, f"ℭ_ε of {act.name}"):
+        return _complexity_eps(act, eps, R, C_star, truncate, tol, max_terms, max_degree)
+
+
+def _complexity_eps(act, eps, R, C_star, truncate, tol, max_terms, max_degree) -> Complexity:
     D = None
     if truncate:
         act, D = _truncated(act, eps, R, max_degree)
@@ -1092,6 +1182,7 @@ def complexity_s(
     tol: float = 1e-12,
     max_terms: int = 10**6,
     max_degree: int = 400,
+    time_budget: float | None = TIME_BUDGET,
 ) -> Complexity:
     """ℭ_s(phi, R): the sample-complexity measure.
 
@@ -1099,13 +1190,20 @@ def complexity_s(
     ``variant="companion"`` by (i+1)^1.75 (companion paper §2); both by R^i
     and the factor C*. Converges iff R is below the radius of convergence
     (C* only scales the value). ``truncate_eps`` applies Example 4.1's
-    truncation at that accuracy first.
+    truncation at that accuracy first. Constant expressions and
+    ``time_budget`` as in :func:`complexity_eps` (the zero function has ℭ_s = 0).
     """
     act = _resolve(act, {}, "act")
     R, C_star, tol, max_terms, max_degree = _common(R, C_star, tol, max_terms, max_degree)
     variant = V.choice("variant", variant, VARIANTS)
     if truncate_eps is not None:
         truncate_eps = _eps(truncate_eps, "truncate_eps")
+    time_budget = _time_budget(time_budget)
+    with _budget(time_budget, f"ℭ_s of {act.name}"):
+        return _complexity_s(act, R, C_star, variant, truncate_eps, tol, max_terms, max_degree)
+
+
+def _complexity_s(act, R, C_star, variant, truncate_eps, tol, max_terms, max_degree) -> Complexity:
     D = None
     if truncate_eps is not None:
         act, D = _truncated(act, truncate_eps, R, max_degree)

@@ -235,8 +235,18 @@ class Target:
         """(β·F(x), α·G(F(x))) as float64 tensors of shape (n, k)."""
         raise NotImplementedError
 
+    def inputs(self, x) -> torch.Tensor:
+        """``x`` as a float64 CPU tensor of shape (n, d); any other shape is refused, naming both
+        dimensions (a target never reads only some of the columns, nor pads missing ones)."""
+        x = torch.as_tensor(x, dtype=torch.float64).cpu()
+        if x.ndim != 2 or x.shape[1] != self.d:
+            got = f"{x.shape[-1]} columns" if x.ndim == 2 else f"{x.ndim} dimensions"
+            raise ValueError(f"{self.name} takes inputs x of shape (n, d) with d = {self.d}; got {got} "
+                             f"(x of shape {tuple(x.shape)})")
+        return x
+
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        base, comp = self.components(torch.as_tensor(x, dtype=torch.float64).cpu())
+        base, comp = self.components(self.inputs(x))
         return comp if base is None else base + comp
 
     def sample(self, n: int, seed: int = 0, device=None, dtype: torch.dtype = torch.float32) -> Sample:
@@ -291,7 +301,7 @@ class Concept1(Target):
         self.name = name
 
     def components(self, x):
-        f = self.F(x)
+        f = self.F(self.inputs(x))
         return self.beta * f, self.alpha * self.G(f)
 
     def with_alpha_beta(self, alpha: float, beta: float = 1.0) -> Concept1:
@@ -389,7 +399,7 @@ class ParityInstance(Concept1):
                               self.d, self.input_dist, self.name)
 
     def components(self, x):
-        x = torch.as_tensor(x, dtype=torch.float64)
+        x = self.inputs(x)
         f = torch.stack([self.f_scale * x[:, list(S)].prod(dim=1) for S in self.f_sets], dim=1)
         g = torch.stack([s * f[:, list(T)].prod(dim=1) for s, T in self.g_terms], dim=1)
         return self.beta * f, self.alpha * g
@@ -475,7 +485,7 @@ class FunctionTarget(Target):
         self.input_dist, self.name, self.formula = _check_dist(input_dist), name, formula
 
     def components(self, x):
-        return None, self.fn(torch.as_tensor(x, dtype=torch.float64))
+        return None, self.fn(self.inputs(x))
 
     def __repr__(self) -> str:
         return f"FunctionTarget({self.name!r}: {self.formula}, x ~ {self.input_dist})"

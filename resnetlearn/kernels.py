@@ -48,14 +48,14 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
-from . import networks
+from . import memory, networks
 from . import validation as V
 from .concept import data_split
 
@@ -66,8 +66,6 @@ INF_ARCHS = ("2layer", "3layer", "3resnet_eq21")
 """Architectures with an infinite-width limit here (not the §6 ``3resnet``: see :func:`ntk_spread`)."""
 PARAMETERIZATIONS = ("standard", "ntk")
 OUTPUTS = ("mean", "per_output", "full")
-MEMORY_FRACTION = 0.5
-"""Refuse Gram matrices that would take more than this share of the RAM."""
 
 
 # ----------------------------------------------------------------- checks
@@ -104,24 +102,25 @@ def _pair(X1, X2):
     return X1, X2
 
 
-def _total_ram() -> int | None:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return None
-
-
 def check_memory(n1: int, n2: int, copies: int = 3) -> None:
-    """Raise a ValueError (instead of crashing) when ``copies`` float64
-    matrices of n1×n2 would not fit in ``MEMORY_FRACTION`` of the RAM."""
-    need = 8 * n1 * n2 * copies
-    ram = _total_ram()
-    if ram is not None and need > MEMORY_FRACTION * ram:
-        raise ValueError(
-            f"a {n1}×{n2} kernel computation needs about {need / 2**30:.1f} GiB "
-            f"({copies} float64 copies) but this machine has {ram / 2**30:.1f} GiB; "
-            "use fewer samples, or a GPU machine with more memory"
-        )
+    """Refuse (:class:`resnetlearn.memory.InsufficientMemoryError`, a ValueError) an n1×n2 kernel
+    computation whose ``copies`` float64 matrices would not fit in the memory available
+    (:func:`resnetlearn.memory.check_memory`), naming the number of samples that fits."""
+    n1, n2 = V.integer("n1", n1, lo=0), V.integer("n2", n2, lo=0)
+    memory.check_memory(memory.gram_bytes(n1, n2, copies), what=f"a {n1}×{n2} kernel computation ({copies} float64 "
+                        "copies)", width_name="N (samples)", width=max(n1, n2),
+                        need_at=lambda n: memory.gram_bytes(n, n, copies))
+
+
+def _check_network_memory(arch: str, n_points: int, k: int, m: int, device=None) -> None:
+    """Refuse, before the network is drawn, a width m whose parameters (twice: the draw and its
+    float64 copy) and back-propagated signals δ (k × n × m per layer, a few layers) would not fit."""
+    def need(w):
+        P = sum(math.prod(s) for s in networks.param_shapes(arch, 1, k, w).values())
+        return 8 * (2 * P + 6 * k * n_points * w)
+
+    memory.check_memory(need(m), what=f"the {arch} network kernel on {n_points} inputs (k = {k})", width_name="m",
+                        width=m, need_at=need, device=device)
 
 
 def _sigmas(sigma_w2, sigma_b2):
@@ -345,8 +344,9 @@ def _single(params: dict, arch: str | None = None, d: int | None = None) -> dict
     return out
 
 
-def _network(arch, X, params, m, k, seed, init):
-    """One model's float64 parameters: ``params`` as given, or drawn as :func:`networks.init_params` does."""
+def _network(arch, X, params, m, k, seed, init, n_points):
+    """One model's float64 parameters: ``params`` as given, or drawn as :func:`networks.init_params` does
+    (after checking that a width-m network and its kernel on ``n_points`` inputs fit in memory)."""
     if params is not None:
         if any(v is not None for v in (m, k, seed, init)):
             raise ValueError("pass either params or (m, k, seed, init), not both")
@@ -355,6 +355,7 @@ def _network(arch, X, params, m, k, seed, init):
     k = V.integer("k", 1 if k is None else k, lo=1)
     seed = V.seeds("seed", 0 if seed is None else seed)[0]
     init = V.choice("init", "paper" if init is None else init, networks.INITS)
+    _check_network_memory(arch, n_points, k, m, X.device)
     return _single(networks.init_params(arch, X.shape[1], k, m, [seed], init, dtype=F64))
 
 
@@ -384,7 +385,7 @@ def conjugate(X1, X2=None, arch: str = "2layer", *, m: int | None = None, k: int
     hence on k."""
     _arch(arch, NETWORK_ARCHS, "conjugate")
     X1, X2 = _pair(X1, X2)
-    p = _network(arch, X1, params, m, k, seed, init)
+    p = _network(arch, X1, params, m, k, seed, init, X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
     f1 = features(arch, p, X1)
     f2 = f1 if X2 is X1 else features(arch, p, X2)
     return f1 @ f2.T
@@ -426,7 +427,7 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
     _arch(arch, NETWORK_ARCHS, "ntk")
     outputs = V.choice("outputs", outputs, OUTPUTS)
     X1, X2 = _pair(X1, X2)
-    p = _network(arch, X1, params, m, k, seed, init)
+    p = _network(arch, X1, params, m, k, seed, init, X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
     mult = _mults(p, parameterization, sigma_w2, sigma_b2)
     k = p["A"].shape[0]
     n1, n2 = X1.shape[0], X2.shape[0]
@@ -762,55 +763,125 @@ def _check_gram(K, Y):
     return K, _targets(Y, K.shape[0])
 
 
-def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float, max_tries: int = 8) -> torch.Tensor:
-    """Coefficients a of (K + λI)a = Y (eq 3.2 with a squared-norm penalty),
-    by a float64 Cholesky; if K + λI is not numerically positive definite, a
-    jitter of 1e-10 × mean diagonal is added and grown ×10 per try."""
+def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float) -> torch.Tensor:
+    """Coefficients a of (K + λI)a = Y (eq 3.2 with a squared-norm penalty).
+
+    A float64 Cholesky solve when K + λI is well-conditioned; otherwise the
+    ridge is raised by the jitter of :func:`effective_ridges` (with a
+    warning) and the system solved from the eigendecomposition of K, exactly
+    as :func:`ridge_path` does, so both solvers give the same answer."""
     ridge = _check_ridge(ridge)
-    max_tries = V.integer("max_tries", max_tries, lo=1)
     K, Y = _check_gram(K, Y)
-    scale = float(K.diagonal().mean().abs()) or 1.0
-    eye = torch.eye(K.shape[0], dtype=F64, device=K.device)
-    jitter = 0.0
-    for _ in range(max_tries):
-        L, info = torch.linalg.cholesky_ex(K + (ridge + jitter) * eye)
+    eigs = torch.linalg.eigvalsh(K)
+    (lam_eff,) = effective_ridges(eigs, [ridge])
+    if lam_eff == ridge:
+        L, info = torch.linalg.cholesky_ex(K + ridge * torch.eye(K.shape[0], dtype=F64, device=K.device))
         if int(info) == 0:
             return torch.cholesky_solve(Y, L)
-        jitter = 1e-10 * scale if jitter == 0 else jitter * 10
-    raise ValueError(f"K + ridge·I is not positive definite even with jitter {jitter:.2g} "
-                     f"(mean diagonal {scale:.3g}); is K a valid kernel matrix? try a larger ridge")
+    lam, Q = torch.linalg.eigh(K)
+    return Q @ ((Q.T @ Y) / (lam.clamp_min(0) + lam_eff)[:, None])
 
 
 def krr_predict(K_test: torch.Tensor, coef: torch.Tensor) -> torch.Tensor:
-    """𝔎(x) = Σ_n K(x, x_n) a_n (eq 3.1), without a mean term."""
-    return _as2d(K_test, "K_test") @ torch.as_tensor(coef).to(F64)
+    """𝔎(x) = Σ_n K(x, x_n) a_n (eq 3.1), without a mean term; K_test (n_test, N), coef (N,) or (N, k)."""
+    K_test = _as2d(K_test, "K_test")
+    coef = torch.as_tensor(coef).to(device=K_test.device, dtype=F64)
+    if coef.ndim not in (1, 2) or coef.shape[0] != K_test.shape[1]:
+        raise ValueError(f"K_test and coef disagree: K_test has N = {K_test.shape[1]} columns (shape "
+                         f"{tuple(K_test.shape)}) but coef has shape {tuple(coef.shape)}; coef must be (N,) or "
+                         f"(N, k) with N = {K_test.shape[1]} training points")
+    return K_test @ coef
+
+
+COND_LIMIT = 1 / torch.finfo(F64).eps
+"""Condition number of K + λI beyond which float64 keeps no correct digit of the solution (2^52 ≈ 4.5·10^15)."""
+SINGULAR = 1e-8
+"""K counts as numerically singular when its smallest eigenvalue is below SINGULAR × its largest."""
+JITTER = 1e-10
+"""The jitter added to a negligible ridge on a numerically singular K, as a multiple of K's largest
+eigenvalue (the condition number is then at most about 1/JITTER = 10^10)."""
+PSD_TOL = 1e-8
+"""A Gram matrix whose smallest eigenvalue is below −PSD_TOL × its largest is not a kernel matrix."""
+
+
+class IllConditionedWarning(UserWarning):
+    """A kernel system K + λI too ill-conditioned for float64."""
+
+
+def effective_ridges(eigs: torch.Tensor, ridges, *, what: str = "K") -> list[float]:
+    """The ridges every solver here uses, given the eigenvalues of the Gram matrix (K, or ΦᵀΦ).
+
+    The one regularisation rule shared by :func:`krr_fit`/:class:`KernelRidge`,
+    :func:`ridge_path`, :func:`feature_ridge` and the exact network solutions
+    (eigenvalues below 0 are round-off and count as 0):
+
+    * a ridge λ ≤ ε·λ_max (ε the float64 epsilon; ridge 0 included) cannot
+      regularise anything in float64. If moreover K is numerically singular
+      (λ_min ≤ SINGULAR·λ_max: nearly duplicate training points, fewer
+      features than samples), the solution along the smallest eigenvectors is
+      round-off divided by round-off, and two solvers of the same system
+      disagree by orders of magnitude. Then λ is raised by JITTER·λ_max and
+      an :class:`IllConditionedWarning` names the condition number and the jitter;
+    * otherwise λ stays as given (well-conditioned problems are solved
+      exactly as asked); a condition number κ = (λ_max + λ)/(λ_min + λ)
+      above :data:`COND_LIMIT` still draws the warning.
+
+    Both tests read λ_max (accurate to round-off) and compare λ_min with
+    10⁸ times the round-off level, so every solver takes the same decision.
+    Raises when K has no positive eigenvalue or one below −PSD_TOL·λ_max.
+    """
+    top, low = float(eigs.max()), float(eigs.min())
+    if top == 0 and low == 0 and min(ridges) > 0:  # K = 0: every positive ridge predicts the mean
+        return list(ridges)
+    if top <= 0 or low < -PSD_TOL * top:
+        raise ValueError(f"{what} + ridge·I is not positive definite: {what} has the eigenvalues {low:.3g} (smallest) "
+                         f"and {top:.3g} (largest), so {what} is not a kernel (Gram) matrix; is it a valid kernel "
+                         "matrix?")
+    low = max(low, 0.0)
+    eps = torch.finfo(F64).eps
+    out, jittered, poor = [], [], []
+    for r in ridges:
+        cond = (top + r) / (low + r) if low + r > 0 else math.inf
+        if r <= eps * top and low <= SINGULAR * top:
+            jittered.append((r, cond))
+            r = r + JITTER * top
+        elif cond > COND_LIMIT:
+            poor.append((r, cond))
+        out.append(r)
+    if jittered:
+        conds = ", ".join(f"ridge {r:.3g}: condition number {c:.3g}" for r, c in jittered)
+        warnings.warn(f"{what} + ridge·I is singular in float64 ({conds}; nearly duplicate training points, or a "
+                      f"ridge that is 0 or below {eps:.2g} × largest eigenvalue): solved with the ridge raised by "
+                      f"a jitter {JITTER:g} × largest eigenvalue {top:.3g} = {JITTER * top:.3g}. Pass a larger "
+                      "ridge to choose the regularisation yourself.", IllConditionedWarning, stacklevel=3)
+    if poor:
+        conds = ", ".join(f"ridge {r:.3g}: condition number {c:.3g}" for r, c in poor)
+        warnings.warn(f"{what} + ridge·I is ill-conditioned beyond float64 precision ({conds} > {COND_LIMIT:.2g}): "
+                      "the solution keeps no correct digit along the smallest eigenvectors; use a larger ridge.",
+                      IllConditionedWarning, stacklevel=3)
+    return out
 
 
 def _eig_path(K, Y, K_tests, lams):
     """Ridge-path predictions for several test Gram matrices from one eigendecomposition."""
     lam, Q = torch.linalg.eigh(K)
+    lams = effective_ridges(lam, lams)
     lam = lam.clamp_min(0)  # round-off below zero
     QtY = Q.T @ Y
     outs = []
     for Kt in K_tests:
         KQ = Kt @ Q
-        outs.append(torch.stack([KQ @ (QtY / _denominator(lam, r)[:, None]) for r in lams]))
+        outs.append(torch.stack([KQ @ (QtY / (lam + r)[:, None]) for r in lams]))
     return outs
-
-
-def _denominator(lam, r):
-    denom = lam + r
-    if (denom <= 0).any():
-        raise ValueError("ridge 0 with a singular kernel matrix: use a positive ridge")
-    return denom
 
 
 def _primal_path(Phi, Y, Phi_tests, lams):
     """Ridge path over explicit features: w(λ) = (ΦᵀΦ + λI)⁻¹ΦᵀY from one eigendecomposition of ΦᵀΦ."""
     lam, Q = torch.linalg.eigh(Phi.T @ Phi)
+    lams = effective_ridges(lam, lams, what="ΦᵀΦ")
     lam = lam.clamp_min(0)
     QtPY = Q.T @ (Phi.T @ Y)
-    ws = [Q @ (QtPY / _denominator(lam, r)[:, None]) for r in lams]
+    ws = [Q @ (QtPY / (lam + r)[:, None]) for r in lams]
     return [torch.stack([Pt @ w for w in ws]) for Pt in Phi_tests]
 
 
@@ -1014,6 +1085,10 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     Xtr, Ytr, Xte, Yte = split.train.x, split.train.y, split.test.x, split.test.y
     Xsel, Ysel = (Xte, Yte) if select == "test" else (split.val.x, split.val.y)
     ctx = _Context(Xtr, Ytr.shape[1], m, kernel_seed)
+    n_points = Xtr.shape[0] + Xte.shape[0] + (0 if select == "test" else Xsel.shape[0])
+    for _, entry, arch, _ in plan:
+        if arch in NETWORK_ARCHS and entry.name in ("conjugate", "ntk"):
+            _check_network_memory(arch, n_points, ctx.k if arch == "3resnet" else 1, m)
     y_mean = Ytr.mean(0)
     rows = []
     for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):
@@ -1093,8 +1168,9 @@ def _network_path(arch, p, mode, X, Y, X_test, ridges, relative, coupling):
         scale = float((J**2).sum()) / (k * N)
         lams = [r_ * scale for r_ in ridges] if relative else ridges
         lam, Q = torch.linalg.eigh(J.T @ J)
+        lams = effective_ridges(lam, lams, what="JᵀJ")
         QtJr = Q.T @ (J.T @ r)
-        flat = [Q @ (QtJr / _denominator(lam.clamp_min(0), lr)[:, None]) for lr in lams]
+        flat = [Q @ (QtJr / (lam.clamp_min(0) + lr)[:, None]) for lr in lams]
         sizes = [v.numel() for v in p.values()]
         deltas = [{n: c.reshape(v.shape) for (n, v), c in zip(p.items(), w[:, 0].split(sizes))} for w in flat]
         train = [(J @ w).reshape(k, N) for w in flat]
@@ -1105,10 +1181,11 @@ def _network_path(arch, p, mode, X, Y, X_test, ridges, relative, coupling):
         scale = float(K.diagonal().mean())
         lams = [r_ * scale for r_ in ridges] if relative else ridges
         lam, Q = torch.linalg.eigh(K)
+        lams = effective_ridges(lam, lams, what="Θ")
         lam = lam.clamp_min(0)
         Qtr = Q.T @ r
         del K
-        coefs = [Q @ (Qtr / _denominator(lam, lr)[:, None]) for lr in lams]
+        coefs = [Q @ (Qtr / (lam + lr)[:, None]) for lr in lams]
         train = [(Q @ (lam[:, None] * (Q.T @ a))).reshape(k, N) for a in coefs]  # Θ·a = QΛQᵀa
         deltas = [_vjp(arch, p, X, a.reshape(k, N), ones) for a in coefs]
         solver = "dual"
@@ -1220,6 +1297,7 @@ def network_kernel_errors(train, test, arch: str, m: int, mode: str, *, seed: in
         Xsel, Ysel = Xte, Yte
     k, d = Ytr.shape[1], Xtr.shape[1]
     dev = torch.device("cpu") if device is None else torch.device(device)
+    _check_network_memory(arch, Xtr.shape[0] + Xsel.shape[0] + Xte.shape[0], k, m, dev)
     p = {n: v[0].to(dev) for n, v in networks.init_params(arch, d, k, m, [seed], init, dtype=F64).items()}
     Xtr, Ytr, Xte, Yte, Xsel, Ysel = (t.to(dev) for t in (Xtr, Ytr, Xte, Yte, Xsel, Ysel))
     Xall = Xte if select == "test" else torch.cat([Xsel, Xte])

@@ -37,6 +37,7 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 
 import ipywidgets as W
 
+from . import memory
 from . import validation as V
 from .concept import data_split, parity_instance
 from .device import describe_device, select_device
@@ -492,6 +493,20 @@ class LiveConfig:
         check(self, "n_test", V.integer("n_test", self.n_test, lo=1, hi=1_000_000))
         check(self, "epochs", V.integer("epochs", self.epochs, lo=1, hi=100_000))
         check(self, "seed", V.integer("seed", self.seed, lo=0, hi=V.MAX_SEED))
+        _check_memory([("3resnet", "all")], self.m, max(self.n_train, self.n_test), None, "this live run")
+
+
+def _check_memory(learners, m: int, n_eval: int, n_gram: int | None, what: str) -> None:
+    """Refuse, before anything is allocated, a width whose learners (all held at once) and kernel
+    Gram matrix would not fit in memory (:mod:`resnetlearn.memory`), naming a width that fits."""
+    dev = select_device(None)
+    d, k = 30, 15  # the §8.1 instance both panels train on (parity_instance defaults)
+    gram = 0 if n_gram is None else memory.gram_bytes(n_gram, n_gram)
+
+    def need(w):
+        return gram + sum(memory.training_bytes(arch, d, k, w, n_eval=n_eval, mode=mode) for arch, mode in learners)
+
+    memory.check_memory(need(m), what=what, width_name="m", width=m, need_at=need, device=dev)
 
 
 def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_every: int = 10):
@@ -693,6 +708,9 @@ class RaceConfig:
             from .kernels import DEFAULT_KERNELS
 
             V.choice("kernel", self.kernel, DEFAULT_KERNELS)
+        _check_memory([(x.arch, x.mode) for x in learners], self.m, max(self.n_train, self.n_test),
+                      None if self.kernel is None else self.n_train,
+                      f"this race ({', '.join(x.label for x in learners)})")
 
 
 @dataclass

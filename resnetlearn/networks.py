@@ -109,15 +109,30 @@ def _relu(h, dh):
     return torch.relu(h), None if dh is None else dh * (h > 0).to(dh.dtype)
 
 
+def _inputs(p: dict, x) -> torch.Tensor:
+    """``x`` as (G, n, d) for the G models of ``p``; refuses, naming both, a dimension other than
+    the d the first layer W (G, m, d) takes, and a model axis other than G."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor of shape (n, d) or (G, n, d), got {type(x).__name__}")
+    G, d = p["A"].shape[0], p["W"].shape[-1]
+    if x.ndim not in (2, 3):
+        raise ValueError(f"x must have shape (n, d) or (G, n, d), got {tuple(x.shape)}")
+    if x.shape[-1] != d:
+        raise ValueError(f"x has dimension {x.shape[-1]} (shape {tuple(x.shape)}) but the networks take inputs "
+                         f"of dimension d = {d} (W of shape {tuple(p['W'].shape)})")
+    if x.ndim == 3 and x.shape[0] != G:
+        raise ValueError(f"x of shape {tuple(x.shape)} has {x.shape[0]} models on its first axis but there are "
+                         f"G = {G} networks; pass (n, d) to share x, or (G, n, d)")
+    return x.unsqueeze(0).expand(G, *x.shape) if x.ndim == 2 else x
+
+
 def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = None):
     """(out₁, residual) for the ResNets, (out, 0) for the plain networks.
 
     ``x``: (G, n, d) or (n, d) (shared by all models). With ``tangent`` (a
     dict like ``p``), returns ((out₁, dout₁), (res, dres)) instead.
     """
-    G = p["A"].shape[0]
-    if x.ndim == 2:
-        x = x.unsqueeze(0).expand(G, *x.shape)
+    x = _inputs(p, x)
     t = tangent or {}
     tg = tangent is not None
     h1, dh1 = _dense(x, p["W"], p.get("b1"), None, t.get("W"), t.get("b1"))
@@ -177,9 +192,7 @@ def readout_features(arch: str, p: dict, x: torch.Tensor) -> tuple[torch.Tensor,
     a readout trained on these features does not change them, as a kernel
     method must not.
     """
-    G = p["A"].shape[0]
-    if x.ndim == 2:
-        x = x.unsqueeze(0).expand(G, *x.shape)
+    x = _inputs(p, x)
     a1 = torch.relu(_dense(x, p["W"], p.get("b1"))[0])
     if arch in ("2layer", "2layer_signs"):
         return a1, torch.zeros_like(a1)

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 from tqdm.auto import tqdm
 
-from . import networks
+from . import memory, networks
 from . import validation as V
 from .capture import CapturedEpochs
 from .device import select_device
@@ -255,6 +255,13 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
         raise ValueError(f"capture=True records CUDA graphs and needs a CUDA device, got {dev.type!r}; "
                          "use capture=None (eager off CUDA) or False")
     capture_asked, capture = bool(capture), dev.type == "cuda" if capture is None else capture
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating torch dtype (torch.float32 or torch.float64), got {dtype!r}")
+    n_eval = max(train.x.shape[-2], test.x.shape[-2], 0 if holdout is None else holdout.x.shape[-2])
+    d_in, k_out = train.x.shape[-1], train.y.shape[-1]
+    need = lambda w: memory.training_bytes(arch, d_in, k_out, w, n_models=G, n_eval=n_eval, mode=mode, dtype=dtype)
+    memory.check_memory(need(m), what=f"training {G} {arch}({mode}) model(s) on {n_eval} samples",
+                        width_name="m", width=m, need_at=need, device=dev)
     xtr, ytr = train.x.to(dev, dtype), train.y.to(dev, dtype)
     xte, yte = test.x.to(dev, dtype), test.y.to(dev, dtype)
     N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[-1]

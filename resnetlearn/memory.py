@@ -1,0 +1,126 @@
+"""Memory needed by a request, checked before anything is allocated.
+
+Every entry point that allocates by width (the networks' training,
+:class:`~resnetlearn.live.LiveConfig`, :class:`~resnetlearn.live.RaceConfig`,
+the kernels' Gram matrices and feature maps) estimates the bytes it will hold
+with :func:`training_bytes` / :func:`gram_bytes` and passes them to
+:func:`check_memory`, which refuses a request that does not fit in
+:data:`MEMORY_FRACTION` of the memory available now (free RAM, or free GPU
+memory on a CUDA device), naming the width, the need, the limit and a width
+that fits. torch's own "can't allocate N bytes" names bytes rather than the
+setting that caused them, and a notebook's kernel may be killed by the
+operating system before torch can raise at all.
+
+The estimates are upper bounds of the tensors the code keeps alive at once
+(our accounting, not a measurement of torch's allocator):
+
+* training G models of P parameters each: :data:`PARAM_COPIES` copies of the
+  G·P numbers (initial weights, the trained copy, gradient, momentum buffer,
+  two update temporaries), plus the hidden activations of the largest
+  forward pass (the whole training or test set at evaluation:
+  :data:`ACTIVATION_COPIES` tensors of G·n·m numbers, twice that for the
+  linearised network of mode ``ntk``, which carries tangents), plus one
+  epoch of gathered inputs and labels (G·n·(d + k));
+* a kernel computation: ``copies`` float64 matrices of n1 × n2.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from . import validation as V
+
+MEMORY_FRACTION = 0.8
+"""A request may use at most this share of the memory available when it starts."""
+PARAM_COPIES = 6
+ACTIVATION_COPIES = 6
+
+
+class InsufficientMemoryError(ValueError, MemoryError):
+    """A request that would not fit in memory, refused before allocating (a ValueError and a MemoryError)."""
+
+
+def available_bytes(device=None) -> tuple[int | None, str]:
+    """(bytes available now, what they are) on ``device``: free GPU memory for CUDA, else the
+    operating system's available RAM (MemAvailable of /proc/meminfo, or the total RAM where that is
+    missing); (None, reason) when it cannot be read."""
+    dev = torch.device("cpu" if device is None else device)
+    if dev.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(dev)
+        return int(free), f"free memory on {dev}"
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, "available RAM"
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "total RAM"
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return None, "unknown"
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def _itemsize(dtype) -> int:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating torch dtype (e.g. torch.float32), got {dtype!r}")
+    return torch.finfo(dtype).bits // 8
+
+
+def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_eval: int,
+                   mode: str = "all", dtype=torch.float32) -> int:
+    """Bytes held while training ``n_models`` networks of width ``m`` together (see the module
+    docstring); ``n_eval``: the largest number of samples one forward pass sees."""
+    from .networks import param_shapes
+
+    n_models = V.integer("n_models", n_models, lo=1)
+    n_eval = V.integer("n_eval", n_eval, lo=1)
+    P = sum(_prod(s) for s in param_shapes(arch, d, k, m).values())
+    acts = ACTIVATION_COPIES * (2 if mode == "ntk" else 1) * n_eval * m
+    return _itemsize(dtype) * n_models * (PARAM_COPIES * P + acts + n_eval * (d + k))
+
+
+def gram_bytes(n1: int, n2: int, copies: int = 3) -> int:
+    """Bytes of ``copies`` float64 matrices of n1 × n2 (a Gram matrix and its working copies)."""
+    return 8 * V.integer("n1", n1, lo=0) * V.integer("n2", n2, lo=0) * V.integer("copies", copies, lo=1)
+
+
+def _prod(shape) -> int:
+    out = 1
+    for s in shape:
+        out *= s
+    return out
+
+
+def check_memory(need: int, *, what: str, width_name: str | None = None, width: int | None = None,
+                 need_at=None, device=None) -> None:
+    """Refuse (:class:`InsufficientMemoryError`) a request of ``need`` bytes that exceeds
+    :data:`MEMORY_FRACTION` of the memory available on ``device``.
+
+    The message names ``what``, the need, the limit and, with ``width_name``/``width`` and
+    ``need_at`` (width → bytes, increasing), the largest width that fits."""
+    have, kind = available_bytes(device)
+    if have is None:
+        return
+    limit = MEMORY_FRACTION * have
+    if need <= limit:
+        return
+    hint = ""
+    if width_name is not None and width is not None and need_at is not None:
+        lo, hi = 0, width
+        while hi - lo > 1:  # largest width whose need fits
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if need_at(mid) <= limit else (lo, mid)
+        hint = (f"; {width_name} = {lo} fits" if lo >= 1 else
+                f"; even {width_name} = 1 does not fit, so reduce the other sizes")
+    setting = f" with {width_name} = {width}" if width_name is not None and width is not None else ""
+    raise InsufficientMemoryError(
+        f"{what}{setting} needs about {_gib(need)} but the limit is {_gib(limit)} "
+        f"({MEMORY_FRACTION:.0%} of the {_gib(have)} {kind}){hint}; use a smaller setting or a machine with "
+        "more memory")
