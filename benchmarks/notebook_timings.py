@@ -1,69 +1,480 @@
-"""How long each lesson takes on this machine, and how quickly the live
-trainer of notebook 03 answers (issue: notebooks must be classroom-fast).
+"""How long each lesson takes: an estimate per notebook and per section, computed from the notebooks themselves
+(issue 19, item 2), and the 2-hour lab and 50-minute lecture of the instructor guide built from it.
 
-Executes a copy of every notebook in ``notebooks/`` top to bottom in a fresh
-kernel (the committed files are not touched) and times it; then clicks Train
-on a default :class:`resnetlearn.live.LiveTrainer` and measures the time from
-the click to the first plot update and to the end of the run. Prints a table
-and the key printed lines of every notebook (the numbers its demos show).
+The estimate of a section (a ``##`` heading starts one) is
 
-    python benchmarks/notebook_timings.py [--json benchmarks/results/notebook_timings_cpu.json]
+    reading   (prose words + folded words) / 200 words per minute
+    exercises a fixed number of minutes per exercise found in the text (MINUTES below)
+    run time  the measured seconds of the section's code cells (Kernel → Restart and run all, one torch
+              thread), plus one measured Train-to-done run of a live widget per prediction made with it
+
+The sections "Check your understanding" and "Try this" are homework: their reading and exercises are reported
+as homework minutes, not in the notebook's estimate (which is what the lab path adds up).
+
+All three rules are this project's choices, not measurements of students. Word counting (``prose_words``):
+HTML tags and link targets are dropped, every inline formula ``$…$`` counts as one word, every displayed formula
+``$$…$$`` as DISPLAY_MATH_WORDS words, and a token counts only if it holds a letter or digit (table rules and
+bullets do not). Text inside ``<details>`` blocks (answers, explanations, hints) is counted separately as
+"folded" and included in the estimate. Printed outputs (tables a cell prints) are not counted.
+
+Exercises found in the text (outside folded blocks):
+    predict     a "**Predict…**" prompt; a prompt listing numbered runs counts each run
+    self-check  a code cell with ``answer = None`` (resnetlearn.check)
+    question    a numbered item of a "Check your understanding" section (homework)
+    explore     a section whose heading starts with "Explore" (sliders or a form to try)
+    try         a numbered item of a "Try this" section (homework)
+
+Two modes. Without ``--run`` (fast, no torch work): count words and exercises, take the run times measured
+earlier from the JSON file (keyed by each code cell's source hash, so an edited cell has no time until it is
+measured again), write the Markdown report and the guide's tables between their markers. With ``--run``:
+execute the notebooks first (a copy in memory, from notebooks/; the files are not rewritten) and time every
+cell; run it through ``heavy`` on the shared machine.
+
+    python benchmarks/notebook_timings.py                  # recount, rewrite the report and the guide's tables
+    python benchmarks/notebook_timings.py --check          # exit 1 if the report or the guide differ
+    python benchmarks/notebook_timings.py --run [NAME ...] # measure (all notebooks, or those named), then write
 """
 
+from __future__ import annotations
+
 import argparse
+import datetime
+import hashlib
 import json
+import os
+import platform
+import re
+import sys
 import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 
-from resnetlearn.device import describe_device, select_device
-from resnetlearn.live import LiveTrainer
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+GUIDE = NOTEBOOKS / "README.md"
+RESULTS = ROOT / "benchmarks" / "results"
+JSON_FILE = RESULTS / "notebook_timings_cpu.json"
+REPORT = RESULTS / "notebook_timings_cpu.md"
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+WORDS_PER_MINUTE = 200
+DISPLAY_MATH_WORDS = 10
+MINUTES = {"predict": 2, "self-check": 2, "question": 3, "explore": 5, "try": 5}
+HOMEWORK = ("check your understanding", "try this")
+"""Sections (by the start of their heading, any case) done after class."""
+WIDGETS = ("LiveTrainer", "LiveRace")
+
+LAB = ("00_welcome", "01_concept_class", "02_complexity", "03b_kernel_primer", "03_hierarchical_learning",
+       "04_kernel_failure", "06_lazy_regime")
+"""The 2-hour lab, in this order: 03b (the kernel primer) comes before 03, whose race uses KRR and the NTK."""
+LAB_LIMIT, LECTURE_LIMIT = 120, 50
+LECTURE_WORDS_PER_MINUTE = 100
+"""A lecturer explains a section's text rather than reading it: half the reading speed."""
+LECTURE_OUTPUT_MIN = 1
+"""Minutes to walk the room through one figure or printed table."""
+
+LECTURE = (
+    # (notebook, heading the section starts with, run its cells live?, what to say)
+    ("00_welcome", "The concept class", True,
+     "the target: F is 15 degree-2 parities, αG(F) one degree-8 parity"),
+    ("00_welcome", "The threshold", False,
+     "kα² against the error of predicting 0: read every later number against both"),
+    ("00_welcome", "How hard is a function?", False,
+     "the complexity measures: how many samples suffice to learn a smooth function"),
+    ("00_welcome", "Composition makes functions expensive", False,
+     "composing two cheap functions can cost far more than either"),
+    ("03b_kernel_primer", "1 · Kernel methods", False,
+     "what a kernel method is: a fixed feature map, a linear fit on top"),
+    ("03b_kernel_primer", "5 · The NTK", False,
+     "the NTK is the kernel of a network linearised at its initialisation"),
+    ("03_hierarchical_learning", "One run", False,
+     "the ResNet goes below kα²; neither block equals its 'assigned' part"),
+    ("03_hierarchical_learning", "The race", False,
+     "the contrast on the same samples"),
+    ("04_kernel_failure", "All kernels vs the ResNet", False,
+     "every kernel of the table stays above kα²"),
+    ("04_kernel_failure", "How robust", False,
+     "the ResNet's win depends on lr, wd and N in our runs"),
+    ("04_kernel_failure", "Counting parities", False,
+     "why inner-product kernels need so many samples here (a heuristic, not the theorem)"),
+    ("06_lazy_regime", "One NTK per block", False,
+     "each block near its own NTK is not the whole network being one NTK"),
+)
+"""The 50-minute lecture: sections shown with their committed outputs (cells run only where marked live)."""
+
+BEGIN, END = "<!-- notebook_timings:{}:begin -->", "<!-- notebook_timings:{}:end -->"
+SLOW_S = 10
+"""Sections whose code cells run longer than this many seconds (live widget runs aside) are listed."""
+
+_DETAILS = re.compile(r"<details\b.*?</details\s*>", re.IGNORECASE | re.DOTALL)
+_HEADING = re.compile(r"^##(?!#)\s*(.*)$")
+_STATED = re.compile(r"\((\d+)\s*min\)")
+_NUMBERED = re.compile(r"^\s{0,3}\d+\.\s", re.MULTILINE)
+_PREDICT = re.compile(r"\*\*Predict[^*]*\*\*(.*?)(?:\n\s*\n|\Z)", re.DOTALL)
+_SELF_CHECK = re.compile(r"^\s*answer\s*=\s*None\b", re.MULTILINE)
 
 
-def time_notebook(path: Path) -> tuple[float, list[str]]:
-    """Run it in memory from its own folder (relative paths keep working, the
-    file is not rewritten); return the wall time and the text printed by the
-    cells whose output nbval checks."""
+# --------------------------------------------------------------------------------------------------- counting
+
+def prose_words(markdown: str) -> int:
+    """Words of a Markdown text by the rule of the module docstring."""
+    displays = len(re.findall(r"\$\$.*?\$\$", markdown, re.DOTALL))
+    text = re.sub(r"\$\$.*?\$\$", " ", markdown, flags=re.DOTALL)
+    text = re.sub(r"\$[^$\n]+\$", " formula ", text)
+    text = re.sub(r"<[^>]+>", " ", text)
+    text = re.sub(r"\]\([^)\s]*\)", "] ", text)
+    return sum(1 for t in text.split() if re.search(r"\w", t)) + DISPLAY_MATH_WORDS * displays
+
+
+def cell_hash(source: str) -> str:
+    return hashlib.sha1(source.encode()).hexdigest()[:12]
+
+
+def _split_sections(nb) -> list[dict]:
+    """Cells cut at every ``##`` heading (also inside a markdown cell): title, visible and folded text, code."""
+    sections = [{"title": "(opening)", "markdown": [], "code": [], "outputs": 0}]
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            sections[-1]["code"].append(cell.source)
+            sections[-1]["outputs"] += bool(cell.get("outputs"))
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        chunk, fenced = [], False
+        for line in cell.source.splitlines():
+            fenced ^= line.lstrip().startswith("```")
+            m = None if fenced else _HEADING.match(line)
+            if m:
+                sections[-1]["markdown"].append("\n".join(chunk))
+                sections.append({"title": m.group(1).strip(), "markdown": [], "code": [], "outputs": 0})
+                chunk = []
+            chunk.append(line)
+        sections[-1]["markdown"].append("\n".join(chunk))
+    if not sections[0]["code"] and not "".join(sections[0]["markdown"]).strip():
+        sections.pop(0)
+    return sections
+
+
+def _exercises(title: str, visible: str, code: list[str]) -> dict[str, int]:
+    found = dict.fromkeys(MINUTES, 0)
+    for m in _PREDICT.finditer(visible):
+        found["predict"] += max(1, len(re.findall(r"(?:^|\s)\d+\.\s", m.group(1))))
+    found["self-check"] = sum(1 for src in code if _SELF_CHECK.search(src))
+    lowered = title.lower()
+    if lowered.startswith("check your understanding"):
+        found["question"] = len(_NUMBERED.findall(visible))
+    if lowered.startswith("try this"):
+        found["try"] = len(_NUMBERED.findall(visible))
+    if lowered.startswith("explore"):
+        found["explore"] = 1
+    return {k: v for k, v in found.items() if v}
+
+
+def notebook_stats(path: Path) -> dict:
+    """Words and exercises of every section of one notebook, and its code cells' hashes (no execution)."""
+    nb = nbformat.read(path, as_version=4)
+    out = []
+    for s in _split_sections(nb):
+        text = "\n\n".join(s["markdown"])
+        folded = "\n\n".join(_DETAILS.findall(text))
+        visible = _DETAILS.sub(" ", text)
+        stated = _STATED.search(s["title"])
+        out.append({
+            "title": s["title"],
+            "words": prose_words(visible),
+            "folded_words": prose_words(folded),
+            "exercises": _exercises(s["title"], visible, s["code"]),
+            "stated_min": int(stated.group(1)) if stated else None,
+            "cells": [cell_hash(src) for src in s["code"]],
+            "outputs": s["outputs"],
+            "widgets": sum(1 for src in s["code"] for w in WIDGETS if re.search(rf"\b{w}\(", src)),
+        })
+    return {"name": path.stem, "sections": out}
+
+
+def role(name: str) -> str:
+    if name in LAB:
+        return "lab"
+    return "reading (deep dive)" if name.endswith("_deep_dive") else "reading"
+
+
+# --------------------------------------------------------------------------------------------------- estimate
+
+def estimate(stats: dict, measured: dict) -> dict:
+    """Add minutes to a notebook's stats: reading, exercises (lab ones and homework), run time per section.
+    ``measured`` is the JSON file's content; a code cell it has no time for makes ``run_min`` None."""
+    m = measured.get("notebooks", {}).get(stats["name"], {})
+    seconds = m.get("cells", {})
+    widget_s = measured.get("widget_run_s", {})
+    one_widget_run = max(widget_s.values()) if widget_s else None
+    total = {"reading_min": 0.0, "exercise_min": 0.0, "homework_min": 0.0, "run_min": 0.0, "words": 0,
+             "folded_words": 0}
+    for s in stats["sections"]:
+        s["homework"] = s["title"].lower().startswith(HOMEWORK)
+        s["reading_min"] = (s["words"] + s["folded_words"]) / WORDS_PER_MINUTE
+        s["exercise_min"] = sum(MINUTES[k] * n for k, n in s["exercises"].items())
+        s["homework_min"] = s["reading_min"] + s["exercise_min"] if s["homework"] else 0.0
+        missing = [h for h in s["cells"] if h not in seconds]
+        if missing or (s["widgets"] and one_widget_run is None):
+            s["run_min"], s["unmeasured_cells"] = None, missing
+        else:
+            runs = s["widgets"] * max(1, s["exercises"].get("predict", 0))
+            s["cells_s"] = sum(seconds[h] for h in s["cells"])
+            s["run_min"] = (s["cells_s"] + runs * (one_widget_run or 0)) / 60
+        s["estimate_min"] = (None if s["run_min"] is None else 0.0 if s["homework"]
+                             else s["reading_min"] + s["exercise_min"] + s["run_min"])
+        for k in ("words", "folded_words", "homework_min"):
+            total[k] += s[k]
+        if not s["homework"]:
+            total["reading_min"] += s["reading_min"]
+            total["exercise_min"] += s["exercise_min"]
+        total["run_min"] = None if total["run_min"] is None or s["run_min"] is None else total["run_min"] + s["run_min"]
+    if total["run_min"] is not None:
+        total["run_min"] += m.get("kernel_s", 0) / 60
+    total["estimate_min"] = (None if total["run_min"] is None
+                             else total["reading_min"] + total["exercise_min"] + total["run_min"])
+    stats.update(total, role=role(stats["name"]))
+    return stats
+
+
+def all_estimates(measured: dict) -> dict[str, dict]:
+    return {p.stem: estimate(notebook_stats(p), measured) for p in sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))}
+
+
+def _find_section(est: dict, notebook: str, heading: str) -> dict:
+    if notebook not in est:
+        raise ValueError(f"LECTURE: no notebook {notebook!r} (notebooks: {sorted(est)})")
+    for s in est[notebook]["sections"]:
+        if s["title"].startswith(heading):
+            return s
+    raise ValueError(f"LECTURE: {notebook} has no section starting {heading!r} "
+                     f"(sections: {[s['title'] for s in est[notebook]['sections']]})")
+
+
+def lecture_segments(est: dict) -> list[dict]:
+    """Each lecture segment's minutes: its prose (visible and folded) presented at LECTURE_WORDS_PER_MINUTE,
+    LECTURE_OUTPUT_MIN per code cell whose output is shown, one minute per prediction asked of the room, and the
+    cells' measured run time when the segment is run live (otherwise its committed outputs are shown)."""
+    out = []
+    for notebook, heading, live, say in LECTURE:
+        s = _find_section(est, notebook, heading)
+        if live and s["run_min"] is None:
+            raise ValueError(f"LECTURE: {notebook} → {s['title']} is run live but its cells have no measured time")
+        minutes = ((s["words"] + s["folded_words"]) / LECTURE_WORDS_PER_MINUTE + LECTURE_OUTPUT_MIN * s["outputs"]
+                   + s["exercises"].get("predict", 0) + (s["run_min"] if live else 0))
+        out.append({"notebook": notebook, "section": s["title"], "live": live, "say": say, "minutes": minutes,
+                    "words": s["words"] + s["folded_words"]})
+    return out
+
+
+def totals(est: dict) -> dict:
+    lab = [est[n]["estimate_min"] for n in LAB]
+    lecture = lecture_segments(est)
+    return {"lab_min": None if None in lab else sum(lab), "lecture_min": sum(seg["minutes"] for seg in lecture)}
+
+
+# --------------------------------------------------------------------------------------------------- rendering
+
+def _m(x) -> str:
+    return "not measured" if x is None else f"{x:.1f}"
+
+
+def _ex(ex: dict) -> str:
+    return ", ".join(f"{n} {k}" for k, n in ex.items()) or "—"
+
+
+def render_notebooks(est: dict) -> str:
+    rows = ["| notebook | role | prose words (folded) | reading min | exercises min | run min | estimate min "
+            "| homework min |", "|---|---|---|---|---|---|---|---|"]
+    order = [n for n in LAB] + [n for n in est if n not in LAB]
+    for n in order:
+        e = est[n]
+        rows.append(f"| `{n}` | {e['role']} | {e['words'] + e['folded_words']:,} ({e['folded_words']:,}) "
+                    f"| {_m(e['reading_min'])} | {_m(e['exercise_min'])} | {_m(e['run_min'])} "
+                    f"| {_m(e['estimate_min'])} | {_m(e['homework_min'])} |")
+    return "\n".join(rows)
+
+
+def render_lab(est: dict) -> str:
+    rows = ["| order | notebook | minutes | from – to |", "|---|---|---|---|"]
+    t = 0.0
+    for i, n in enumerate(LAB, 1):
+        e = est[n]["estimate_min"]
+        if e is None:
+            rows.append(f"| {i} | `{n}` | not measured | |")
+            continue
+        rows.append(f"| {i} | `{n}` | {e:.1f} | {t:.0f} – {t + e:.0f} |")
+        t += e
+    lab = totals(est)["lab_min"]
+    rows.append(f"| | **lab path** | **{_m(lab)}** | limit {LAB_LIMIT} |")
+    return "\n".join(rows)
+
+
+def render_lecture(est: dict) -> str:
+    rows = ["| from – to | notebook → section | live? | minutes | what to say |", "|---|---|---|---|---|"]
+    t = 0.0
+    for seg in lecture_segments(est):
+        rows.append(f"| {t:.0f} – {t + seg['minutes']:.0f} | {seg['notebook'][:3].rstrip('_')} → "
+                    f"{seg['section']} | {'run live' if seg['live'] else 'committed outputs'} "
+                    f"| {seg['minutes']:.1f} | {seg['say']} |")
+        t += seg["minutes"]
+    rows.append(f"| | **lecture** | | **{t:.1f}** | limit {LECTURE_LIMIT} |")
+    return "\n".join(rows)
+
+
+def render_report(est: dict, measured: dict) -> str:
+    out = ["# Notebook timings (generated by `benchmarks/notebook_timings.py`; do not edit)", "",
+           f"Rules: prose at {WORDS_PER_MINUTE} words/min (folded `<details>` text included); exercises "
+           + ", ".join(f"{k} {v} min" for k, v in MINUTES.items())
+           + "; \"Check your understanding\" and \"Try this\" are homework, outside the estimate; run time measured "
+           + (f"{measured.get('date', '?')} on {measured.get('machine', {}).get('device', '?')}, "
+              f"one torch thread (`{measured.get('command', '?')}`)."), "",
+           "## Per notebook", "", render_notebooks(est), "", "## The lab path", "", render_lab(est), "",
+           "## The lecture", "", render_lecture(est), "", f"## Sections running longer than {SLOW_S} s", "",
+           render_slow(est), "", "## Per section", ""]
+    for n, e in est.items():
+        out += [f"### `{n}` ({e['role']})", "",
+                "| section | words (folded) | exercises | stated min | reading min | exercises min | run min "
+                "| estimate min |", "|---|---|---|---|---|---|---|---|"]
+        for s in e["sections"]:
+            est_min = f"homework {s['homework_min']:.1f}" if s["homework"] else _m(s["estimate_min"])
+            out.append(f"| {s['title']} | {s['words']} ({s['folded_words']}) | {_ex(s['exercises'])} "
+                       f"| {s['stated_min'] if s['stated_min'] is not None else '—'} | {s['reading_min']:.1f} "
+                       f"| {s['exercise_min']:.0f} | {_m(s['run_min'])} | {est_min} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def render_slow(est: dict) -> str:
+    rows = ["| notebook → section | its code cells' measured run time (s) |", "|---|---|"]
+    for n, e in est.items():
+        for s in e["sections"]:
+            if s.get("cells_s") is not None and s["cells_s"] > SLOW_S:
+                rows.append(f"| `{n}` → {s['title']} | {s['cells_s']:.0f} |")
+    return "\n".join(rows)
+
+
+def guide_blocks(est: dict) -> dict[str, str]:
+    return {"notebooks": render_notebooks(est), "lab": render_lab(est), "lecture": render_lecture(est),
+            "slow": render_slow(est)}
+
+
+def fill_guide(text: str, blocks: dict[str, str]) -> str:
+    """The guide with each marked block replaced; ValueError naming the block if its markers are missing."""
+    for name, body in blocks.items():
+        b, e = BEGIN.format(name), END.format(name)
+        if text.count(b) != 1 or text.count(e) != 1 or text.index(b) > text.index(e):
+            raise ValueError(f"{GUIDE.name}: needs exactly one {b} … {e} pair")
+        head, rest = text.split(b)
+        text = head + b + "\n" + body + "\n" + e + rest.split(e, 1)[1]
+    return text
+
+
+# --------------------------------------------------------------------------------------------------- measuring
+
+def _seconds(meta: dict) -> float | None:
+    ex = meta.get("execution", {})
+    start = ex.get("iopub.status.busy") or ex.get("iopub.execute_input")
+    stop = ex.get("iopub.status.idle") or ex.get("shell.execute_reply")
+    if not (start and stop):
+        return None
+    parse = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    return (parse(stop) - parse(start)).total_seconds()
+
+
+def time_notebook(path: Path) -> dict:
+    """Run a copy in memory from notebooks/ (relative paths keep working; the file is not rewritten); every
+    code cell's seconds by source hash, the rest of the wall time as kernel start/stop, and the text printed
+    by the cells whose output nbval checks."""
+    from nbclient import NotebookClient
+
     nb = nbformat.read(path, as_version=4)
     t0 = time.perf_counter()
-    where = {"metadata": {"path": str(path.parent)}}
-    NotebookClient(nb, timeout=1200, kernel_name="python3", resources=where).execute()
+    NotebookClient(nb, timeout=1200, kernel_name="python3", record_timing=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
     wall = time.perf_counter() - t0
+    cells = {}
+    for c in nb.cells:
+        if c.cell_type == "code":
+            s = _seconds(c.metadata)
+            cells[cell_hash(c.source)] = round(s if s is not None else 0.0, 2)
     checked = ["".join(o.get("text", "") for o in c.outputs if o.get("output_type") == "stream").strip()
                for c in nb.cells if c.cell_type == "code" and "nbval-ignore-output" not in c.metadata.get("tags", [])]
-    return wall, [t for t in checked if t]
+    return {"seconds": round(wall, 1), "kernel_s": round(max(0.0, wall - sum(cells.values())), 1), "cells": cells,
+            "checked_output": [t for t in checked if t]}
 
 
-def time_live_trainer(device=None) -> dict:
-    t = LiveTrainer(device=device, auto=False)
-    t.train_btn.click()
-    t.wait()
-    return dict(first_plot_s=round(t.first_plot_s, 2), status=t.job.status_text,
-                test_error=round(float(t.last_result.test_error[0]), 4), epochs=t.cfg.epochs, m=t.cfg.m)
+def time_widgets(device=None) -> dict:
+    """Seconds from Train to the end of one default run of each live widget."""
+    from resnetlearn.live import LiveRace, LiveTrainer
+
+    out = {}
+    for cls in (LiveTrainer, LiveRace):
+        w = cls(device=device, auto=False)
+        w.train_btn.click()
+        if not w.wait(600):
+            raise RuntimeError(f"{cls.__name__} did not finish within 600 s")
+        out[cls.__name__] = round(w.job.finished_s, 1)
+    return out
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--json", default=None, help="also write the numbers to this file")
+def measure(names: list[str], measured: dict, device=None) -> dict:
+    from resnetlearn.device import describe_device, select_device
+
+    paths = sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))
+    chosen = [p for p in paths if not names or p.stem in names or p.name in names]
+    unknown = set(names) - {p.stem for p in paths} - {p.name for p in paths}
+    if unknown:
+        raise ValueError(f"names: no notebook {sorted(unknown)}; choose from {[p.stem for p in paths]}")
+    measured = {k: v for k, v in measured.items() if k in ("notebooks", "widget_run_s")}
+    measured.setdefault("notebooks", {})
+    measured["notebooks"] = {k: v for k, v in measured["notebooks"].items() if (NOTEBOOKS / f"{k}.ipynb").exists()}
+    measured.update(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                    command="heavy python benchmarks/notebook_timings.py --run" + "".join(f" {n}" for n in names),
+                    machine={"platform": platform.platform(), "cpu_count": os.cpu_count(),
+                             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"), "python": sys.version.split()[0],
+                             "device": describe_device(select_device(device))},
+                    load_average_at_start=[round(x, 2) for x in os.getloadavg()])
+    for p in chosen:
+        measured["notebooks"][p.stem] = time_notebook(p)
+        print(f"{p.name:44s} {measured['notebooks'][p.stem]['seconds']:7.1f} s", flush=True)
+    if not names or "widget_run_s" not in measured:
+        measured["widget_run_s"] = time_widgets(device)
+        print("live widgets, Train to done:", measured["widget_run_s"], flush=True)
+    measured["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    return measured
+
+
+# --------------------------------------------------------------------------------------------------- main
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", nargs="*", metavar="NAME", default=None,
+                    help="execute and time the notebooks named (all when none is named) before writing")
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the report or the guide differ")
     ap.add_argument("--device", default=None)
-    args = ap.parse_args()
-    out = {"device": describe_device(select_device(args.device)), "notebooks": {}}
-    for path in sorted(NOTEBOOKS.glob("[0-9]*.ipynb")):
-        wall, checked = time_notebook(path)
-        out["notebooks"][path.name] = {"seconds": round(wall, 1), "checked_output": checked}
-        print(f"{path.name:36s} {wall:7.1f} s", flush=True)
-    out["live_trainer"] = time_live_trainer(args.device)
-    print(f"live trainer: first plot {out['live_trainer']['first_plot_s']} s after Train; "
-          f"{out['live_trainer']['status']}")
-    for name, info in out["notebooks"].items():
-        print(f"\n== {name}\n" + "\n".join(info["checked_output"]))
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1, ensure_ascii=False))
+    args = ap.parse_args(argv)
+    if args.check and args.run is not None:
+        ap.error("--check and --run exclude each other")
+    measured = json.loads(JSON_FILE.read_text()) if JSON_FILE.exists() else {}
+    if args.run is not None:
+        measured = measure(args.run, measured, args.device)
+        JSON_FILE.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")
+    est = all_estimates(measured)
+    report = render_report(est, measured) + "\n"
+    guide = fill_guide(GUIDE.read_text(), guide_blocks(est))
+    if args.check:
+        stale = [p.name for p, text in ((REPORT, report), (GUIDE, guide)) if not p.exists() or p.read_text() != text]
+        if stale:
+            print("out of date:", ", ".join(stale), "— run python benchmarks/notebook_timings.py")
+        return 1 if stale else 0
+    REPORT.write_text(report)
+    GUIDE.write_text(guide)
+    t = totals(est)
+    print(f"lab path {_m(t['lab_min'])} min (limit {LAB_LIMIT}), lecture {_m(t['lecture_min'])} min "
+          f"(limit {LECTURE_LIMIT}); wrote {REPORT.relative_to(ROOT)} and the tables of {GUIDE.relative_to(ROOT)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
