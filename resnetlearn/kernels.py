@@ -107,9 +107,10 @@ def check_memory(n1: int, n2: int, copies: int = 3) -> None:
     computation whose ``copies`` float64 matrices would not fit in the memory available
     (:func:`resnetlearn.memory.check_memory`), naming the number of samples that fits."""
     n1, n2 = V.integer("n1", n1, lo=0), V.integer("n2", n2, lo=0)
+    square = n1 == n2  # an N×N Gram matrix: name the N that fits
     memory.check_memory(memory.gram_bytes(n1, n2, copies), what=f"a {n1}×{n2} kernel computation ({copies} float64 "
-                        "copies)", width_name="N (samples)", width=max(n1, n2),
-                        need_at=lambda n: memory.gram_bytes(n, n, copies))
+                        "copies)", width_name="N (samples)" if square else None, width=n1 if square else None,
+                        need_at=(lambda n: memory.gram_bytes(n, n, copies)) if square else None)
 
 
 def _check_network_memory(arch: str, n_points: int, k: int, m: int, device=None) -> None:
@@ -457,9 +458,10 @@ def jacobian(arch: str, params: dict, X, *, parameterization: str = "standard", 
     X = _as2d(X)
     p = _single(params, arch, X.shape[1])
     mult = _mults(p, parameterization, sigma_w2, sigma_b2)
+    k, N = p["A"].shape[0], X.shape[0]
+    check_memory(k * N, sum(v.numel() for v in p.values()), copies=2)
     entry = ARCH_KERNELS[arch]
     uses = entry.uses(p, X, mult, entry.forward(p, X, mult))
-    k, N = p["A"].shape[0], X.shape[0]
     blocks = {}
     for name, us in uses.items():
         blocks[name] = mult[name] * sum(torch.einsum("cni,nj->cnij", d, inp) for d, inp in us).reshape(k, N, -1)
@@ -527,6 +529,8 @@ def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
     init = V.choice("init", init, networks.INITS)
     parameterization = V.choice("parameterization", parameterization, PARAMETERIZATIONS)
     X = _as2d(X)
+    for m in widths:  # every width checked before the first network is drawn
+        _check_network_memory(arch, X.shape[0], k, m, X.device)
     rows = []
     for m in widths:
         grams = []

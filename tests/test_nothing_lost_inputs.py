@@ -243,6 +243,8 @@ def test_training_and_kernels_check_before_allocating(eight_gib, monkeypatch):
     X = torch.randn(10, 30, dtype=F64)
     with pytest.raises(memory.InsufficientMemoryError, match=r"3layer network kernel .* m = 60000 .* m = \d+ fits"):
         kernels.ntk(X, arch="3layer", m=60_000)
+    with pytest.raises(memory.InsufficientMemoryError, match=r"m = 60000 .* m = \d+ fits"):  # before width 8 runs
+        kernels.ntk_spread("3layer", [8, 60_000], [0, 1], X)
     with pytest.raises(memory.InsufficientMemoryError, match=r"60000×60000 kernel .* N \(samples\) = \d+ fits"):
         kernels.check_memory(60_000, 60_000)
     with pytest.raises(ValueError, match="GiB"):  # still a ValueError for callers that caught one
