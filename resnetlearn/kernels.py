@@ -3,7 +3,10 @@
 A kernel method predicts 𝔎(x) = Σ_n K(x, x_n)·a_n (eq 3.1) with the
 coefficients of regularised least squares (eq 3.2); with a ridge λ this is
 kernel ridge regression, (K + λI)·a = Y. Linear regression over an explicit
-feature map φ (eq 3.3) is the same with K = φφᵀ.
+feature map φ (eq 3.3) is the same with K = φφᵀ. Every solver here (Cholesky,
+eigendecomposition, primal over features) regularises by one rule,
+:func:`effective_ridges`: the ridge as given, unless it is negligible on a
+numerically singular K, where a jitter is added with a warning.
 
 Kernels (all Gram matrices in float64), one entry each in :data:`KERNEL_REGISTRY`
 (name → Gram function, accepted keywords, the hyperparameter grid the
