@@ -1,0 +1,122 @@
+"""The instructor guide quotes benchmarks/notebook_timings.py and cannot drift from the notebooks (issue 19, item 2):
+the words and exercises are recounted here (no execution), the run times come from the committed JSON keyed by
+each code cell's source, and the guide's marked tables and the committed report must equal what the script
+writes now. The lab path must fit 120 minutes and the lecture 50."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("notebook_timings", ROOT / "benchmarks" / "notebook_timings.py")
+T = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(T)
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return json.loads(T.JSON_FILE.read_text())
+
+
+@pytest.fixture(scope="module")
+def est(measured):
+    return T.all_estimates(measured)
+
+
+def test_every_code_cell_has_a_measured_run_time(est):
+    unmeasured = {n: [s["title"] for s in e["sections"] if s["run_min"] is None] for n, e in est.items()}
+    assert not {n: v for n, v in unmeasured.items() if v}, \
+        "code changed since the last measurement: python benchmarks/notebook_timings.py --run NAME"
+
+
+def test_guide_and_report_quote_the_script(est, measured):
+    guide = T.GUIDE.read_text()
+    assert guide == T.fill_guide(guide, T.guide_blocks(est)), \
+        "notebooks/README.md's tables differ from the notebooks: run python benchmarks/notebook_timings.py"
+    assert T.REPORT.read_text() == T.render_report(est, measured) + "\n"
+
+
+def test_lab_and_lecture_fit_their_time(est):
+    t = T.totals(est)
+    assert t["lab_min"] <= T.LAB_LIMIT == 120
+    assert t["lecture_min"] <= T.LECTURE_LIMIT == 50
+    assert list(T.LAB).index("03b_kernel_primer") < list(T.LAB).index("03_hierarchical_learning")
+    assert not [n for n in T.LAB if n.startswith("05") or n.endswith("_deep_dive")]
+
+
+def test_guide_speaks_about_the_lessons_not_their_history():
+    text = T.GUIDE.read_text().lower()
+    for phrase in ("earlier version", "old version", "being regenerated", "previous version"):
+        assert phrase not in text
+
+
+def test_prose_words_by_hand():
+    # Hello, *world*, formula, and, [link], bold = 6 tokens; '|' and '---' hold no letter; one display = 10
+    assert T.prose_words("Hello *world* | --- | $x^2 + y$ and $$a+b$$ [link](http://x.y) <b>bold</b>") == 16
+    assert T.prose_words("") == 0
+    assert T.prose_words("- 1. α β") == 3
+
+
+def _nb(*cells):
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c[5:]) if c.startswith("code:")
+                                           else nbformat.v4.new_markdown_cell(c) for c in cells])
+
+
+def test_sections_and_exercises_on_a_small_notebook(tmp_path):
+    nb = _nb("# Title\n\nintro words here",
+             "## First (3 min)\n\n> **Predict.** Will it? \n\n### a subsection\n\n```\n## not a heading\n```",
+             "code:x = 1",
+             "<details><summary>Answer</summary>four folded words here</details>\n\n## Explore: sliders\n\n"
+             "> **Predict → run → explain.** 1. one. 2. two. 3. three.",
+             "code:answer = None   # replace\ncheck.thing(answer)",
+             "## Check your understanding\n\n1. Why?\n\n<details><summary>Answer</summary>Because.</details>"
+             "\n\n2. How?",
+             "## Try this (lab)\n\n1. Do it.\n2. Again.")
+    path = tmp_path / "99_small.ipynb"
+    nbformat.write(nb, path)
+    st = T.notebook_stats(path)
+    assert [s["title"] for s in st["sections"]] == ["(opening)", "First (3 min)", "Explore: sliders",
+                                                     "Check your understanding", "Try this (lab)"]
+    first, explore, check, try_ = st["sections"][1:]
+    assert first["stated_min"] == 3 and first["exercises"] == {"predict": 1} and len(first["cells"]) == 1
+    assert explore["exercises"] == {"predict": 3, "self-check": 1, "explore": 1}
+    assert check["exercises"] == {"question": 2} and try_["exercises"] == {"try": 2}
+    # "Answer four folded words here" belongs to the First section, where the block stands
+    assert first["folded_words"] == 5
+
+
+def test_estimate_by_hand(tmp_path):
+    nb = _nb("## Run\n\n" + "word " * 397 + "\n\n> **Predict.** Which?", "code:a = 1", "code:b = 2",
+             "## Live\n\n> **Predict.** 1. first. 2. second.", "code:w = LiveTrainer(cfg)",
+             "## Try this\n\n" + "word " * 196 + "\n\n1. x")
+    path = tmp_path / "99_small.ipynb"
+    nbformat.write(nb, path)
+    st = T.notebook_stats(path)
+    h = [c for s in st["sections"] for c in s["cells"]]
+    measured = {"notebooks": {"99_small": {"cells": dict(zip(h, [30.0, 30.0, 6.0])), "kernel_s": 12.0}},
+                "widget_run_s": {"LiveTrainer": 27.0, "LiveRace": 9.0}}
+    e = T.estimate(st, measured)
+    run, live, hw = e["sections"]
+    # 397 words + "Run", "**Predict.**", "Which?" = 400 words: 2 min; one prediction: 2 min; 60 s of cells: 1 min
+    assert (run["reading_min"], run["exercise_min"], run["run_min"], run["estimate_min"]) == (2.0, 2.0, 1.0, 5.0)
+    # two predictions with the widget: 4 min, and 6 s + 2 runs of the slower widget (27 s) = 60 s
+    assert live["exercise_min"] == 4 and live["run_min"] == 1.0
+    # homework: (196 words + "Try", "this", "1.", "x" = 200 words: 1 min) + one task: 5 min; not in the estimate
+    assert hw["homework"] and hw["homework_min"] == 6.0 and hw["estimate_min"] == 0.0
+    assert e["homework_min"] == 6.0 and e["run_min"] == pytest.approx(2.0 + 12.0 / 60)
+    assert e["estimate_min"] == pytest.approx(e["reading_min"] + e["exercise_min"] + e["run_min"])
+    # an edited cell has no time: the estimate says so instead of guessing
+    del measured["notebooks"]["99_small"]["cells"][h[0]]
+    assert T.estimate(T.notebook_stats(path), measured)["estimate_min"] is None
+
+
+def test_missing_markers_and_sections_raise():
+    with pytest.raises(ValueError, match="notebook_timings:lab:begin"):
+        T.fill_guide("no markers here", {"lab": "x"})
+    with pytest.raises(ValueError, match="LECTURE: 00_welcome has no section starting 'Nowhere'"):
+        T._find_section({"00_welcome": {"sections": [{"title": "The concept class"}]}}, "00_welcome", "Nowhere")
