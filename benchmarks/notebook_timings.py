@@ -262,7 +262,7 @@ def lecture_segments(est: dict) -> list[dict]:
             raise ValueError(f"LECTURE: {notebook} → {s['title']} is run live but its cells have no measured time")
         minutes = ((s["words"] + s["folded_words"]) / LECTURE_WORDS_PER_MINUTE + LECTURE_OUTPUT_MIN * s["outputs"]
                    + s["exercises"].get("predict", 0) + (s["run_min"] if live else 0))
-        out.append({"notebook": notebook, "section": s["title"], "live": live, "say": say, "minutes": minutes,
+        out.append({"notebook": notebook, "section": _title(s), "live": live, "say": say, "minutes": minutes,
                     "words": s["words"] + s["folded_words"]})
     return out
 
@@ -274,6 +274,11 @@ def totals(est: dict) -> dict:
 
 
 # --------------------------------------------------------------------------------------------------- rendering
+
+def _title(s: dict) -> str:
+    """A section's heading without the notebook's own "(N min)" (the report lists that as "stated min")."""
+    return _STATED.sub("", s["title"]).strip()
+
 
 def _m(x) -> str:
     return "not measured" if x is None else f"{x:.1f}"
@@ -338,7 +343,7 @@ def render_report(est: dict, measured: dict) -> str:
                 "| estimate min |", "|---|---|---|---|---|---|---|---|"]
         for s in e["sections"]:
             est_min = f"homework {s['homework_min']:.1f}" if s["homework"] else _m(s["estimate_min"])
-            out.append(f"| {s['title']} | {s['words']} ({s['folded_words']}) | {_ex(s['exercises'])} "
+            out.append(f"| {_title(s)} | {s['words']} ({s['folded_words']}) | {_ex(s['exercises'])} "
                        f"| {s['stated_min'] if s['stated_min'] is not None else '—'} | {s['reading_min']:.1f} "
                        f"| {s['exercise_min']:.0f} | {_m(s['run_min'])} | {est_min} |")
         out.append("")
@@ -350,7 +355,7 @@ def render_slow(est: dict) -> str:
     for n, e in est.items():
         for s in e["sections"]:
             if s.get("cells_s") is not None and s["cells_s"] > SLOW_S:
-                rows.append(f"| `{n}` → {s['title']} | {s['cells_s']:.0f} |")
+                rows.append(f"| `{n}` → {_title(s)} | {s['cells_s']:.0f} |")
     return "\n".join(rows)
 
 
