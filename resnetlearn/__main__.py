@@ -28,6 +28,7 @@ from .reproduce import (
     FigureInterrupted,
     WorkersUnavailable,
     _points,
+    estimate_work,
     run_figure,
     stop_process_pool,
     worker_init,
@@ -145,6 +146,7 @@ def main(argv=None) -> int:
             context = multiprocessing.get_context("spawn") if device.type == "cuda" else None
             executor = ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init,
                                            initargs=(os.getpid(),))
+        _announce_work(args, figures, device, out, workers)
         for fig in figures:
             res = run_figure(fig, args.scale, args.device, out=out / "store", executor=executor,
                              select=args.select)
@@ -172,6 +174,19 @@ def main(argv=None) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _announce_work(args, figures, device, out: Path, workers: int) -> None:
+    """Before the first point: what the run will compute and how long its SGD steps take here (timed on a
+    few real steps), and that the paper's scale is meant for a GPU when there is none."""
+    if args.scale == "tiny":
+        return
+    if args.scale == "paper" and device.type != "cuda":
+        print(f"--scale paper is the full protocol of §8.1 (widths up to 2000, the 9 x 10 lr x wd grid, 800 "
+              f"epochs) and is meant for a GPU; this run uses {device.type}. --scale cpu is the largest scale "
+              f"a 2-core CPU finishes in a working session.", file=sys.stderr, flush=True)
+    est = estimate_work(figures, args.scale, device=args.device, select=args.select, store=out / "store")
+    print(est.text(args.scale, workers), file=sys.stderr, flush=True)
 
 
 def _report_interrupt(e: KeyboardInterrupt, finished: list[str], out: Path, command: str, how: str) -> None:
