@@ -175,6 +175,28 @@ class Split:
     val: Sample | None
     test: Sample
 
+    def to(self, *, device=None, dtype: torch.dtype | None = None) -> Split:
+        """The same samples on ``device`` and/or in ``dtype``. Every draw is made in float64 and then cast
+        (:meth:`Target.sample`), so a float64 split cast to float32 equals the split drawn in float32:
+        draw once in float64 (for the kernels) and cast for the networks."""
+        def move(s):
+            return None if s is None else Sample(*(None if t is None else t.to(device=device, dtype=dtype)
+                                                   for t in (s.x, s.y, s.base, s.composite)))
+
+        return Split(move(self.train), move(self.val), move(self.test))
+
+
+def hold_out(train: Sample, val_fraction: float) -> tuple[Sample, Sample]:
+    """(fit, validation): the last round(val_fraction·N) of the N training samples are held out for
+    choosing hyperparameters, the rest (a prefix) is fitted. The one validation rule of every learner."""
+    val_fraction = V.real("val_fraction", val_fraction, lo=0, hi=1, lo_open=True, hi_open=True)
+    n_train = train.x.shape[-2]
+    n_val = round(val_fraction * n_train)
+    if not 1 <= n_val < n_train:
+        raise ValueError(f"val_fraction = {val_fraction} leaves {n_val} of n_train = {n_train} samples for "
+                         f"validation; need at least 1 and fewer than n_train")
+    return _cut(train, slice(0, n_train - n_val)), _cut(train, slice(n_train - n_val, None))
+
 
 def data_split(target, n_train: int, *, n_test: int, seed: int = 0, val_fraction: float = 0.0,
                device=None, dtype: torch.dtype = torch.float32) -> Split:
@@ -196,11 +218,7 @@ def data_split(target, n_train: int, *, n_test: int, seed: int = 0, val_fraction
     test = target.sample(n_test, seed=seed + 1, device=device, dtype=dtype)
     if val_fraction == 0:
         return Split(train, None, test)
-    n_val = round(val_fraction * n_train)
-    if not 1 <= n_val < n_train:
-        raise ValueError(f"val_fraction = {val_fraction} leaves {n_val} of n_train = {n_train} samples for "
-                         f"validation; need at least 1 and fewer than n_train")
-    return Split(_cut(train, slice(0, n_train - n_val)), _cut(train, slice(n_train - n_val, None)), test)
+    return Split(*hold_out(train, val_fraction), test)
 
 
 @dataclass(frozen=True)

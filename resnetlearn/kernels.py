@@ -60,7 +60,7 @@ import torch
 
 from . import memory, networks
 from . import validation as V
-from .concept import data_split
+from .concept import Sample, Split, data_split, hold_out
 
 F64 = torch.float64
 NETWORK_ARCHS = ("3resnet", "3resnet_eq21", "3layer", "2layer")
@@ -1034,16 +1034,43 @@ def _resolve_grid(spec, entry, grids, bandwidths):
     return grid
 
 
+def _given_split(split, target, *, n_train, n_test, select):
+    """A split passed to :func:`kernel_errors`, checked against what it should hold, on the CPU."""
+    if not isinstance(split, Split):
+        raise TypeError(f"split must be a resnetlearn.concept.Split (from data_split), got {type(split).__name__}")
+    if (split.val is not None) != (select == "val"):
+        raise ValueError(f"select={select!r} needs a split {'with' if select == 'val' else 'without'} a validation "
+                         "part (data_split's val_fraction)")
+    parts = [("train", split.train), ("test", split.test)] + ([("val", split.val)] if split.val is not None else [])
+    for name, part in parts:
+        for t in ("x", "y"):
+            if getattr(part, t).dtype != F64:
+                raise ValueError(f"split.{name}.{t} must be float64 (data_split(..., dtype=torch.float64)); got "
+                                 f"{getattr(part, t).dtype}: the kernels are computed in float64")
+        if part.x.shape[1] != target.d or part.y.shape[1] != target.k:
+            raise ValueError(f"split.{name} has d = {part.x.shape[1]}, k = {part.y.shape[1]}; the target has "
+                             f"d = {target.d}, k = {target.k}")
+    n_held = split.train.x.shape[0] + (0 if split.val is None else split.val.x.shape[0])
+    if n_held != n_train or split.test.x.shape[0] != n_test:
+        raise ValueError(f"split holds {n_held} training and {split.test.x.shape[0]} test samples; n_train = "
+                         f"{n_train}, n_test = {n_test}")
+    return split.to(device="cpu")
+
+
 def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str = "test",
                   val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0, m: int = 1000,
                   kernel_seed: int = 0, ridges=RELATIVE_RIDGES, bandwidths=None, grids: dict | None = None,
-                  progress: bool = True) -> list[dict]:
+                  split: Split | None = None, progress: bool = True) -> list[dict]:
     """Best test error of kernel ridge regression for each kernel, each tuned over its own grid.
 
     Data from :func:`resnetlearn.concept.data_split` (``n_train`` samples
     with ``data_seed``, ``n_test`` with ``data_seed + 1``, the validation part
     the last ``val_fraction`` of the training samples), as for the networks,
-    so kernels and networks see identical samples. Every kernel searches the
+    so kernels and networks see identical samples; ``split`` passes that
+    split already drawn (in float64, ``data_split(..., dtype=torch.float64)``,
+    e.g. the one a race also trains its networks on, cast with
+    :meth:`~resnetlearn.concept.Split.to`): then ``n_train``, ``n_test`` and
+    ``data_seed`` describe it and its sizes are checked against them. Every kernel searches the
     ridge (``ridges``, multiples of the mean diagonal of its training Gram)
     and its own hyperparameters from :data:`KERNEL_REGISTRY`: the Gaussian
     bandwidth (``bandwidths`` × median distance, default :data:`BANDWIDTHS`),
@@ -1087,8 +1114,11 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
         raise ValueError("kernels must name at least one kernel")
     plan = [(spec, *parse_spec(spec)) for spec in specs]  # every spec checked before any work
     plan = [(spec, entry, arch, _resolve_grid(spec, entry, grids, bandwidths)) for spec, entry, arch in plan]
-    split = data_split(target, n_train, n_test=n_test, seed=data_seed,
-                       val_fraction=val_fraction if select == "val" else 0.0, dtype=F64)
+    if split is None:
+        split = data_split(target, n_train, n_test=n_test, seed=data_seed,
+                           val_fraction=val_fraction if select == "val" else 0.0, dtype=F64)
+    else:
+        split = _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
     Xtr, Ytr, Xte, Yte = split.train.x, split.train.y, split.test.x, split.test.y
     Xsel, Ysel = (Xte, Yte) if select == "test" else (split.val.x, split.val.y)
     ctx = _Context(Xtr, Ytr.shape[1], m, kernel_seed)
@@ -1289,15 +1319,9 @@ def network_kernel_errors(train, test, arch: str, m: int, mode: str, *, seed: in
         if holdout is not None:
             Xsel, Ysel = _sample_xy(holdout, "holdout")
             V.compatible("train.x", Xtr, "holdout.x", Xsel, "dimension d")
-        else:
-            # as concept.data_split: the last round(val_fraction·N) training samples
-            val_fraction = V.real("val_fraction", val_fraction, lo=0, hi=1, lo_open=True, hi_open=True)
-            n_val = round(val_fraction * n_train)
-            if not 1 <= n_val < n_train:
-                raise ValueError(f"val_fraction = {val_fraction} leaves {n_val} of {n_train} training samples for "
-                                 "validation; need at least 1 and fewer than all")
-            n_fit = n_train - n_val
-            Xsel, Ysel, Xtr, Ytr = Xtr[n_fit:], Ytr[n_fit:], Xtr[:n_fit], Ytr[:n_fit]
+        else:  # the validation rule of concept.data_split
+            fit, val = hold_out(Sample(Xtr, Ytr, None, None), val_fraction)
+            Xtr, Ytr, Xsel, Ysel = fit.x, fit.y, val.x, val.y
     elif holdout is not None:
         raise ValueError("holdout is used with select='val' only")
     else:

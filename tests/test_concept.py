@@ -176,6 +176,12 @@ def test_data_split_is_shared_and_holds_out_the_tail():
     assert held.train.x.shape[0] == 80 and held.val.x.shape[0] == 20
     assert torch.equal(held.train.x, full.train.x[:80]) and torch.equal(held.val.y, full.train.y[80:])
     assert torch.equal(held.val.composite, full.train.composite[80:])
+    # drawn once in float64 and cast: the same numbers as drawn in float32 (the race trains on the cast)
+    wide = data_split(inst, 100, n_test=50, seed=3, val_fraction=0.2, dtype=torch.float64)
+    cast = wide.to(dtype=torch.float32)
+    for a, b in ((cast.train, held.train), (cast.val, held.val), (cast.test, held.test)):
+        assert all(torch.equal(getattr(a, t), getattr(b, t)) for t in ("x", "y", "base", "composite"))
+        assert a.x.dtype == torch.float32
     for kw, words in [(dict(val_fraction=1.0), "val_fraction"), (dict(val_fraction=0.001), "val_fraction"),
                       (dict(seed=-1), "seed"), (dict(n_test=0), "n_test")]:
         with pytest.raises(ValueError, match=words):

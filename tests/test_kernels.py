@@ -320,6 +320,45 @@ def test_kernel_errors_searches_each_kernels_grid():
     assert val["n_fit"] == 64 and len(val["path"]) == 3 and not val["param_at_grid_edge"]
 
 
+def test_kernel_errors_takes_the_split_already_drawn():
+    """split= gives the same numbers as the split kernel_errors would draw (the race passes its own)."""
+    from resnetlearn.concept import data_split
+
+    inst = rl.talk_instance()
+    kw = dict(n_test=60, ridges=[1e-6, 1e-2, 1.0], bandwidths=[1.0, 2.0], progress=False)
+    for select, frac in (("test", 0.0), ("val", 0.2)):
+        split = data_split(inst, 80, n_test=60, seed=0, val_fraction=frac, dtype=F64)
+        drawn = K.kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, **kw)
+        given = K.kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, split=split, **kw)
+        for a, b in zip(drawn, given):
+            assert a["test_error"] == b["test_error"] and a["path"] == b["path"] and a["n_fit"] == b["n_fit"]
+    split = data_split(inst, 80, n_test=60, dtype=F64)
+    with pytest.raises(ValueError, match="float64"):
+        K.kernel_errors(inst, 80, ["arcsine"], split=split.to(dtype=torch.float32), **kw)
+    with pytest.raises(ValueError, match="holds 80 training and 60 test samples; n_train = 90"):
+        K.kernel_errors(inst, 90, ["arcsine"], split=split, **kw)
+    with pytest.raises(ValueError, match="validation part"):
+        K.kernel_errors(inst, 80, ["arcsine"], split=split, select="val", **kw)
+    with pytest.raises(TypeError, match="Split"):
+        K.kernel_errors(inst, 80, ["arcsine"], split=(split.train, split.test), **kw)
+
+
+def test_network_kernel_errors_holds_out_as_data_split():
+    """select='val' without a holdout fits on the prefix data_split keeps and selects on its tail."""
+    from resnetlearn.concept import data_split
+
+    inst = rl.talk_instance()
+    full, held = (data_split(inst, 60, n_test=50, val_fraction=f, dtype=F64) for f in (0.0, 0.25))
+    ridges = [1e-4, 1e-2, 1.0]
+    own = K.network_kernel_errors(full.train, full.test, "2layer", 10, "last", ridges=ridges, select="val",
+                                  val_fraction=0.25)
+    given = K.network_kernel_errors(held.train, held.test, "2layer", 10, "last", ridges=ridges, select="val",
+                                    holdout=held.val)
+    assert own["n_fit"] == given["n_fit"] == 45 and own["path"] == given["path"]
+    with pytest.raises(ValueError, match="leaves 0 of n_train = 60"):
+        K.network_kernel_errors(full.train, full.test, "2layer", 10, "last", select="val", val_fraction=0.001)
+
+
 def test_parity_counts():
     rows = K.parity_counts(30, 8)
     assert rows[2]["up_to_degree"] == 1 + 30 + 435
