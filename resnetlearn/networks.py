@@ -32,9 +32,33 @@ autograd then differentiates like any other function.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
-ARCHS = ("3resnet", "3resnet_eq21", "3layer", "2layer", "2layer_signs")
+
+@dataclass(frozen=True)
+class Architecture:
+    """One learner network of this module: what the rest of the package needs to know about it.
+
+    ``residual``: the network splits as out = out₁ + residual (the ResNets; training reports
+    out₁ against β·F and the residual against α·G(F)); ``formula``: the network in one line.
+    """
+
+    name: str
+    formula: str
+    residual: bool
+
+
+ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
+    Architecture("3resnet", "out₁ + A·σ(V·out₁ + b₂), out₁ = A·σ(W x + b₁) (§6: shared A, V m×k)", True),
+    Architecture("3resnet_eq21", "A(σ(h₁) + σ(U σ(h₁) + b₂)), h₁ = W x + b₁ (eq 2.1 as written, U m×m)", True),
+    Architecture("3layer", "A·σ(V σ(W x + b₁) + b₂)", False),
+    Architecture("2layer", "A·σ(W x + b₁)", False),
+    Architecture("2layer_signs", "aᵀσ(W x), a ∈ {±1/√m}^m fixed, m/2 of each sign (arXiv v3 §8.2)", False),
+)}
+"""Every architecture, by name (adding one is one entry)."""
+ARCHS = tuple(ARCHITECTURES)
 INITS = ("paper", "fan_in", "companion")
 
 
@@ -58,7 +82,7 @@ def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]
 
 
 def check_arch(arch: str) -> str:
-    if arch not in ARCHS:
+    if not isinstance(arch, str) or arch not in ARCHS:
         raise ValueError(f"unknown model {arch!r}; allowed: {ARCHS}")
     return arch
 
