@@ -8,6 +8,9 @@ Modules, one per concept of the papers:
 * :mod:`resnetlearn.activations` — smooth activations with a symbolic form (§5)
 * :mod:`resnetlearn.concept` — the concept class H = β·F + α·G(F) and its instances (§5, §7, §8.1)
 * :mod:`resnetlearn.complexity` — the complexity measures ℭ_ε, ℭ_s (§4; companion §2)
+* :mod:`resnetlearn.taylor`, :mod:`resnetlearn.radius`, :mod:`resnetlearn.power_series`,
+  :mod:`resnetlearn.weighted_sums` — the Taylor series those measures sum: exact coefficients,
+  radius of convergence, numeric coefficients by power-series recurrences, the weighted sums
 * :mod:`resnetlearn.networks` — the learners 3resnet / 3layer / 2layer (eq 2.1, §6)
 * :mod:`resnetlearn.training` — the SGD protocol of arXiv v3 §8.1, batched over many models
 * :mod:`resnetlearn.kernels` — kernel methods of §3.1 (KRR, conjugate, NTK, infinite width)

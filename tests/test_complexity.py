@@ -19,7 +19,8 @@ from resnetlearn import (
     truncation_degree,
 )
 from resnetlearn.activations import Z
-from resnetlearn.complexity import SeriesBudgetError, describe, radius_of_convergence
+from resnetlearn.complexity import describe
+from resnetlearn.taylor import SeriesBudgetError, radius_of_convergence
 
 
 def close(a, b, rel=1e-12):
