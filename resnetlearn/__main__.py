@@ -56,10 +56,15 @@ class Terminated(KeyboardInterrupt):
 
 
 def _on_sigterm(signum, frame):
-    if getattr(_on_sigterm, "seen", False):  # a second SIGTERM during the clean-up: leave at once
+    if os.getpid() != _on_sigterm.pid:  # a worker forked before its initializer reset SIGTERM: just end it
+        os._exit(TERMINATED)
+    if _on_sigterm.seen:  # a second SIGTERM during the clean-up: leave at once
         os._exit(TERMINATED)  # the workers follow (worker_init asked the kernel to signal them)
     _on_sigterm.seen = True
     raise Terminated("SIGTERM")
+
+
+_on_sigterm.pid, _on_sigterm.seen = os.getpid(), False
 
 
 def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
@@ -136,7 +141,7 @@ def main(argv=None) -> int:
     executor = None
     finished: list[str] = []
     completed = False
-    _on_sigterm.seen = False
+    _on_sigterm.pid, _on_sigterm.seen = os.getpid(), False
     try:  # SIGTERM to this process alone must stop the workers too: handle it like Ctrl-C
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread: leave SIGTERM alone

@@ -306,7 +306,7 @@ def _exact_kernel(config: dict, target) -> dict:
     converges to, did worse where we measured it (§8.1, N = m = 500: 10.2 vs 7.4), which is why this
     per-output kernel is the one computed here; the SGD-trained linear model stands beside it."""
     from .concept import data_split
-    from .kernels import network_kernel_errors
+    from .kernel_experiments import network_kernel_errors
 
     split = data_split(target, config["n_train"], n_test=config["n_test"], seed=0, dtype=torch.float64)
     r = network_kernel_errors(split.train, split.test, config["model"], config["m"], config["mode"], seed=0,
@@ -317,7 +317,7 @@ def _exact_kernel(config: dict, target) -> dict:
 
 
 def _kernel_point(config: dict) -> dict:
-    from .kernels import kernel_errors
+    from .kernel_experiments import kernel_errors
 
     t0 = time.perf_counter()
     target = hard_instance(config["d"], config["k"], alpha=config["alpha"], seed=0)
@@ -444,9 +444,13 @@ ignore_sigint = worker_init
 """The former name of :func:`worker_init`."""
 
 
-def stop_process_pool(pool, timeout: float = 5.0) -> None:
+def stop_process_pool(pool, timeout: float = 0.5) -> None:
     """Stop a ``concurrent.futures.ProcessPoolExecutor`` now: cancel what has not started and
-    terminate the workers (their points in progress are lost, never stored)."""
+    terminate the workers (their points in progress are lost, never stored).
+
+    A worker still alive ``timeout`` seconds after SIGTERM is killed (SIGKILL): one forked while
+    another thread of the parent held a lock can hang before :func:`worker_init` restores SIGTERM's
+    default action, and the interpreter's exit would then wait on it forever."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
     manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
@@ -457,8 +461,13 @@ def stop_process_pool(pool, timeout: float = 5.0) -> None:
     for proc in procs:
         with contextlib.suppress(Exception):
             proc.join(max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            if proc.is_alive():
+                proc.kill()
+                proc.join(1.0)
     if manager is not None:  # let the pool's own thread wind down before the interpreter's exit hooks run
-        manager.join(max(0.0, deadline - time.monotonic()))
+        manager.join(max(0.0, deadline + 1.0 - time.monotonic()))
 
 
 def _finished_result(fut):

@@ -310,3 +310,27 @@ def test_more_workers_than_points_are_not_started(tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(cli, "stop_process_pool", lambda pool: None)
     assert cli.main(["reproduce", "fig2a", "--scale", "tiny", "--out", str(tmp_path), "--workers", "1000000"]) == 130
     assert made == [9] and "--workers 1000000: at most 9 points run at once here" in capsys.readouterr().err
+
+
+def _deaf_to_sigterm():
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def test_a_worker_that_does_not_answer_sigterm_is_killed():
+    """A worker forked while another thread of the parent held a lock can hang before its initializer ran,
+    deaf to SIGTERM; the interpreter's exit then waited on it forever. stop_process_pool kills it."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from resnetlearn.reproduce import stop_process_pool
+
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=_deaf_to_sigterm)
+    pool.submit(time.sleep, 60)
+    deadline = time.monotonic() + 30
+    while not pool._processes and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (worker,) = pool._processes.values()
+    time.sleep(0.2)  # the worker is inside time.sleep(60)
+    t0 = time.monotonic()
+    stop_process_pool(pool)
+    assert not worker.is_alive() and time.monotonic() - t0 < 2.0 and worker.exitcode == -signal.SIGKILL
