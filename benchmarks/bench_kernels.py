@@ -18,6 +18,8 @@ import torch
 import resnetlearn as rl
 from resnetlearn import kernels as K
 from resnetlearn import networks
+from resnetlearn.kernel_experiments import network_kernel_errors
+from resnetlearn.ridge import KernelRidge
 
 
 def timed(fn):
@@ -37,13 +39,13 @@ def main():
     y = inst.sample(args.n, seed=0, dtype=torch.float64).y
     kern, t_inf = timed(lambda: K.infinite_width(x, arch="3resnet_eq21"))
     gram = kern[1]
-    _, t_krr = timed(lambda: K.KernelRidge(1e-6 * float(gram.diagonal().mean())).fit(gram, y).predict(gram[:100]))
+    _, t_krr = timed(lambda: KernelRidge(1e-6 * float(gram.diagonal().mean())).fit(gram, y).predict(gram[:100]))
     x1k = x[:1000]
     p = networks.init_params("3resnet", 30, 15, 1000, [0], dtype=torch.float64)
     _, t_emp = timed(lambda: K.ntk(x1k, arch="3resnet", params=p))
     tr, te = inst.sample(args.n_exact, seed=0, dtype=torch.float64), inst.sample(2000, seed=1, dtype=torch.float64)
-    full, t_full = timed(lambda: K.network_kernel_errors(tr, te, "2layer", 200, "ntk"))
-    per, t_per = timed(lambda: K.network_kernel_errors(tr, te, "2layer", 200, "ntk", coupling="per_output"))
+    full, t_full = timed(lambda: network_kernel_errors(tr, te, "2layer", 200, "ntk"))
+    per, t_per = timed(lambda: network_kernel_errors(tr, te, "2layer", 200, "ntk", coupling="per_output"))
     out = dict(device=rl.describe_device("cpu"), torch=torch.__version__, n=args.n,
                infinite_ntk_gram_s=round(t_inf, 2), krr_fit_predict_s=round(t_krr, 2),
                empirical_ntk_3resnet_m1000_n1000_s=round(t_emp, 2),

@@ -338,7 +338,7 @@ def _fig4_verdict(rows: list[dict]) -> tuple[str, bool | None]:
 
 # ----------------------------------------------------------------- the §7 hard instance
 def _thm3_points(scale: str, base: dict) -> list[dict]:
-    from .kernels import DEFAULT_KERNELS
+    from .kernel_registry import DEFAULT_KERNELS
 
     ns = {"tiny": [50], "quick": [250, 500, 1000], "cpu": [250, 500, 1000, 2000, 5000],
           "paper": [500, 1000, 2000, 5000, 10000]}[scale]

@@ -320,7 +320,7 @@ def series_style(label: str, index: int = 0) -> dict:
     (``ntk_inf:2layer``); otherwise a colour of :data:`QUALITATIVE`."""
     import re
 
-    from .kernels import DEFAULT_KERNELS
+    from .kernel_registry import DEFAULT_KERNELS
     from .networks import ARCHS
 
     m = re.fullmatch(r"(\w+)\((\w+)\)", label)

@@ -705,7 +705,7 @@ class RaceConfig:
             raise ValueError(f"learners must differ in arch/mode, got {[x.label for x in learners]}")
         check(self, "learners", learners)
         if self.kernel is not None:
-            from .kernels import DEFAULT_KERNELS
+            from .kernel_registry import DEFAULT_KERNELS
 
             V.choice("kernel", self.kernel, DEFAULT_KERNELS)
         _check_memory([(x.arch, x.mode) for x in learners], self.m, max(self.n_train, self.n_test),
@@ -796,7 +796,7 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
     """
     import copy
 
-    from .kernels import kernel_errors
+    from .kernel_experiments import kernel_errors
 
     dev = select_device(device)
     t0 = time.perf_counter()

@@ -11,6 +11,10 @@ import resnetlearn as rl
 from resnetlearn import kernels as K
 from resnetlearn import networks
 from resnetlearn.concept import Sample
+from resnetlearn.kernel_experiments import kernel_errors, network_kernel_errors, network_krr
+from resnetlearn.kernel_registry import DEFAULT_KERNELS, KERNEL_REGISTRY, KERNELS, _Context, kernel, parse_spec
+from resnetlearn.ridge import FeatureRidge, KernelRidge, feature_ridge, krr_fit, ridge_path
+from resnetlearn.selection import grid_edges
 from resnetlearn.training import Protocol, train_models
 
 F64 = torch.float64
@@ -22,12 +26,12 @@ def cube():
 
 
 def _gram_fn(spec, X, k=15, m=64):
-    entry, arch = K.parse_spec(spec)
+    entry, arch = parse_spec(spec)
     point = {a: v[len(v) // 2] for a, v in entry.grid.items()}
-    return entry.build(K._Context(X, k, m, 0), arch, **point)
+    return entry.build(_Context(X, k=k, m=m, seed=0), arch, **point)
 
 
-@pytest.mark.parametrize("spec", K.DEFAULT_KERNELS)
+@pytest.mark.parametrize("spec", DEFAULT_KERNELS)
 def test_gram_symmetric_psd(cube, spec):
     G = _gram_fn(spec, cube)(cube, cube)
     assert torch.allclose(G, G.T, atol=1e-10 * float(G.abs().max()))
@@ -35,19 +39,19 @@ def test_gram_symmetric_psd(cube, spec):
 
 
 def test_registry_covers_every_kernel_and_kernel_checks_keywords(cube):
-    assert set(K.KERNELS) == {"gaussian", "arcsine", "arcsine_bias", "conjugate", "ntk", "nngp_inf", "ntk_inf"}
-    assert K.KERNEL_REGISTRY["ntk_inf"].grid == {"sigma_w2": (1.0, 2.0), "sigma_b2": (0.0, 0.1, 1.0)}
+    assert set(KERNELS) == {"gaussian", "arcsine", "arcsine_bias", "conjugate", "ntk", "nngp_inf", "ntk_inf"}
+    assert KERNEL_REGISTRY["ntk_inf"].grid == {"sigma_w2": (1.0, 2.0), "sigma_b2": (0.0, 0.1, 1.0)}
     x = cube[:5]
-    assert torch.equal(K.kernel("arcsine_bias", x), K.arcsine(x, bias=True))
-    assert torch.equal(K.kernel("gaussian", x, h=2.0), K.gaussian(x, h=2.0))
-    assert torch.equal(K.kernel("ntk_inf", x, arch="3layer", sigma_w2=2.0, sigma_b2=0.1),
+    assert torch.equal(kernel("arcsine_bias", x), K.arcsine(x, bias=True))
+    assert torch.equal(kernel("gaussian", x, h=2.0), K.gaussian(x, h=2.0))
+    assert torch.equal(kernel("ntk_inf", x, arch="3layer", sigma_w2=2.0, sigma_b2=0.1),
                        K.infinite_width(x, arch="3layer", sigma_w2=2.0, sigma_b2=0.1)[1])
     with pytest.raises(TypeError, match="'bias'.*arcsine_bias"):
-        K.kernel("arcsine", x, bias=True)
+        kernel("arcsine", x, bias=True)
     with pytest.raises(TypeError, match="'bandwidth'"):
-        K.kernel("gaussian", x, bandwidth=2.0)
+        kernel("gaussian", x, bandwidth=2.0)
     with pytest.raises(ValueError, match="unknown kernel 'laplace'"):
-        K.kernel("laplace", x)
+        kernel("laplace", x)
 
 
 def test_arcsine_closed_forms():
@@ -178,18 +182,18 @@ def test_ntk_spread_fan_in_resnet_does_not_concentrate():
 def test_krr_limits_and_ridge_path(cube):
     Y = rl.parity_instance().sample(60, seed=0, dtype=F64).y
     G = K.gaussian(cube, cube, h=4.0)
-    fit = K.KernelRidge(1e-10).fit(G, Y)
+    fit = KernelRidge(1e-10).fit(G, Y)
     assert torch.allclose(fit.predict(G), Y, atol=1e-5)  # interpolation as λ → 0
-    far = K.KernelRidge(1e12).fit(G, Y).predict(G)
+    far = KernelRidge(1e12).fit(G, Y).predict(G)
     assert torch.allclose(far, Y.mean(0).expand_as(far), atol=1e-8)  # the mean as λ → ∞
-    path = K.ridge_path(G, Y, G, [1e-3, 1.0])
+    path = ridge_path(G, Y, G, [1e-3, 1.0])
     for i, lam in enumerate([1e-3, 1.0]):
-        assert torch.allclose(path[i], K.KernelRidge(lam).fit(G, Y).predict(G), atol=1e-8)
+        assert torch.allclose(path[i], KernelRidge(lam).fit(G, Y).predict(G), atol=1e-8)
     # explicit features (eq 3.3) give the same predictor as their kernel
     Phi = torch.randn(60, 20, dtype=F64)
-    dual = K.KernelRidge(0.5).fit(Phi @ Phi.T, Y).predict(Phi @ Phi.T)
-    assert torch.allclose(K.feature_ridge(Phi, Y, Phi, 0.5), dual, atol=1e-8)
-    assert torch.allclose(K.FeatureRidge(0.5).fit(Phi, Y).predict(Phi), dual, atol=1e-8)
+    dual = KernelRidge(0.5).fit(Phi @ Phi.T, Y).predict(Phi @ Phi.T)
+    assert torch.allclose(feature_ridge(Phi, Y, Phi, 0.5), dual, atol=1e-8)
+    assert torch.allclose(FeatureRidge(0.5).fit(Phi, Y).predict(Phi), dual, atol=1e-8)
 
 
 @pytest.mark.parametrize("arch,m,n", [("2layer", 40, 25), ("3resnet", 40, 25), ("3layer", 12, 50)])
@@ -200,7 +204,7 @@ def test_last_exact_equals_least_squares_on_features(arch, m, n):
     Phi, Phi_te = K.features(arch, p, tr.x), K.features(arch, p, te.x)
     # minimum-norm least squares (N < features: interpolation) or ordinary least squares (N > features)
     want = Phi_te @ torch.linalg.pinv(Phi) @ tr.y
-    got = K.network_krr(arch, p, "last", tr.x, tr.y, te.x, [1e-13], relative=True)[0]
+    got = network_krr(tr.x, tr.y, te.x, arch=arch, params=p, mode="last", ridges=[1e-13], relative=True)[0]
     assert torch.allclose(got, want, atol=1e-6 * float(want.abs().max()))
 
 
@@ -214,7 +218,7 @@ def test_training_last_equals_conjugate_kernel_regression(arch):
                        dtype=F64, progress=False)
     p = networks.init_params(arch, 30, 8, 16, [3], dtype=F64)
     # minimiser of ½ mean‖Aφ₀ − y‖² + (wd/2)‖A‖²: ridge λ = N·wd, no intercept
-    pred = K.network_krr(arch, p, "last", tr.x, tr.y, te.x, [50 * wd])[0]
+    pred = network_krr(tr.x, tr.y, te.x, arch=arch, params=p, mode="last", ridges=[50 * wd])[0]
     assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(res.test_error[0]), rel=1e-6)
 
 
@@ -228,10 +232,10 @@ def test_ntk_exact_equals_trained_linearised_network(arch, n):
                        protocol=Protocol(epochs=2500, batch_size=n, lr_drop_epoch=2500, eval_every=2500),
                        dtype=F64, progress=False)
     p = networks.init_params(arch, 30, 8, m, [5], dtype=F64)
-    pred = K.network_krr(arch, p, "ntk", tr.x, tr.y, te.x, [n * wd])[0]
+    pred = network_krr(tr.x, tr.y, te.x, arch=arch, params=p, mode="ntk", ridges=[n * wd])[0]
     assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(res.test_error[0]), rel=1e-5)
     # dropping the cross-output blocks is a different (approximate) solution
-    approx = K.network_krr(arch, p, "ntk", tr.x, tr.y, te.x, [n * wd], coupling="per_output")[0]
+    approx = network_krr(tr.x, tr.y, te.x, arch=arch, params=p, mode="ntk", ridges=[n * wd], coupling="per_output")[0]
     assert not torch.allclose(approx, pred, atol=1e-6)
 
 
@@ -243,9 +247,10 @@ def test_ntk_primal_and_dual_agree():
     f0t = networks.forward("3resnet", {n: v[None] for n, v in p.items()}, te.x)[0]
     Kf = K.ntk(tr.x, arch="3resnet", params=p, outputs="full").reshape(96, 96)
     Kt = K.ntk(te.x, tr.x, arch="3resnet", params=p, outputs="full").reshape(80, 96)
-    a = K.krr_fit(Kf, (tr.y - f0).T.reshape(-1, 1), 0.3)
+    a = krr_fit(Kf, (tr.y - f0).T.reshape(-1, 1), 0.3)
     dual = f0t + (Kt @ a).reshape(8, 10).T
-    primal = K.network_krr("3resnet", p, "ntk", tr.x, tr.y, te.x, [0.3])[0]  # P = 375 > N·k = 96: dual here
+    # P = 375 > N·k = 96: dual here
+    primal = network_krr(tr.x, tr.y, te.x, arch="3resnet", params=p, mode="ntk", ridges=[0.3])[0]
     assert torch.allclose(primal, dual, atol=1e-9)
     J, Jt = K.jacobian("3resnet", p, tr.x).reshape(96, -1), K.jacobian("3resnet", p, te.x).reshape(80, -1)
     w = torch.linalg.solve(J.T @ J + 0.3 * torch.eye(J.shape[1], dtype=F64), J.T @ (tr.y - f0).T.reshape(-1, 1))
@@ -257,17 +262,17 @@ def test_network_kernel_errors_rows():
     tr, te = inst.sample(60, seed=0, dtype=F64), inst.sample(50, seed=1, dtype=F64)
     ridges = [1e-8, 1e-4, 1e-2, 1.0, 100.0]
     for mode in ("last", "ntk"):
-        r = K.network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges)
+        r = network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges)
         assert r["test_error"] == min(e for _, _, e in r["path"])  # selected on the test set, as the paper
         if r["ridge_at_grid_edge"]:
             assert r["ridge_rel"] in (1e-8, 100.0)
         assert r["wd_equivalent"] == pytest.approx(r["ridge"] / 60)
         assert r["n_fit"] == 60 and len(r["path"]) == 5
-        v = K.network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges, select="val")
+        v = network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges, select="val")
         assert v["n_fit"] == 48 and v["sel_error"] == min(s for _, s, _ in v["path"])
         assert v["test_error"] == dict((rel, e) for rel, _, e in v["path"])[v["ridge_rel"]]
     # more ridge, more training error (the path is monotone)
-    trains = [K.network_kernel_errors(tr, te, "2layer", 10, "ntk", ridges=[lam])["train_error"]
+    trains = [network_kernel_errors(tr, te, "2layer", 10, "ntk", ridges=[lam])["train_error"]
               for lam in (1e-6, 1e-2, 1.0)]
     assert trains == sorted(trains) and trains[0] < r["f0_test_error"]
 
@@ -275,26 +280,32 @@ def test_network_kernel_errors_rows():
 def test_grid_edges():
     grid = {"sigma_w2": (1.0, 2.0, 4.0), "sigma_b2": (0.0, 0.1, 1.0)}
     hard = {"sigma_b2": 0.0}
-    assert K._grid_edges(grid, {"sigma_w2": 2.0, "sigma_b2": 0.1}, hard) == []
-    assert K._grid_edges(grid, {"sigma_w2": 4.0, "sigma_b2": 0.0}, hard) == ["sigma_w2=4 (highest)"]
-    assert K._grid_edges(grid, {"sigma_w2": 1.0, "sigma_b2": 1.0}, hard) == ["sigma_w2=1 (lowest)",
-                                                                             "sigma_b2=1 (highest)"]
-    assert K._grid_edges({"h_rel": (1.0,)}, {"h_rel": 1.0}, {}) == []  # a single value is no search
+    assert grid_edges(grid, {"sigma_w2": 2.0, "sigma_b2": 0.1}, hard_bounds=hard) == []
+    assert grid_edges(grid, {"sigma_w2": 4.0, "sigma_b2": 0.0}, hard_bounds=hard) == ["sigma_w2=4 (highest)"]
+    assert grid_edges(grid, {"sigma_w2": 1.0, "sigma_b2": 1.0}, hard_bounds=hard) == ["sigma_w2=1 (lowest)",
+                                                                                     "sigma_b2=1 (highest)"]
+    assert grid_edges({"h_rel": (1.0,)}, {"h_rel": 1.0}) == []  # a single value is no search
+    # the networks' weight decay: 0 cannot be extended downwards, a positive lowest value can
+    wds = {"wd": (0.0, 1e-3, 5e-3)}
+    assert [grid_edges(wds, {"wd": v}, hard_bounds={"wd": 0.0}) for v in (0.0, 1e-3, 5e-3, None)] == \
+        [[], [], ["wd=0.005 (highest)"], []]
+    assert grid_edges({"wd": (1e-3, 5e-3)}, {"wd": 1e-3}, hard_bounds={"wd": 0.0}) == ["wd=0.001 (lowest)"]
     # with the errors: an end counts only when the inward neighbour (ridge re-optimised) is > 1 % worse
     grid = {"sigma_w2": (1.0, 2.0), "ridge_rel": (1e-6, 1e-3, 1.0)}
     errs = {(1.0, 1e-6): 5.0, (1.0, 1e-3): 4.0, (1.0, 1.0): 6.0, (2.0, 1e-6): 4.5, (2.0, 1e-3): 4.02, (2.0, 1.0): 6.0}
-    assert K._grid_edges(grid, {"sigma_w2": 1.0, "ridge_rel": 1e-3}, {}, errs) == []  # 4.02 is within 1 %
+    kw = dict(errors=errs, profiled="ridge_rel")
+    assert grid_edges(grid, {"sigma_w2": 1.0, "ridge_rel": 1e-3}, **kw) == []  # 4.02 is within 1 %
     errs[(2.0, 1e-3)] = 4.5
-    assert K._grid_edges(grid, {"sigma_w2": 1.0, "ridge_rel": 1e-3}, {}, errs) == ["sigma_w2=1 (lowest)"]
+    assert grid_edges(grid, {"sigma_w2": 1.0, "ridge_rel": 1e-3}, **kw) == ["sigma_w2=1 (lowest)"]
     errs[(1.0, 1e-6)] = 3.0
-    assert K._grid_edges(grid, {"sigma_w2": 1.0, "ridge_rel": 1e-6}, {}, errs) == ["sigma_w2=1 (lowest)",
-                                                                                   "ridge_rel=1e-06 (lowest)"]
+    assert grid_edges(grid, {"sigma_w2": 1.0, "ridge_rel": 1e-6}, **kw) == ["sigma_w2=1 (lowest)",
+                                                                            "ridge_rel=1e-06 (lowest)"]
 
 
 def test_kernel_errors_searches_each_kernels_grid():
     inst = rl.talk_instance()
     ridges = [1e-6, 1e-2, 1.0]
-    rows = K.kernel_errors(inst, 80, ["gaussian", "ntk_inf:2layer", "arcsine"], n_test=60, ridges=ridges,
+    rows = kernel_errors(inst, 80, ["gaussian", "ntk_inf:2layer", "arcsine"], n_test=60, ridges=ridges,
                            bandwidths=[0.5, 1.0, 2.0], progress=False)
     gauss, inf, arc = rows
     assert len(gauss["path"]) == 3 * 3 and len(inf["path"]) == 6 * 3 and len(arc["path"]) == 3
@@ -311,11 +322,11 @@ def test_kernel_errors_searches_each_kernels_grid():
     # the selected setting reproduces its number through the public Gram function
     w, b = inf["params"]["sigma_w2"], inf["params"]["sigma_b2"]
     tr, te = inst.sample(80, seed=0, dtype=F64), inst.sample(60, seed=1, dtype=F64)
-    Kxx = K.kernel("ntk_inf", tr.x, sigma_w2=w, sigma_b2=b)
-    Ktx = K.kernel("ntk_inf", te.x, tr.x, sigma_w2=w, sigma_b2=b)
-    pred = K.ridge_path(Kxx, tr.y, Ktx, [inf["ridge_rel"] * float(Kxx.diagonal().mean())])[0]
+    Kxx = kernel("ntk_inf", tr.x, sigma_w2=w, sigma_b2=b)
+    Ktx = kernel("ntk_inf", te.x, tr.x, sigma_w2=w, sigma_b2=b)
+    pred = ridge_path(Kxx, tr.y, Ktx, [inf["ridge_rel"] * float(Kxx.diagonal().mean())])[0]
     assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(inf["test_error"], rel=1e-9)
-    val = K.kernel_errors(inst, 80, ["ntk_inf:2layer"], n_test=60, ridges=ridges, select="val", progress=False,
+    val = kernel_errors(inst, 80, ["ntk_inf:2layer"], n_test=60, ridges=ridges, select="val", progress=False,
                           grids={"ntk_inf": {"sigma_w2": [2.0], "sigma_b2": [0.1]}})[0]
     assert val["n_fit"] == 64 and len(val["path"]) == 3 and not val["param_at_grid_edge"]
 
@@ -328,19 +339,19 @@ def test_kernel_errors_takes_the_split_already_drawn():
     kw = dict(n_test=60, ridges=[1e-6, 1e-2, 1.0], bandwidths=[1.0, 2.0], progress=False)
     for select, frac in (("test", 0.0), ("val", 0.2)):
         split = data_split(inst, 80, n_test=60, seed=0, val_fraction=frac, dtype=F64)
-        drawn = K.kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, **kw)
-        given = K.kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, split=split, **kw)
+        drawn = kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, **kw)
+        given = kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, split=split, **kw)
         for a, b in zip(drawn, given):
             assert a["test_error"] == b["test_error"] and a["path"] == b["path"] and a["n_fit"] == b["n_fit"]
     split = data_split(inst, 80, n_test=60, dtype=F64)
     with pytest.raises(ValueError, match="float64"):
-        K.kernel_errors(inst, 80, ["arcsine"], split=split.to(dtype=torch.float32), **kw)
+        kernel_errors(inst, 80, ["arcsine"], split=split.to(dtype=torch.float32), **kw)
     with pytest.raises(ValueError, match="holds 80 training and 60 test samples; n_train = 90"):
-        K.kernel_errors(inst, 90, ["arcsine"], split=split, **kw)
+        kernel_errors(inst, 90, ["arcsine"], split=split, **kw)
     with pytest.raises(ValueError, match="validation part"):
-        K.kernel_errors(inst, 80, ["arcsine"], split=split, select="val", **kw)
+        kernel_errors(inst, 80, ["arcsine"], split=split, select="val", **kw)
     with pytest.raises(TypeError, match="Split"):
-        K.kernel_errors(inst, 80, ["arcsine"], split=(split.train, split.test), **kw)
+        kernel_errors(inst, 80, ["arcsine"], split=(split.train, split.test), **kw)
 
 
 def test_network_kernel_errors_holds_out_as_data_split():
@@ -350,13 +361,13 @@ def test_network_kernel_errors_holds_out_as_data_split():
     inst = rl.talk_instance()
     full, held = (data_split(inst, 60, n_test=50, val_fraction=f, dtype=F64) for f in (0.0, 0.25))
     ridges = [1e-4, 1e-2, 1.0]
-    own = K.network_kernel_errors(full.train, full.test, "2layer", 10, "last", ridges=ridges, select="val",
+    own = network_kernel_errors(full.train, full.test, "2layer", 10, "last", ridges=ridges, select="val",
                                   val_fraction=0.25)
-    given = K.network_kernel_errors(held.train, held.test, "2layer", 10, "last", ridges=ridges, select="val",
+    given = network_kernel_errors(held.train, held.test, "2layer", 10, "last", ridges=ridges, select="val",
                                     holdout=held.val)
     assert own["n_fit"] == given["n_fit"] == 45 and own["path"] == given["path"]
     with pytest.raises(ValueError, match="leaves 0 of n_train = 60"):
-        K.network_kernel_errors(full.train, full.test, "2layer", 10, "last", select="val", val_fraction=0.001)
+        network_kernel_errors(full.train, full.test, "2layer", 10, "last", select="val", val_fraction=0.001)
 
 
 def test_parity_counts():
@@ -378,13 +389,13 @@ def test_bad_inputs(cube):
     with pytest.raises(ValueError, match="X2 contains NaN"):
         K.gaussian(cube, nan_x)
     with pytest.raises(ValueError, match="ridge must lie in"):
-        K.KernelRidge(-1.0).fit(G, cube[:, :2])
+        KernelRidge(-1.0).fit(G, cube[:, :2])
     with pytest.raises(ValueError, match="Y contains NaN"):
-        K.KernelRidge(0.1).fit(G, nan_x[:, :2])
+        KernelRidge(0.1).fit(G, nan_x[:, :2])
     with pytest.raises(ValueError, match="K contains NaN"):  # not "not positive definite ... larger ridge"
-        K.krr_fit(torch.full((3, 3), math.nan, dtype=F64), torch.ones(3, 1, dtype=F64), 0.1)
+        krr_fit(torch.full((3, 3), math.nan, dtype=F64), torch.ones(3, 1, dtype=F64), 0.1)
     with pytest.raises(ValueError, match="ridges must hold at least one value"):
-        K.ridge_path(G, cube[:, :2], G, [])
+        ridge_path(G, cube[:, :2], G, [])
     with pytest.raises(ValueError, match="GiB"):
         K.check_memory(10**6, 10**6)
     with pytest.raises(ValueError, match="network .params. expects d"):
@@ -392,7 +403,7 @@ def test_bad_inputs(cube):
     with pytest.raises(ValueError, match="either params or"):
         K.ntk(cube, arch="2layer", params=networks.init_params("2layer", 30, 1, 8, [0], dtype=F64), m=8)
     with pytest.raises(ValueError, match="Y must have"):
-        K.KernelRidge(0.1).fit(G, cube[:5])
+        KernelRidge(0.1).fit(G, cube[:5])
     with pytest.raises(ValueError, match="no infinite-width kernel for arch '3resnet'.*eq 2.1"):
         K.infinite_width(cube, arch="3resnet")
     with pytest.raises(ValueError, match="sigma_w2"):
@@ -404,18 +415,18 @@ def test_bad_inputs(cube):
     with pytest.raises(TypeError, match="bias must be True or False"):
         K.arcsine(cube, bias=1)
     with pytest.raises(ValueError, match="not positive definite"):
-        K.krr_fit(-torch.eye(3, dtype=F64), torch.ones(3, 1, dtype=F64), 0.0)
+        krr_fit(-torch.eye(3, dtype=F64), torch.ones(3, 1, dtype=F64), 0.0)
     inst = rl.talk_instance()
     with pytest.raises(ValueError, match="ntk_inf.*'3resnet'.*eq 2.1"):  # checked before any work
-        K.kernel_errors(inst, 50, ["gaussian", "ntk_inf:3resnet"], progress=False)
+        kernel_errors(inst, 50, ["gaussian", "ntk_inf:3resnet"], progress=False)
     with pytest.raises(ValueError, match="no hyperparameter 'h'"):
-        K.kernel_errors(inst, 50, ["ntk_inf"], grids={"ntk_inf": {"h": [1.0]}}, progress=False)
+        kernel_errors(inst, 50, ["ntk_inf"], grids={"ntk_inf": {"h": [1.0]}}, progress=False)
     with pytest.raises(ValueError, match="unknown select"):
-        K.kernel_errors(inst, 50, ["gaussian"], select="train", progress=False)
+        kernel_errors(inst, 50, ["gaussian"], select="train", progress=False)
     tr = inst.sample(20, seed=0, dtype=F64)
     with pytest.raises(ValueError, match="unknown mode 'all'"):
-        K.network_kernel_errors(tr, tr, "2layer", 4, "all")
+        network_kernel_errors(tr, tr, "2layer", 4, "all")
     with pytest.raises(ValueError, match="holdout is used with select='val' only"):
-        K.network_kernel_errors(tr, tr, "2layer", 4, "last", holdout=tr)
+        network_kernel_errors(tr, tr, "2layer", 4, "last", holdout=tr)
     with pytest.raises(ValueError, match="train.y contains NaN"):
-        K.network_kernel_errors(Sample(tr.x, tr.y * math.nan, None, None), tr, "2layer", 4, "last")
+        network_kernel_errors(Sample(tr.x, tr.y * math.nan, None, None), tr, "2layer", 4, "last")

@@ -235,7 +235,7 @@ def test_divergence_is_reported_in_the_status():
 
 # ----------------------------------------------------------------- the race
 def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
-    import resnetlearn.kernels as K
+    import resnetlearn.kernel_experiments as K
 
     seen, kernel_calls = [], []
     real_train, real_kernel = live.train_models, K.kernel_errors

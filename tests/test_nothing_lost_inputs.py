@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import resnetlearn as rl
-from resnetlearn import check, complexity, concept, kernels, live, memory, networks, training
+from resnetlearn import check, complexity, concept, kernel_registry, kernels, live, memory, networks, ridge, training
 from resnetlearn.activations import activation
 
 F64 = torch.float64
@@ -63,16 +63,16 @@ def test_kernels_refuse_inputs_of_another_dimension():
     p = networks.init_params("2layer", 30, 1, 8, [0], dtype=F64)
     for name in ("gaussian", "arcsine", "ntk_inf", "nngp_inf"):
         with pytest.raises(ValueError, match="X1 and X2 disagree in dimension d: 30 vs 20"):
-            kernels.kernel(name, X, X[:, :20])
+            kernel_registry.kernel(name, X, X[:, :20])
     with pytest.raises(ValueError, match="inputs have d = 20 but the network .params. expects d = 30"):
         kernels.conjugate(X[:, :20], arch="2layer", params=p)
     with pytest.raises(ValueError, match="inputs have d = 40 but the network .params. expects d = 30"):
         kernels.ntk(torch.randn(6, 40, dtype=F64), arch="2layer", params=p)
     # krr_predict: a shape mismatch used to surface torch's matmul message
     with pytest.raises(ValueError, match=r"K_test has N = 5 columns .* coef has shape \(4, 1\)"):
-        kernels.krr_predict(torch.ones(3, 5, dtype=F64), torch.ones(4, 1, dtype=F64))
+        ridge.krr_predict(torch.ones(3, 5, dtype=F64), torch.ones(4, 1, dtype=F64))
     coef = torch.tensor([1.0, -2.0], dtype=F64)
-    assert kernels.krr_predict(torch.tensor([[1.0, 1.0], [3.0, 1.0]], dtype=F64), coef).tolist() == [-1.0, 1.0]
+    assert ridge.krr_predict(torch.tensor([[1.0, 1.0], [3.0, 1.0]], dtype=F64), coef).tolist() == [-1.0, 1.0]
 
 
 # ----------------------------------------------------------------- 2. two solvers, one rule
@@ -85,7 +85,7 @@ def _near_duplicates(seed, name):
     X[1, 0] += 1e-9
     te = t.sample(20, seed=100 + seed, dtype=F64)
     kw = {"h": 5.0} if name == "gaussian" else {}
-    return kernels.kernel(name, X, **kw), s.y, kernels.kernel(name, te.x, X, **kw)
+    return kernel_registry.kernel(name, X, **kw), s.y, kernel_registry.kernel(name, te.x, X, **kw)
 
 
 @pytest.mark.parametrize("name", ["gaussian", "ntk_inf"])
@@ -93,10 +93,10 @@ def test_ridge_zero_on_near_duplicates_both_solvers_agree_and_warn(name):
     # before: ridge_path predicted 5e3-1e6 (or raised) where KernelRidge(0) gave O(1) on 7 of 10 seeds
     for seed in range(10):
         G, Y, Gt = _near_duplicates(seed, name)
-        with pytest.warns(kernels.IllConditionedWarning, match=r"condition number .* jitter 1e-10"):
-            path = kernels.ridge_path(G, Y, Gt, [0.0])[0]
-        with pytest.warns(kernels.IllConditionedWarning, match="jitter"):
-            fit = kernels.KernelRidge(0.0).fit(G, Y).predict(Gt)
+        with pytest.warns(ridge.IllConditionedWarning, match=r"condition number .* jitter 1e-10"):
+            path = ridge.ridge_path(G, Y, Gt, [0.0])[0]
+        with pytest.warns(ridge.IllConditionedWarning, match="jitter"):
+            fit = ridge.KernelRidge(0.0).fit(G, Y).predict(Gt)
         assert float(path.abs().max()) < 5  # labels are ±1.3 at most: O(1) predictions
         assert torch.allclose(path, fit, rtol=1e-5, atol=1e-6)
 
@@ -110,29 +110,29 @@ def test_well_conditioned_ridge_unchanged_and_silent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no conditioning warning on a well-conditioned system
         for lam in (0.0, 1e-3, 1.0):
-            a = kernels.krr_fit(G, Y, lam)
+            a = ridge.krr_fit(G, Y, lam)
             assert torch.allclose(a, torch.linalg.solve(G + lam * torch.eye(40, dtype=F64), Y), atol=1e-9)
-        path = kernels.ridge_path(G, Y, G, [1e-3, 1.0], center=False)
+        path = ridge.ridge_path(G, Y, G, [1e-3, 1.0], center=False)
         for i, lam in enumerate((1e-3, 1.0)):
-            assert torch.allclose(path[i], G @ kernels.krr_fit(G, Y, lam), atol=1e-9)
+            assert torch.allclose(path[i], G @ ridge.krr_fit(G, Y, lam), atol=1e-9)
     # the rule itself, on given eigenvalues: unchanged ridges, a jitter only for a negligible ridge on a
     # numerically singular matrix
     eigs = torch.tensor([0.0, 1e-12, 1.0, 50.0], dtype=F64)
-    with pytest.warns(kernels.IllConditionedWarning):
-        assert kernels.effective_ridges(eigs, [0.0, 1e-3]) == [50 * kernels.JITTER, 1e-3]
-    assert kernels.effective_ridges(torch.tensor([1.0, 2.0], dtype=F64), [0.0]) == [0.0]
+    with pytest.warns(ridge.IllConditionedWarning):
+        assert ridge.effective_ridges(eigs, [0.0, 1e-3]) == [50 * ridge.JITTER, 1e-3]
+    assert ridge.effective_ridges(torch.tensor([1.0, 2.0], dtype=F64), [0.0]) == [0.0]
 
 
 def test_ridge_zero_on_a_rank_deficient_kernel_is_regularised_not_refused():
     gen = torch.Generator().manual_seed(0)
     Phi = torch.randn(30, 4, dtype=F64, generator=gen)  # rank 4 < N = 30: ridge 0 raised "singular kernel matrix"
     Y = torch.randn(30, 1, dtype=F64, generator=gen)
-    with pytest.warns(kernels.IllConditionedWarning):
-        dual = kernels.ridge_path(Phi @ Phi.T, Y, Phi @ Phi.T, [0.0], center=False)[0]
+    with pytest.warns(ridge.IllConditionedWarning):
+        dual = ridge.ridge_path(Phi @ Phi.T, Y, Phi @ Phi.T, [0.0], center=False)[0]
     least_squares = Phi @ torch.linalg.lstsq(Phi, Y).solution  # the ridgeless limit, by another route
     assert torch.allclose(dual, least_squares, atol=1e-6)
     with pytest.raises(ValueError, match="not positive definite.*valid kernel matrix"):
-        kernels.krr_fit(-torch.eye(3, dtype=F64), torch.ones(3, 1, dtype=F64), 0.0)
+        ridge.krr_fit(-torch.eye(3, dtype=F64), torch.ones(3, 1, dtype=F64), 0.0)
 
 
 # ----------------------------------------------------------------- 3. complexities: constants, zero, budget

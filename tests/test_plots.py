@@ -53,7 +53,7 @@ def test_style_by_family_and_mode():
     assert family("3resnet", "last") == "conjugate kernel" and family("2layer", "ntk") == "NTK"
     assert family("3layer", "all") == "fully connected" and family("arcsine_bias") == "classical kernel"
     # the 15 learners of the Theorem 3 plot get 15 distinct (colour, dash, marker) styles
-    from resnetlearn.kernels import DEFAULT_KERNELS
+    from resnetlearn.kernel_registry import DEFAULT_KERNELS
 
     styles = {tuple(learner_style(k)[x] for x in ("color", "dash", "marker")) for k in DEFAULT_KERNELS + ("3resnet",)}
     assert len(styles) == len(DEFAULT_KERNELS) + 1
@@ -136,7 +136,7 @@ def test_fig3_small_multiples_coloured_by_beta():
 
 
 def test_thm3_kernels_and_fig4():
-    from resnetlearn.kernels import DEFAULT_KERNELS
+    from resnetlearn.kernel_registry import DEFAULT_KERNELS
 
     rows = [dict(model=k, mode="kernel", m=500, n_train=n, test_error=0.4, ridge_rel=0.01, setting="")
             for k in DEFAULT_KERNELS for n in (250, 500)]
@@ -274,7 +274,7 @@ def test_result_figures_draw_error_bars_whole_fit_the_legend_and_keep_the_title_
     """What notebook 05 showed in the browser (issue 12): error-bar caps and top markers cut by the plot
     area's edge, the kernel theorem's legend scrolled (classical kernels and reference lines hidden below its
     fold), every long title running under plotly's mode bar."""
-    from resnetlearn.kernels import DEFAULT_KERNELS
+    from resnetlearn.kernel_registry import DEFAULT_KERNELS
 
     fig = fp.result_figure(FigureResult("fig2a", fig2a_rows(seeds=True), "", True, 0.0))
     bars = [(t.y[i] + t.error_y.array[i], t.y[i] - t.error_y.arrayminus[i]) for t in fig.data

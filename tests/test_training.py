@@ -248,7 +248,7 @@ def test_last_is_conjugate_kernel_regression(arch):
     """Mode ``last`` trains a readout on the initial network's features (the conjugate
     kernel, §3.1): at convergence it equals ridge regression on those features with
     λ = N·wd (the minimiser of (1/2N)Σ‖A φ − y‖² + (wd/2)‖A‖²), for every learner."""
-    from resnetlearn.kernels import feature_ridge
+    from resnetlearn.ridge import feature_ridge
 
     inst = rl.talk_instance()
     tr, te = inst.sample(40, seed=0, dtype=F64), inst.sample(30, seed=1, dtype=F64)
