@@ -14,7 +14,9 @@ Modules, one per concept of the papers:
 * :mod:`resnetlearn.networks` — the learners 3resnet / 3layer / 2layer (eq 2.1, §6)
 * :mod:`resnetlearn.training` — the SGD protocol of arXiv v3 §8.1, batched over many models
 * :mod:`resnetlearn.kernels` — kernel methods of §3.1 (KRR, conjugate, NTK, infinite width)
-* :mod:`resnetlearn.plots`, :mod:`resnetlearn.live` — figures and live widgets for the notebooks
+* :mod:`resnetlearn.plots`, :mod:`resnetlearn.live` — figures and live widgets for the notebooks, built on
+  :mod:`resnetlearn.live_run` (the background job every widget shares); :mod:`resnetlearn.race` — the race
+  of notebooks 00 and 03 as a computation (no widgets needed)
 * :mod:`resnetlearn.device` — GPU when present, CPU otherwise
 """
 

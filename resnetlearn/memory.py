@@ -1,7 +1,7 @@
 """Memory needed by a request, checked before anything is allocated.
 
 Every entry point that allocates by width (the networks' training,
-:class:`~resnetlearn.live.LiveConfig`, :class:`~resnetlearn.live.RaceConfig`,
+:class:`~resnetlearn.live.LiveConfig`, :class:`~resnetlearn.race.RaceConfig`,
 the kernels' Gram matrices and feature maps) estimates the bytes it will hold
 with :func:`training_bytes` / :func:`gram_bytes` and passes them to
 :func:`check_memory`, which refuses a request that does not fit in

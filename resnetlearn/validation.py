@@ -41,7 +41,7 @@ def _range_text(lo, hi, lo_open: bool, hi_open: bool) -> str:
     return f"{left}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{right}"
 
 
-def _in_range(v, lo, hi, lo_open, hi_open) -> bool:
+def _in_range(v, *, lo, hi, lo_open, hi_open) -> bool:
     if lo is not None and (v < lo or (lo_open and v == lo)):
         return False
     if hi is not None and (v > hi or (hi_open and v == hi)):
@@ -58,7 +58,7 @@ def integer(name: str, value, *, lo: int | None = None, hi: int | None = None) -
     if not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     v = int(value)
-    if not _in_range(v, lo, hi, False, False):
+    if not _in_range(v, lo=lo, hi=hi, lo_open=False, hi_open=False):
         raise ValueError(f"{name} must be an integer in {_range_text(lo, hi, False, False)}, got {v}")
     return v
 
@@ -76,7 +76,7 @@ def real(name: str, value, *, lo: float | None = None, hi: float | None = None, 
     v = _short_float(value) if type(value).__name__ in ("float32", "float16") else float(value)
     if math.isnan(v) or (math.isinf(v) and not allow_inf):
         raise ValueError(f"{name} must be a finite number in {_range_text(lo, hi, lo_open, hi_open)}, got {v}")
-    if not _in_range(v, lo, hi, lo_open, hi_open):
+    if not _in_range(v, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open):
         raise ValueError(f"{name} must lie in {_range_text(lo, hi, lo_open, hi_open)}, got {v:g}")
     return v
 
@@ -101,6 +101,18 @@ def choice(name: str, value, allowed: Iterable):
             if type(a) is type(value) and a == value:
                 return value
     raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(map(repr, allowed))}")
+
+
+def check_fields(obj, rules: dict) -> None:
+    """Check the fields of a frozen dataclass in place, from its ``__post_init__``.
+
+    ``rules`` maps a field name to ``(check, bounds)``: one of this module's checks and its keyword
+    arguments, e.g. ``{"m": (integer, {"lo": 1})}``. Each field is replaced by what its check returns
+    (a Python int for ``np.int64(3)``). A configuration declares its rules once, as a table (like
+    scikit-learn's ``_parameter_constraints``), and configurations that share fields share the table.
+    """
+    for name, (check, bounds) in rules.items():
+        object.__setattr__(obj, name, check(name, getattr(obj, name), **bounds))
 
 
 def sequence(name: str, values, *, allow_scalar: bool = True) -> list:

@@ -7,18 +7,10 @@ import time
 import pytest
 import torch
 
-from resnetlearn import live
-from resnetlearn.live import (
-    Learner,
-    LiveConfig,
-    LiveRace,
-    LiveRun,
-    LiveTrainer,
-    PngView,
-    RaceConfig,
-    run,
-    run_race,
-)
+from resnetlearn import race
+from resnetlearn.live import LiveConfig, LiveRace, LiveTrainer
+from resnetlearn.live_run import LiveRun, PngView
+from resnetlearn.race import Learner, RaceConfig, run_race
 
 LONG = LiveConfig(m=20, n_train=200, n_test=200, epochs=3000)  # long enough to be stopped mid-run
 TINY_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=20, chunk=5, kernel="ntk_inf:2layer")
@@ -204,16 +196,25 @@ def test_slider_mid_run_stages_or_restarts():
     assert not t.running
 
 
-def test_finished_run_reports_the_same_numbers_as_the_library():
+def test_finished_run_reports_the_test_error_of_the_network_it_trained():
+    """The widget's reported error, recomputed another way: the trained parameters evaluated by
+    ``networks.forward`` on test samples drawn afresh from the instance (not through the widget or
+    ``run``), with the error E‖out − y‖² (sum over the k outputs, mean over samples) written out here."""
+    from resnetlearn import networks, parity_instance
+
     cfg = LiveConfig(alpha=0.25, m=50, lr=0.05, wd=0.005, n_train=200, n_test=200, epochs=60)
     t = LiveTrainer(cfg, device="cpu")
     t.train_btn.click()
     t.wait(120)
     status = t.job.status_text
     assert "done" in status and "α=0.25" in status and "first plot after" in status
-    _, res = run(cfg, device="cpu")  # same seed, same device: identical numbers
-    err = float(t.last_result.test_error[0])
-    assert err == pytest.approx(float(res.test_error[0]), rel=1e-6) and f"test error {err:.3f}" in status
+    res = t.last_result
+    err = float(res.test_error[0])
+    test = parity_instance(alpha=0.25, beta=1.0).sample(cfg.n_test, seed=cfg.seed + 1)  # test seed: seed + 1
+    with torch.no_grad():
+        out = networks.forward("3resnet", res.params, test.x)[0]
+    by_hand = float(((out - test.y) ** 2).sum(dim=1).mean())
+    assert err == pytest.approx(by_hand, rel=1e-5) and f"test error {err:.3f}" in status
     assert err < 20.0  # finite and better than predicting 0 (E y² ≈ 17)
     assert t.frames and t.frames[-1].data["epoch"] == cfg.epochs
 
@@ -238,7 +239,7 @@ def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
     import resnetlearn.kernel_experiments as K
 
     seen, kernel_calls = [], []
-    real_train, real_kernel = live.train_models, K.kernel_errors
+    real_train, real_kernel = race.train_models, K.kernel_errors
 
     def spy_train(train, test, arch, mode, *a, **kw):
         seen.append((arch, train.x.clone(), train.y.clone(), test.x.clone()))
@@ -248,16 +249,18 @@ def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
         kernel_calls.append((target, n_train, kw))
         return real_kernel(target, n_train, **kw)
 
-    monkeypatch.setattr(live, "train_models", spy_train)
+    monkeypatch.setattr(race, "train_models", spy_train)
     monkeypatch.setattr(K, "kernel_errors", spy_kernel)
     frames = []
     res = run_race(TINY_RACE, device="cpu", on_frame=lambda state, force: frames.append(state))
     assert sorted(a for a, *_ in seen) == ["2layer", "3layer", "3resnet"]
     for _, x, y, xt in seen[1:]:  # identical training (and test) data for every learner
         assert torch.equal(x, seen[0][1]) and torch.equal(y, seen[0][2]) and torch.equal(xt, seen[0][3])
-    (target, n, kw), = kernel_calls  # the kernel: same instance, N, seeds → the same samples
+    (target, n, kw), = kernel_calls  # the kernel: same instance, N, seed, and the race's own samples
     assert n == TINY_RACE.n_train and kw["data_seed"] == TINY_RACE.seed and kw["n_test"] == TINY_RACE.n_test
     assert torch.equal(target.sample(n, seed=kw["data_seed"]).x, res.train.x)
+    assert torch.equal(kw["split"].train.x.float(), res.train.x)  # one draw, passed on (float64 for the kernel)
+    assert torch.equal(kw["split"].test.y.float(), res.test.y)
     # all learners' curves are in the frames, and they advance together (turns of `chunk` epochs)
     labels = {"3resnet(all)", "3layer(all)", "2layer(all)"}
     assert set(frames[-1]["curves"]) == labels and res.kernel["test_error"] > 0
@@ -267,7 +270,7 @@ def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
     assert res.first_data_s is not None and not res.interrupted
     st = res.state()  # the last frame again, for a static copy
     assert repr(st["curves"]) == repr(frames[-1]["curves"]) and st["kernel"] == frames[-1]["kernel"]  # NaN-safe
-    assert len(live.race_figure(st).data) == 5 and live.race_figure_mpl(st).axes
+    assert len(race.race_figure(st).data) == 5 and race.race_figure_mpl(st).axes
 
 
 def test_race_widget_train_stop_and_status():

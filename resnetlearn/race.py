@@ -1,0 +1,411 @@
+"""The race of notebooks 00 and 03, as a computation: several learners trained on the same samples of
+the §8.1 instance, taking turns of a few epochs, beside a kernel reference and the kα² line.
+
+This is the contrast of the ResNet paper (§1, §8.1: the three-layer ResNet learns the composite
+signal α·G(F), kernel methods and the plain networks of the same width do not at this sample size)
+run live. :func:`run_race` is pure computation and imports no widget library, so it runs in scripts
+and tests (``benchmarks/live_race.py``); :class:`resnetlearn.live.LiveRace` is the widget that
+drives it. :func:`race_figure` (plotly) and :func:`race_figure_mpl` (matplotlib) draw one frame.
+
+:data:`RUN_RULES` and :data:`STEP_RULES` declare once the checks that every live configuration
+(:class:`RaceConfig`, :class:`Learner`, :class:`resnetlearn.live.LiveConfig`) applies to its fields.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
+
+import torch
+
+from . import memory
+from . import validation as V
+from .concept import data_split, parity_instance
+from .device import select_device
+from .networks import ARCHITECTURES
+from .plots import has_threshold, learner_style, threshold_label
+from .training import MODES, Protocol, train_models
+
+RUN_RULES = {
+    "alpha": (V.real, {"lo": 0, "hi": 1, "hi_open": True}),
+    "beta": (V.real, {"lo": 0, "hi": 1e3}),
+    "m": (V.integer, {"lo": 1, "hi": 100_000}),
+    "n_train": (V.integer, {"lo": 50, "hi": 1_000_000}),  # at least one mini-batch of 50 (§8.1)
+    "n_test": (V.integer, {"lo": 1, "hi": 1_000_000}),
+    "epochs": (V.integer, {"lo": 1, "hi": 100_000}),
+    "seed": (V.integer, {"lo": 0, "hi": V.MAX_SEED}),
+}
+"""Checks of a live run's instance (α in [0, 1), β ≥ 0), width, sample sizes, epochs and seed
+(:func:`resnetlearn.validation.check_fields`)."""
+STEP_RULES = {"lr": (V.real, {"lo": 0, "lo_open": True, "hi": 10}), "wd": (V.real, {"lo": 0, "hi": 1})}
+"""Checks of a learner's step size (lr > 0) and weight decay (wd ≥ 0)."""
+
+
+def error_text(x: float, digits: int = 3) -> str:
+    """A rounded error for legends and status lines (no float noise such as 0.2999999999999999)."""
+    return "nan" if x != x else f"{x:.{digits}f}"
+
+
+def check_learners_fit(learners, *, m: int, n_eval: int, n_gram: int | None, what: str) -> None:
+    """Refuse, before anything is allocated, a width whose learners ((arch, mode) pairs, all held at
+    once) and kernel Gram matrix (``n_gram`` samples; None: no kernel) would not fit in memory
+    (:mod:`resnetlearn.memory`), naming a width that fits."""
+    dev = select_device(None)
+    d, k = 30, 15  # the §8.1 instance both panels train on (parity_instance defaults)
+    gram = 0 if n_gram is None else memory.gram_bytes(n_gram, n_gram)
+
+    def need(w):
+        return gram + sum(memory.training_bytes(arch, d, k, w, n_eval=n_eval, mode=mode) for arch, mode in learners)
+
+    memory.check_memory(need(m), what=what, width_name="m", width=m, need_at=need, device=dev)
+
+
+@dataclass(frozen=True)
+class Learner:
+    """One runner of the race: an architecture trained in a mode with its own lr and weight decay."""
+
+    arch: str
+    mode: str = "all"
+    _: KW_ONLY
+    lr: float = 0.1
+    wd: float = 0.005
+
+    def __post_init__(self):
+        V.check_fields(self, {"arch": (V.choice, {"allowed": ARCHITECTURES}), "mode": (V.choice, {"allowed": MODES}),
+                              **STEP_RULES})
+
+    @property
+    def label(self) -> str:
+        return f"{self.arch}({self.mode})"
+
+
+RACE_LEARNERS = (
+    Learner("3resnet", "all", lr=0.1, wd=0.01),
+    Learner("3layer", "all", lr=0.1, wd=0.005),
+    Learner("2layer", "all", lr=0.05, wd=0.01),
+)
+"""The default runners, each with the lr / wd that gave it its lowest test error in a 3 × 3 grid
+(lr 0.05-0.2, wd 0.001-0.01) at the race's default settings (benchmarks/live_race.py)."""
+RACE_KERNEL = "ntk_inf:3resnet_eq21"
+"""The kernel reference: ridge regression with the infinite-width NTK of the ResNet (its ridge
+selected by test error, as the paper), on the same samples, computed once per run."""
+KERNEL_NAMES = {"ntk_inf:3resnet_eq21": "NTK ridge (∞-width ResNet)", "ntk_inf:2layer": "NTK ridge (∞-width 2layer)",
+                "ntk:3resnet": "NTK ridge (ResNet at init)", "conjugate:3resnet": "conjugate-kernel ridge (ResNet)"}
+
+
+@dataclass(frozen=True)
+class RaceConfig:
+    """The race: every learner of ``learners`` trained on the same ``n_train`` samples (seed ``seed``;
+    test samples seed + 1) of the §8.1 instance with (α, β), width ``m``, ``epochs`` epochs (lr ÷ 10 at
+    half-time), taking turns of ``chunk`` epochs; ``kernel``: a kernel spec of
+    :func:`resnetlearn.kernels.kernel_errors` drawn as a horizontal line (None: no kernel)."""
+
+    alpha: float = 0.3
+    beta: float = 1.0
+    m: int = 200
+    n_train: int = 500
+    _: KW_ONLY
+    n_test: int = 1000
+    epochs: int = 200
+    seed: int = 0
+    chunk: int = 10
+    learners: tuple = RACE_LEARNERS
+    kernel: str | None = RACE_KERNEL
+
+    def __post_init__(self):
+        V.check_fields(self, {**RUN_RULES, "chunk": (V.integer, {"lo": 1, "hi": 100_000})})
+        learners = tuple(self.learners)
+        if not learners or not all(isinstance(x, Learner) for x in learners):
+            raise TypeError(f"learners must be a non-empty sequence of Learner, got {self.learners!r}")
+        if len({x.label for x in learners}) != len(learners):
+            raise ValueError(f"learners must differ in arch/mode, got {[x.label for x in learners]}")
+        object.__setattr__(self, "learners", learners)
+        if self.kernel is not None:
+            from .kernel_registry import DEFAULT_KERNELS
+
+            V.choice("kernel", self.kernel, DEFAULT_KERNELS)
+        check_learners_fit([(x.arch, x.mode) for x in learners], m=self.m, n_eval=max(self.n_train, self.n_test),
+                           n_gram=None if self.kernel is None else self.n_train,
+                           what=f"this race ({', '.join(x.label for x in learners)})")
+
+
+@dataclass
+class RaceResult:
+    """What a race produced: final :class:`~resnetlearn.training.TrainResult` per learner label, the
+    kernel reference, kα², the samples every learner trained on, and timings."""
+
+    config: RaceConfig
+    threshold: float
+    results: dict
+    kernel: dict | None
+    train: object = field(repr=False)
+    test: object = field(repr=False)
+    wall_time: float = 0.0
+    first_data_s: float | None = None
+    interrupted: bool = False
+
+    def final_errors(self) -> dict[str, float]:
+        out = {label: float(r.test_error[0]) for label, r in self.results.items()}
+        if self.kernel is not None:
+            out[self.kernel["label"]] = self.kernel["test_error"]
+        return out
+
+    def state(self) -> dict:
+        """The race's last frame (for :func:`race_figure` / :func:`race_figure_mpl`), e.g. a static copy:
+        ``figures_plotly.show_figure(race_figure(res.state()), static=race_figure_mpl(res.state()))``."""
+        st = race_state(self.config, self.threshold)
+        for label, r in self.results.items():
+            st["curves"][label] = {"epochs": [int(e) for e in r.epochs],
+                                   "test": [float(v) for v in r.curves["test"][:, 0]],
+                                   "train": [float(v) for v in r.curves["train"][:, 0]]}
+        st["kernel"] = self.kernel
+        return st
+
+
+class _Turns:
+    """Round-robin turns between learner threads: one trains at a time, for one chunk, then passes on."""
+
+    def __init__(self, n: int):
+        self.cv = threading.Condition()
+        self.turn, self.alive = 0, [True] * n
+
+    def wait(self, i: int, cancelled: Callable[[], bool]) -> None:
+        with self.cv:
+            while self.turn != i and not cancelled():
+                self.cv.wait(0.05)
+
+    def _next(self, i: int) -> None:
+        n = len(self.alive)
+        for k in range(1, n + 1):
+            j = (i + k) % n
+            if self.alive[j]:
+                self.turn = j
+                break
+        self.cv.notify_all()
+
+    def pass_on(self, i: int) -> None:
+        with self.cv:
+            self._next(i)
+
+    def finish(self, i: int) -> None:
+        with self.cv:
+            self.alive[i] = False
+            if self.turn == i:
+                self._next(i)
+
+
+def race_state(cfg: RaceConfig, threshold: float) -> dict:
+    """An empty frame of the race: one (empty) curve per learner, no kernel yet."""
+    return {"threshold": threshold, "epochs_total": cfg.epochs, "alpha": cfg.alpha, "beta": cfg.beta, "m": cfg.m,
+            "n_train": cfg.n_train, "learners": [(x.label, x.arch, x.mode, x.lr, x.wd) for x in cfg.learners],
+            "curves": {x.label: {"epochs": [], "test": [], "train": []} for x in cfg.learners},
+            "kernel": None, "kernel_name": cfg.kernel}
+
+
+def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, cancel=None) -> RaceResult:
+    """Train every learner of ``cfg`` on the same samples, ``cfg.chunk`` epochs at a time in turn, and
+    compute the kernel reference once (in parallel with the first chunk).
+
+    ``on_frame(state, force)`` receives a snapshot (a dict of lists, see :func:`race_state`) after each
+    chunk and once at the start and end (``force`` True); ``cancel``: a ``threading.Event`` or a callable
+    returning True stops the race within one SGD step.
+    """
+    import copy
+
+    from .kernel_experiments import kernel_errors
+
+    dev = select_device(device)
+    t0 = time.perf_counter()
+    inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
+    thr = inst.reference_errors().f_only  # kα², exact; once per race
+    # one draw of the samples: in float64 for the kernel, cast for the networks (equal to the float32 draw)
+    split64 = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, dtype=torch.float64)
+    split = split64.to(device=dev, dtype=torch.float32)
+    tr, te = split.train, split.test
+    halt = threading.Event()
+
+    def cancelled() -> bool:
+        if halt.is_set():
+            return True
+        if cancel is None:
+            return False
+        return bool(cancel()) if callable(cancel) else bool(cancel.is_set())
+
+    state, lock = race_state(cfg, thr), threading.Lock()
+    first_data: list[float] = []
+
+    def emit(force: bool = False) -> None:
+        if on_frame is not None:
+            with lock:
+                snap = copy.deepcopy(state)
+            on_frame(snap, force)
+
+    emit(force=True)
+    results: dict = {}
+    errors: list[BaseException] = []
+    turns = _Turns(len(cfg.learners))
+    protocol = Protocol.quick(cfg.epochs, eval_every=cfg.chunk)
+
+    def record(label: str, epochs, curves) -> None:
+        with lock:
+            c = state["curves"][label]
+            c["epochs"] = [int(e) for e in epochs]
+            c["test"] = [float(v) for v in curves["test"][:, 0]]
+            c["train"] = [float(v) for v in curves["train"][:, 0]]
+            if not first_data:
+                first_data.append(time.perf_counter() - t0)
+
+    def learner(i: int, spec: Learner) -> None:
+        try:
+            turns.wait(i, cancelled)
+            if cancelled():
+                return
+
+            def chunk_done(info):
+                record(spec.label, info["epochs"], info)
+                emit()
+                turns.pass_on(i)
+                turns.wait(i, cancelled)
+
+            res = train_models(tr, te, spec.arch, spec.mode, m=cfg.m, lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed],
+                               protocol=protocol, device=dev, progress=False, callback=chunk_done,
+                               callback_every=cfg.chunk, cancel=cancelled)
+            record(spec.label, res.epochs, res.curves)
+            with lock:
+                results[spec.label] = res
+        except Exception as exc:  # reported by the caller
+            errors.append(exc)
+            halt.set()
+        finally:
+            turns.finish(i)
+
+    def kernel_ref() -> None:
+        try:
+            t = time.perf_counter()
+            row = kernel_errors(inst, cfg.n_train, kernels=[cfg.kernel], n_test=cfg.n_test, data_seed=cfg.seed,
+                                m=cfg.m, kernel_seed=cfg.seed, split=split64, progress=False)[0]
+            if cancelled():
+                return
+            with lock:
+                state["kernel"] = {"name": cfg.kernel, "label": KERNEL_NAMES.get(cfg.kernel, f"{cfg.kernel} ridge"),
+                                   "test_error": float(row["test_error"]), "ridge_rel": row["ridge_rel"],
+                                   "seconds": round(time.perf_counter() - t, 2)}
+            emit()
+        except Exception as exc:  # a kernel that fails is reported, the race goes on
+            with lock:
+                state["kernel"] = {"name": cfg.kernel, "label": f"{cfg.kernel} (failed: {exc})",
+                                   "test_error": math.nan}
+
+    threads = [threading.Thread(target=learner, args=(i, x), daemon=True, name=f"race-{x.label}")
+               for i, x in enumerate(cfg.learners)]
+    kthread = threading.Thread(target=kernel_ref, daemon=True, name="race-kernel") if cfg.kernel else None
+    for t in threads:
+        t.start()
+    if kthread is not None:
+        kthread.start()
+    for t in threads:
+        while t.is_alive() and not cancelled():
+            t.join(0.05)
+    deadline = time.perf_counter() + 1.0  # cancelled learners stop within one SGD step
+    for t in threads:
+        t.join(max(0.0, deadline - time.perf_counter()))
+    if errors:
+        raise errors[0]
+    interrupted = cancelled() or any(r.interrupted for r in results.values())
+    if kthread is not None and not interrupted:
+        kthread.join()
+    emit(force=True)
+    with lock:
+        kern = copy.deepcopy(state["kernel"])
+    return RaceResult(cfg, thr, results, kern, train=tr, test=te, wall_time=time.perf_counter() - t0,
+                      first_data_s=first_data[0] if first_data else None, interrupted=interrupted)
+
+
+def race_figure(state: dict, *, title: str | None = None, large: bool = False):
+    """The race as a plotly figure: test error (log) against epochs for every learner, the kernel
+    reference and kα² as horizontal lines. Always the same traces (empty until data arrive), so a
+    ``FigureWidget`` can be updated in place. Built from plain dicts without plotly's validation
+    (~2 ms instead of ~100 ms a frame on a small CPU)."""
+    import plotly.graph_objects as go
+
+    from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, hline, log_axis
+
+    E = state["epochs_total"]
+    traces, ys = [], []
+    for label, arch, mode, lr, wd in state["learners"]:
+        st = learner_style(arch, mode)
+        c = state["curves"][label]
+        ys += c["test"]
+        traces.append(dict(type="scatter", x=c["epochs"], y=[v if v == v else None for v in c["test"]], mode="lines",
+                           name=f"{label}  lr {lr:g}, wd {wd:g}", legendgroup=label,
+                           line=dict(color=st["color"], width=3 if ARCHITECTURES[arch].residual else 2.2),
+                           hovertemplate=f"{label}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"))
+    k, kname_ = state.get("kernel"), state.get("kernel_name")
+    kerr = k["test_error"] if k else math.nan
+    kline = hline(kerr if k else None, 0, E, colour=learner_style("ntk_inf:3resnet")["color"], dash="dashdot",
+                  name=f"{k['label']}: {error_text(kerr)}" if k else
+                  f"{KERNEL_NAMES.get(kname_, 'kernel')}: computing …" if kname_ else "no kernel reference")
+    if not k:  # keep the legend entry while the kernel computes
+        kline.update(showlegend=bool(kname_), visible="legendonly" if kname_ else False)
+    traces.append(kline)
+    thr = state["threshold"]
+    traces.append(hline(thr, 0, E, name=f"{threshold_label(thr)}: learned F, nothing of G(F)"
+                        if has_threshold(thr) else threshold_label(thr)))
+    ys += [v for v in (kerr, thr) if v == v and v > 0]
+    lo = min([0.05] + [v for v in ys if v == v and v > 0])
+    hi = max([25.0] + [v for v in ys if v == v])
+    head = title or (f"Race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
+                     f"β = {state['beta']:.2f}, m = {state['m']}")
+    if not has_threshold(thr):
+        head += " (α = 0: no kα² line)"
+    size = 16 if large else 13
+    layout = dict(template=TEMPLATE, title=dict(text=head, x=0, xanchor="left", font=dict(size=size + 2)),
+                  xaxis=dict(title=dict(text="epoch"), range=[0, E]), yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE),
+                  legend=LEGEND_OUTSIDE, font=dict(size=size), height=440, autosize=True, uirevision="race",
+                  margin=dict(l=70, r=20, t=50, b=50), hovermode="closest")
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def race_figure_mpl(state: dict, *, large: bool = False):
+    """The race drawn directly by matplotlib (the PNG view): the same curves, lines and labels as
+    :func:`race_figure`, legend outside the axes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from .plots import THRESHOLD_STYLE, readable_log_axis, style
+
+    E, thr, k = state["epochs_total"], state["threshold"], state.get("kernel")
+    with plt.rc_context(style(large)):
+        fig = Figure(figsize=(13, 5.2) if large else (10.5, 4.2))
+        ax = fig.subplots()
+        ys = []
+        for label, arch, mode, lr, wd in state["learners"]:
+            c = state["curves"][label]
+            ys += c["test"]
+            ax.plot(c["epochs"], c["test"], color=learner_style(arch, mode)["color"],
+                    linewidth=3 if ARCHITECTURES[arch].residual else 2, label=f"{label}  lr {lr:g}, wd {wd:g}")
+        if k and has_threshold(k["test_error"]):
+            ax.axhline(k["test_error"], color=learner_style("ntk_inf:3resnet")["color"], linestyle="-.",
+                       label=f"{k['label']}: {error_text(k['test_error'])}")
+            ys.append(k["test_error"])
+        if has_threshold(thr):
+            ax.axhline(thr, **THRESHOLD_STYLE, label=f"{threshold_label(thr)}: learned F, nothing of G(F)")
+            ys.append(thr)
+        ax.set_yscale("log")
+        lo = min([0.05] + [v for v in ys if v == v and v > 0])
+        hi = max([25.0] + [v for v in ys if v == v])
+        ax.set_ylim(lo / 1.1, hi * 1.1)
+        readable_log_axis(ax, "y", lo=lo, hi=hi)
+        ax.set_xlim(0, E)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("test error  E‖out − y‖²")
+        ax.grid(True, color="#e6e6e6")
+        head = (f"Race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, β = {state['beta']:.2f}, "
+                f"m = {state['m']}" + ("" if has_threshold(thr) else " (α = 0: no kα² line)"))
+        ax.set_title(head, loc="left")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        fig.tight_layout()
+    return fig
