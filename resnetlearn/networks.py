@@ -32,65 +32,217 @@ autograd then differentiates like any other function.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
 
+# ----------------------------------------------------------------- the layer graph
+@dataclass(frozen=True)
+class Layer:
+    """One step of a network's layer graph: node ``out`` computed from node ``inp`` (``"x"``: the input).
+
+    ``kind`` ``"dense"``: weight·inp + bias (``bias`` None: no bias); ``"relu"``: σ(inp);
+    ``"readout"``: A·inp with the output layer A (shared by every readout of a network)."""
+
+    kind: str
+    out: str
+    inp: str
+    weight: str | None = None
+    bias: str | None = None
+
+
+def dense(out: str, inp: str, weight: str, bias: str | None) -> Layer:
+    return Layer("dense", out, inp, weight, bias)
+
+
+def relu(out: str, inp: str) -> Layer:
+    return Layer("relu", out, inp)
+
+
+def readout(out: str, inp: str) -> Layer:
+    return Layer("readout", out, inp)
+
+
+def _needed(layers, want) -> set[str]:
+    """The nodes ``want`` depends on (itself included)."""
+    need = set(want)
+    for layer in reversed(layers):
+        if layer.out in need:
+            need.add(layer.inp)
+    return need
+
+
+def evaluate(arch: str, ops, x, want=None) -> dict:
+    """Every node of ``arch``'s layer graph that ``want`` (default: both outputs) depends on, as a
+    dict name → value (``"x"`` the input), computed by ``ops`` (``ops.dense(x, weight, bias)``,
+    ``ops.relu(h)``, ``ops.readout(a)``). The one definition of every forward pass: the batched
+    training forward below, the kernels' float64 forward (:mod:`resnetlearn.kernels`) and the
+    talk's frozen-gate network (:mod:`resnetlearn.experiments`) are this graph under other ops."""
+    rec = ARCHITECTURES[check_arch(arch)]
+    need = _needed(rec.layers, want or [n for n in (rec.out1, rec.res) if n])
+    v = {"x": x}
+    for layer in rec.layers:
+        if layer.out not in need:
+            continue
+        if layer.kind == "dense":
+            v[layer.out] = ops.dense(v[layer.inp], layer.weight, layer.bias)
+        elif layer.kind == "relu":
+            v[layer.out] = ops.relu(v[layer.inp])
+        else:
+            v[layer.out] = ops.readout(v[layer.inp])
+    return v
+
+
+# ----------------------------------------------------------------- infinite-width recursions
+def _relu_moments(S, qa, qb):
+    """κ₁ = E[σ(u)σ(v)], κ₀ = E[σ'(u)σ'(v)] for (u, v) Gaussian with variances
+    qa (rows), qb (columns) and covariance S (the arc-cosine kernels):
+    κ₁ = √(qa·qb)(sin θ + (π − θ)cos θ)/2π, κ₀ = (π − θ)/2π, cos θ = S/√(qa·qb).
+    A zero variance (an input 0 with σ_b² = 0) gives κ₁ = 0, κ₀ = 1/2."""
+    norm = torch.sqrt(qa[:, None] * qb[None, :])
+    cos = torch.where(norm > 0, S / norm.clamp_min(1e-300), torch.ones_like(S)).clamp_(-1.0, 1.0)
+    theta = torch.arccos(cos)
+    k0 = (math.pi - theta) / (2 * math.pi)
+    k1 = (torch.sin(theta) + (math.pi - theta) * cos) * norm / (2 * math.pi)
+    return k1, k0
+
+
+def _relu_dense(S, T, qa, qb, sw, sb):
+    """A ReLU then a dense layer: (Σ, Θ, q) → (σ_w²κ₁ + σ_b², Σ' + σ_w²κ₀Θ, σ_w²q/2 + σ_b²)."""
+    k1, k0 = _relu_moments(S, qa, qb)
+    S2 = sw * k1 + sb
+    return S2, S2 + sw * k0 * T, sw * qa / 2 + sb, sw * qb / 2 + sb, k1, k0
+
+
+def _inf_2layer(S1, qa, qb, sw, sb):
+    k1, k0 = _relu_moments(S1, qa, qb)
+    nngp = sw * k1  # output layer: no bias
+    return nngp, nngp + sw * k0 * S1
+
+
+def _inf_3layer(S1, qa, qb, sw, sb):
+    S2, T2, q2a, q2b, _, _ = _relu_dense(S1, S1, qa, qb, sw, sb)
+    k1, k0 = _relu_moments(S2, q2a, q2b)
+    nngp = sw * k1
+    return nngp, nngp + sw * k0 * T2
+
+
+def _inf_eq21(S1, qa, qb, sw, sb):
+    # out = σ_w/√m·A(a1 + a2): NNGP = σ_w²(κ₁(Σ₁) + κ₁(Σ₂) + μ₁μ₂' + μ₂μ₁'), μ = E σ(h) = √(q/2π)
+    # (ReLU outputs are not centred, so the independent branches are not orthogonal);
+    # NTK = NNGP + σ_w²κ₀(Σ₁)Θ₁ + σ_w²κ₀(Σ₂)Θ₂ (the gradient cross terms vanish at infinite width)
+    S2, T2, q2a, q2b, k1a, k0a = _relu_dense(S1, S1, qa, qb, sw, sb)
+    k1b, k0b = _relu_moments(S2, q2a, q2b)
+    mu1a, mu1b = torch.sqrt(qa / (2 * math.pi)), torch.sqrt(qb / (2 * math.pi))
+    mu2a, mu2b = torch.sqrt(q2a / (2 * math.pi)), torch.sqrt(q2b / (2 * math.pi))
+    nngp = sw * (k1a + k1b + mu1a[:, None] * mu2b[None, :] + mu2a[:, None] * mu1b[None, :])
+    return nngp, nngp + sw * k0a * S1 + sw * k0b * T2
+
+
+# ----------------------------------------------------------------- the architectures
 @dataclass(frozen=True)
 class Architecture:
-    """One learner network of this module: what the rest of the package needs to know about it.
+    """One learner network: everything the package knows about it, in one entry of :data:`ARCHITECTURES`.
 
-    ``residual``: the network splits as out = out₁ + residual (the ResNets; training reports
-    out₁ against β·F and the residual against α·G(F)); ``formula``: the network in one line.
+    * ``layers``: the layer graph (:class:`Layer`), which fixes the parameters and their shapes
+      (hidden dense layers have width m, a readout k outputs), the forward pass (:func:`evaluate`)
+      and the back-propagated signals of the empirical NTK (derived from it in
+      :mod:`resnetlearn.kernels`);
+    * ``out1``, ``res``: the graph's output nodes, out = out₁ + residual (``res`` None: a plain
+      network, out = out₁); the readout reads φ₁ (the input of ``out1``) and φ₂ (that of ``res``);
+    * ``signs_readout``: A is fixed at ±1/√m, m/2 of each sign (arXiv v3 §8.2), not drawn;
+    * ``infinite``: the infinite-width recursion (Σ₁, q_a, q_b, σ_w², σ_b²) → (NNGP, NTK) from the
+      first layer's covariance Σ₁ = Θ₁ (:func:`resnetlearn.kernels.infinite_width`), or None with
+      ``note`` saying why there is none;
+    * ``kernels``: the network has conjugate and empirical NTK kernels in :mod:`resnetlearn.kernels`.
     """
 
     name: str
     formula: str
-    residual: bool
+    layers: tuple[Layer, ...]
+    out1: str
+    res: str | None = None
+    signs_readout: bool = False
+    kernels: bool = True
+    infinite: Callable | None = None
+    note: str = ""
+
+    @property
+    def residual(self) -> bool:
+        """Whether out = out₁ + residual (the ResNets: training reports out₁ against β·F and the
+        residual against α·G(F))."""
+        return self.res is not None
+
+    @property
+    def phi_nodes(self) -> tuple[str, ...]:
+        """The nodes the readout reads: φ₁ (the input of ``out1``) and, for the ResNets, φ₂ (that of ``res``)."""
+        reads = {la.out: la.inp for la in self.layers if la.kind == "readout"}
+        return tuple(reads[n] for n in (self.out1, self.res) if n)
+
+    @property
+    def bias_of(self) -> dict[str, str]:
+        """Each dense weight → its bias."""
+        return {la.weight: la.bias for la in self.layers if la.kind == "dense" and la.bias}
+
+    def shapes(self, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
+        width = {"x": d}
+        out = {}
+        for la in self.layers:
+            width[la.out] = k if la.kind == "readout" else m if la.kind == "dense" else width[la.inp]
+            if la.kind == "dense":
+                out[la.weight] = (m, width[la.inp])
+                if la.bias:
+                    out[la.bias] = (m,)
+        out["A"] = (k, m)
+        return out
 
 
+_BLOCK1 = (dense("h1", "x", "W", "b1"), relu("a1", "h1"))
 ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
-    Architecture("3resnet", "out₁ + A·σ(V·out₁ + b₂), out₁ = A·σ(W x + b₁) (§6: shared A, V m×k)", True),
-    Architecture("3resnet_eq21", "A(σ(h₁) + σ(U σ(h₁) + b₂)), h₁ = W x + b₁ (eq 2.1 as written, U m×m)", True),
-    Architecture("3layer", "A·σ(V σ(W x + b₁) + b₂)", False),
-    Architecture("2layer", "A·σ(W x + b₁)", False),
-    Architecture("2layer_signs", "aᵀσ(W x), a ∈ {±1/√m}^m fixed, m/2 of each sign (arXiv v3 §8.2)", False),
+    Architecture("3resnet", "out₁ + A·σ(V·out₁ + b₂), out₁ = A·σ(W x + b₁) (§6: shared A, V m×k); "
+                 "φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂)",
+                 _BLOCK1 + (readout("out1", "a1"), dense("h2", "out1", "V", "b2"), relu("a2", "h2"),
+                            readout("res", "a2")), "out1", "res",
+                 note="the §6 ResNet has no deterministic infinite-width kernel: with fan-in scaled weights "
+                      "out₁ = A·σ(h₁) has k = O(1) random coordinates of order 1 that feed the second block, so "
+                      "its NTK keeps a seed-to-seed spread at any width (see ntk_spread); ntk_inf:3resnet_eq21 is "
+                      "the limit of eq 2.1 as written"),
+    Architecture("3resnet_eq21", "A(σ(h₁) + σ(Uσ(h₁) + b₂)) (eq 2.1 as written, U m×m); φ = σ(h₁) + σ(h₂)",
+                 _BLOCK1 + (readout("out1", "a1"), dense("h2", "a1", "V", "b2"), relu("a2", "h2"),
+                            readout("res", "a2")), "out1", "res", infinite=_inf_eq21),
+    Architecture("3layer", "A·σ(V σ(h₁) + b₂); φ = σ(h₂)",
+                 _BLOCK1 + (dense("h2", "a1", "V", "b2"), relu("a2", "h2"), readout("out1", "a2")), "out1",
+                 infinite=_inf_3layer),
+    Architecture("2layer", "A·σ(Wx + b₁); φ = σ(h₁)", _BLOCK1 + (readout("out1", "a1"),), "out1",
+                 infinite=_inf_2layer),
+    Architecture("2layer_signs", "aᵀσ(W x), a ∈ {±1/√m}^m fixed, m/2 of each sign (arXiv v3 §8.2)",
+                 (dense("h1", "x", "W", None), relu("a1", "h1"), readout("out1", "a1")), "out1",
+                 signs_readout=True, kernels=False),
 )}
-"""Every architecture, by name (adding one is one entry)."""
+"""Every architecture, by name: adding one is one entry (its layer graph, and its infinite-width
+recursion if it has one)."""
 ARCHS = tuple(ARCHITECTURES)
 INITS = ("paper", "fan_in", "companion")
 
 
 def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
     """Shapes of one model's parameters (without the model axis)."""
-    check_arch(arch)
+    rec = ARCHITECTURES[check_arch(arch)]
     for name, v in (("d", d), ("k", k), ("m", m)):
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if arch == "2layer_signs":
-        if m % 2:
-            raise ValueError(f"2layer_signs needs an even width m (m/2 output weights of each sign), got {m}")
-        return {"W": (m, d), "A": (k, m)}
-    shapes = {"W": (m, d), "b1": (m,)}
-    if arch == "3resnet":
-        shapes.update(V=(m, k), b2=(m,))
-    elif arch in ("3resnet_eq21", "3layer"):
-        shapes.update(V=(m, m), b2=(m,))
-    shapes["A"] = (k, m)
-    return shapes
+    if rec.signs_readout and m % 2:
+        raise ValueError(f"{arch} needs an even width m (m/2 output weights of each sign), got {m}")
+    return rec.shapes(d, k, m)
 
 
 def check_arch(arch: str) -> str:
     if not isinstance(arch, str) or arch not in ARCHS:
         raise ValueError(f"unknown model {arch!r}; allowed: {ARCHS}")
     return arch
-
-
-def _fan_in(name: str, shape: tuple[int, ...], shapes) -> int:
-    if name.startswith("b"):
-        return shapes["W" if name == "b1" else "V"][1]
-    return shape[1]
 
 
 def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
@@ -103,21 +255,24 @@ def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
     if init not in INITS:
         raise ValueError(f"init must be one of {INITS}, got {init!r}")
     shapes = param_shapes(arch, d, k, m)
+    rec = ARCHITECTURES[arch]
+    fan_in = {b: shapes[w][1] for w, b in rec.bias_of.items()} | {n: s[1] for n, s in shapes.items() if len(s) == 2}
     out = {name: [] for name in shapes}
     for seed in seeds:
         gen = torch.Generator().manual_seed(int(seed))
         for name, shape in shapes.items():
-            if arch == "2layer_signs" and name == "A":  # fixed ±1/√m, half of each sign (§8.2)
+            if rec.signs_readout and name == "A":  # fixed ±1/√m, half of each sign (§8.2)
                 signs = torch.ones(shape[1], dtype=torch.float64)
                 signs[torch.randperm(shape[1], generator=gen)[: shape[1] // 2]] = -1
                 out[name].append(signs.expand(shape).clone() / m**0.5)
                 continue
-            std = (_fan_in(name, shape, shapes) ** -0.5 if init == "fan_in" else
+            std = (fan_in[name] ** -0.5 if init == "fan_in" else
                    1.0 if init == "companion" and name == "A" else (1 / m) ** 0.5)
             out[name].append(torch.randn(*shape, generator=gen, dtype=torch.float64) * std)
     return {n: torch.stack(v).to(device=device, dtype=dtype) for n, v in out.items()}
 
 
+# ----------------------------------------------------------------- the batched training forward
 def _dense(x, W, b, dx=None, dW=None, db=None):
     """h = x Wᵀ + b batched over models (b may be None: no bias); with tangents, also dh."""
     h = torch.bmm(x, W.transpose(1, 2)) if b is None else torch.baddbmm(b.unsqueeze(1), x, W.transpose(1, 2))
@@ -131,6 +286,27 @@ def _dense(x, W, b, dx=None, dW=None, db=None):
 
 def _relu(h, dh):
     return torch.relu(h), None if dh is None else dh * (h > 0).to(dh.dtype)
+
+
+class _Batched:
+    """The ops of :func:`evaluate` for G models at once (``torch.baddbmm`` over the model axis), on
+    (value, tangent) pairs: with a ``tangent`` dict like ``p`` the tangent is pushed forward too."""
+
+    def __init__(self, p: dict, tangent: dict | None = None):
+        self.p, self.t, self.tg = p, tangent or {}, tangent is not None
+        self.A = p["A"].transpose(1, 2)
+
+    def dense(self, x, weight, bias):
+        return _dense(x[0], self.p[weight], self.p.get(bias), x[1], self.t.get(weight), self.t.get(bias))
+
+    def relu(self, h):
+        return _relu(*h)
+
+    def readout(self, a):
+        o = torch.bmm(a[0], self.A)
+        if not self.tg:
+            return o, None
+        return o, torch.bmm(a[1], self.A) + torch.bmm(a[0], self.t["A"].transpose(1, 2))
 
 
 def _inputs(p: dict, x) -> torch.Tensor:
@@ -156,38 +332,15 @@ def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = No
     ``x``: (G, n, d) or (n, d) (shared by all models). With ``tangent`` (a
     dict like ``p``), returns ((out₁, dout₁), (res, dres)) instead.
     """
-    x = _inputs(p, x)
-    t = tangent or {}
-    tg = tangent is not None
-    h1, dh1 = _dense(x, p["W"], p.get("b1"), None, t.get("W"), t.get("b1"))
-    a1, da1 = _relu(h1, dh1)
-    A, dA = p["A"].transpose(1, 2), t.get("A")
-
-    def readout(a, da):
-        o = torch.bmm(a, A)
-        if not tg:
-            return o, None
-        return o, torch.bmm(da, A) + torch.bmm(a, dA.transpose(1, 2))
-
-    if arch in ("2layer", "2layer_signs"):
-        first, second = readout(a1, da1), None
-    elif arch == "3layer":
-        h2, dh2 = _dense(a1, p["V"], p["b2"], da1, t.get("V"), t.get("b2"))
-        first, second = readout(*_relu(h2, dh2)), None
-    elif arch == "3resnet":
-        first = readout(a1, da1)
-        h2, dh2 = _dense(first[0], p["V"], p["b2"], first[1], t.get("V"), t.get("b2"))
-        second = readout(*_relu(h2, dh2))
-    elif arch == "3resnet_eq21":
-        first = readout(a1, da1)
-        h2, dh2 = _dense(a1, p["V"], p["b2"], da1, t.get("V"), t.get("b2"))
-        second = readout(*_relu(h2, dh2))
-    else:
-        check_arch(arch)
-    if second is None:
+    rec = ARCHITECTURES[check_arch(arch)]
+    v = evaluate(arch, _Batched(p, tangent), (_inputs(p, x), None))
+    first = v[rec.out1]
+    if rec.res is None:
         zero = torch.zeros_like(first[0])
-        second = (zero, zero if tg else None)
-    return (first, second) if tg else (first[0], second[0])
+        second = (zero, zero if tangent is not None else None)
+    else:
+        second = v[rec.res]
+    return (first, second) if tangent is not None else (first[0], second[0])
 
 
 def forward(arch: str, p: dict, x: torch.Tensor) -> torch.Tensor:
@@ -216,18 +369,10 @@ def readout_features(arch: str, p: dict, x: torch.Tensor) -> tuple[torch.Tensor,
     a readout trained on these features does not change them, as a kernel
     method must not.
     """
-    x = _inputs(p, x)
-    a1 = torch.relu(_dense(x, p["W"], p.get("b1"))[0])
-    if arch in ("2layer", "2layer_signs"):
-        return a1, torch.zeros_like(a1)
-    if arch == "3layer":
-        return torch.relu(_dense(a1, p["V"], p["b2"])[0]), torch.zeros_like(a1)
-    if arch == "3resnet":
-        return a1, torch.relu(_dense(torch.bmm(a1, p["A"].transpose(1, 2)), p["V"], p["b2"])[0])
-    if arch == "3resnet_eq21":
-        return a1, torch.relu(_dense(a1, p["V"], p["b2"])[0])
-    check_arch(arch)
-    raise AssertionError("unreachable")
+    rec = ARCHITECTURES[check_arch(arch)]
+    v = evaluate(arch, _Batched(p), (_inputs(p, x), None), rec.phi_nodes)
+    phi1 = v[rec.phi_nodes[0]][0]
+    return phi1, v[rec.phi_nodes[1]][0] if rec.res else torch.zeros_like(phi1)
 
 
 def features(arch: str, p: dict, x: torch.Tensor, A0: torch.Tensor | None = None) -> torch.Tensor:
