@@ -101,7 +101,7 @@ class Complexity:
 # --------------------------------------------------------------------------------------------
 
 
-def _eps(eps, name="eps"):
+def _eps(eps, *, name="eps"):
     return V.real(name, eps, lo=0, hi=1, lo_open=True, hi_open=True)
 
 
@@ -298,7 +298,7 @@ def complexity_s(
                                                     max_degree=max_degree)
     variant = V.choice("variant", variant, VARIANTS)
     if truncate_eps is not None:
-        truncate_eps = _eps(truncate_eps, "truncate_eps")
+        truncate_eps = _eps(truncate_eps, name="truncate_eps")
     time_budget = time_budget_seconds(time_budget)
     with budget(time_budget, f"ℭ_s of {act.name}"):
         return _complexity_s(act, R=R, C_star=C_star, variant=variant, truncate_eps=truncate_eps, tol=tol,

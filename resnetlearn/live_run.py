@@ -247,7 +247,7 @@ class LiveRun:
             if self.first_frame_s is None:
                 self.first_frame_s = seconds
 
-    def flush(self, timeout: float = 30.0, ctx: RunContext | None = None) -> bool:
+    def flush(self, timeout: float = 30.0, *, ctx: RunContext | None = None) -> bool:
         """Wait until the frame handed over last is drawn (no longer than ``ctx``'s run stays current);
         returns whether it was."""
         end = time.perf_counter() + timeout
@@ -285,7 +285,7 @@ class LiveRun:
     def generation(self) -> int:
         return self._gen
 
-    def stop(self, timeout: float = 2.0, status: str | None = "stopped") -> bool:
+    def stop(self, timeout: float = 2.0, *, status: str | None = "stopped") -> bool:
         """Cancel the running run (nothing it does is drawn any more) and wait up to ``timeout`` s for
         its thread. Returns whether no run is left running."""
         with self._lock:

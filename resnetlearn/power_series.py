@@ -169,7 +169,7 @@ def _integrate_s(B, a, d, b0):
     return b
 
 
-def jet(expr: sympy.Expr, x, n: int, B: _Backend = LONGDOUBLE) -> np.ndarray:
+def jet(expr: sympy.Expr, x, n: int, *, B: _Backend = LONGDOUBLE) -> np.ndarray:
     """Taylor coefficients c_i x^i (i < n) of expr, computed by power-series recurrences."""
     x_b = B.conv(x)
     memo: dict = {}

@@ -130,7 +130,7 @@ class TaylorSeries:
     series up to ``max_degree``.
     """
 
-    def __init__(self, act, max_degree: int = 400):
+    def __init__(self, act, *, max_degree: int = 400):
         self.act = act
         self.expr = act.expr if isinstance(act, Activation) else act
         self.max_degree = max_degree
@@ -171,7 +171,7 @@ class TaylorSeries:
             # the same power-series recurrences as the numeric route, in DPS-digit mpmath
             try:
                 with mpmath.workdps(DPS + 10):
-                    c = jet(self.expr, 1, n, MPMATH)
+                    c = jet(self.expr, 1, n, B=MPMATH)
                 return [sympy.Float(v, DPS) if v != 0 else sympy.Integer(0) for v in c]
             except Unsupported:
                 pass
@@ -251,7 +251,7 @@ class TaylorSeries:
 
 @functools.lru_cache(maxsize=128)
 def _series_for(expr: sympy.Expr, max_degree: int) -> TaylorSeries:
-    return TaylorSeries(expr, max_degree)
+    return TaylorSeries(expr, max_degree=max_degree)
 
 
 def series_of(act: Activation, max_degree: int) -> TaylorSeries:
