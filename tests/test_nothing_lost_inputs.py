@@ -12,6 +12,7 @@ import torch
 import resnetlearn as rl
 from resnetlearn import check, complexity, concept, kernel_registry, kernels, live, memory, networks, ridge, training
 from resnetlearn.activations import activation
+from resnetlearn.race import RaceConfig
 
 F64 = torch.float64
 
@@ -218,18 +219,18 @@ def test_race_config_refuses_a_width_that_does_not_fit(eight_gib):
     for m in (100_000, 30_000):  # before: accepted (~80 GB / ~15 GB allocated later)
         with pytest.raises(memory.InsufficientMemoryError,
                            match=fr"race .* with m = {m} needs about .* GiB but the limit is 6.4 GiB .* m = \d+ fits"):
-            live.RaceConfig(m=m)
+            RaceConfig(m=m)
     live.LiveConfig(m=100_000)  # the §6 ResNet grows linearly in m: 2.4 GiB of activations on 1000 test points
     with pytest.raises(MemoryError, match=r"live run with m = 100000 .* m = \d+ fits"):
         live.LiveConfig(m=100_000, n_test=100_000)
-    live.RaceConfig(m=200)  # the default fits
+    RaceConfig(m=200)  # the default fits
     # the suggested width is the largest that fits
     with pytest.raises(memory.InsufficientMemoryError) as info:
-        live.RaceConfig(m=30_000)
+        RaceConfig(m=30_000)
     fits = int(str(info.value).split("; m = ")[1].split()[0])
-    live.RaceConfig(m=fits)
+    RaceConfig(m=fits)
     with pytest.raises(memory.InsufficientMemoryError):
-        live.RaceConfig(m=fits + 1)
+        RaceConfig(m=fits + 1)
 
 
 def test_training_and_kernels_check_before_allocating(eight_gib, monkeypatch):
