@@ -41,11 +41,12 @@ def main():
     gram = kern[1]
     _, t_krr = timed(lambda: KernelRidge(1e-6 * float(gram.diagonal().mean())).fit(gram, y).predict(gram[:100]))
     x1k = x[:1000]
-    p = networks.init_params("3resnet", 30, 15, 1000, [0], dtype=torch.float64)
+    p = networks.init_params("3resnet", d=30, k=15, m=1000, seeds=[0], dtype=torch.float64)
     _, t_emp = timed(lambda: K.ntk(x1k, arch="3resnet", params=p))
     tr, te = inst.sample(args.n_exact, seed=0, dtype=torch.float64), inst.sample(2000, seed=1, dtype=torch.float64)
-    full, t_full = timed(lambda: network_kernel_errors(tr, te, "2layer", 200, "ntk"))
-    per, t_per = timed(lambda: network_kernel_errors(tr, te, "2layer", 200, "ntk", coupling="per_output"))
+    full, t_full = timed(lambda: network_kernel_errors(tr, te, arch="2layer", m=200, mode="ntk"))
+    per, t_per = timed(lambda: network_kernel_errors(tr, te, arch="2layer", m=200, mode="ntk",
+                                                          coupling="per_output"))
     out = dict(device=rl.describe_device("cpu"), torch=torch.__version__, n=args.n,
                infinite_ntk_gram_s=round(t_inf, 2), krr_fit_predict_s=round(t_krr, 2),
                empirical_ntk_3resnet_m1000_n1000_s=round(t_emp, 2),

@@ -32,7 +32,7 @@ from resnetlearn.reproduce import ResultsStore, run_point
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def base_point(figure: str, scale: str, model: str, mode: str, beta: float | None) -> dict:
+def base_point(figure: str, scale: str, *, model: str, mode: str, beta: float | None) -> dict:
     """The widest shipped point of ``figure`` at ``scale`` for this learner (and β)."""
     pts = [p for p in F.points(figure, scale) if p.get("model") == model and p.get("mode") == mode
            and (beta is None or p.get("beta") == beta) and p.get("m")]
@@ -64,7 +64,7 @@ def main() -> None:
         ap.error(f"--widths must be positive integers, got {args.widths}")
     if args.n_train is not None and args.n_train < 50:
         ap.error(f"--n-train must be an integer >= 50 (one mini-batch), got {args.n_train}")
-    base = base_point(args.figure, args.scale, args.model, args.mode, args.beta)
+    base = base_point(args.figure, args.scale, model=args.model, mode=args.mode, beta=args.beta)
     if args.n_train is not None:
         base = dict(base, n_train=args.n_train)
     if args.epochs is not None:

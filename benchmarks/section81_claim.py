@@ -37,7 +37,7 @@ def main():
     for spec in args.learners:
         arch, mode = spec.split(":")
         t0 = time.perf_counter()
-        res = grid_search(inst, arch, mode, args.m, args.n_train, lrs, wds, select=args.select,
+        res = grid_search(inst, arch, mode, m=args.m, n_train=args.n_train, lrs=lrs, wds=wds, select=args.select,
                           protocol=protocol, device=args.device, progress=False)
         b = res.best
         verdict = "below kα²/2" if b["test_error"] < kalpha2 / 2 else (

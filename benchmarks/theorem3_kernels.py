@@ -48,8 +48,9 @@ def main():
         if not args.no_resnet:
             epochs = max(10, min(800, round(args.resnet_steps * 50 / n)))
             t0 = time.perf_counter()
-            g = grid_search(inst, "3resnet", "all", args.m, n, [0.05, 0.1, 0.2], [1e-3, 2e-3, 5e-3, 1e-2],
-                            protocol=Protocol(epochs=epochs, lr_drop_epoch=epochs // 2), progress=False)
+            g = grid_search(inst, "3resnet", "all", m=args.m, n_train=n, lrs=[0.05, 0.1, 0.2],
+                            wds=[1e-3, 2e-3, 5e-3, 1e-2], protocol=Protocol(epochs=epochs, lr_drop_epoch=epochs // 2),
+                            progress=False)
             b = g.best
             print(f"   {'3resnet(all)':<36} test {b['test_error']:.4f} (lr={b['lr']:g}, wd={b['wd']:g}, "
                   f"{epochs} epochs, m={args.m}) [{time.perf_counter() - t0:.0f} s]", flush=True)

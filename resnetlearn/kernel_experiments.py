@@ -204,11 +204,11 @@ NETWORK_MODES = ("last", "ntk")
 COUPLINGS = ("full", "per_output")
 
 
-def _network_path(arch, p, X, Y, X_test, *, mode, ridges, relative, coupling):
+def _network_path(X, Y, X_test, *, arch, params, mode, ridges, relative, coupling):
     """Predictions (R, n, k) on X_test and on X for every ridge, the ridge
     scale (mean diagonal of the training Gram over all outputs), the solver
     used and the number of trainable features."""
-    k, N = Y.shape[1], X.shape[0]
+    p, k, N = params, Y.shape[1], X.shape[0]
     if mode == "last":
         Phi, Phi_t = features(arch, p, X), features(arch, p, X_test)
         scale = float((Phi**2).sum()) / N
@@ -308,8 +308,8 @@ def network_krr(X, Y, X_test, *, arch: str, params: dict, mode: str, ridges, cou
     if p["A"].shape[0] != Y.shape[1]:
         raise ValueError(f"the network has k = {p['A'].shape[0]} outputs but Y has {Y.shape[1]} columns")
     ridges = V.reals("ridges", ridges, lo=0)
-    return _network_path(arch, p, X, Y, X_test, mode=mode, ridges=ridges, relative=V.boolean("relative", relative),
-                         coupling=coupling)[0]
+    return _network_path(X, Y, X_test, arch=arch, params=p, mode=mode, ridges=ridges,
+                         relative=V.boolean("relative", relative), coupling=coupling)[0]
 
 
 def network_kernel_errors(train, test, arch: str, m: int, mode: str, *, seed: int = 0, init: str = "paper",
@@ -365,11 +365,12 @@ def network_kernel_errors(train, test, arch: str, m: int, mode: str, *, seed: in
     k, d = Ytr.shape[1], Xtr.shape[1]
     dev = torch.device("cpu") if device is None else torch.device(device)
     _check_network_memory(arch, Xtr.shape[0] + Xsel.shape[0] + Xte.shape[0], k, m, dev)
-    p = {n: v[0].to(dev) for n, v in networks.init_params(arch, d, k, m, [seed], init, dtype=F64).items()}
+    drawn = networks.init_params(arch, d=d, k=k, m=m, seeds=[seed], init=init, dtype=F64)
+    p = {n: v[0].to(dev) for n, v in drawn.items()}
     Xtr, Ytr, Xte, Yte, Xsel, Ysel = (t.to(dev) for t in (Xtr, Ytr, Xte, Yte, Xsel, Ysel))
     Xall = Xte if select == "test" else torch.cat([Xsel, Xte])
-    pred, pred_tr, scale, solver, n_feat = _network_path(arch, p, Xtr, Ytr, Xall, mode=mode, ridges=ridges,
-                                                         relative=True, coupling=coupling)
+    pred, pred_tr, scale, solver, n_feat = _network_path(Xtr, Ytr, Xall, arch=arch, params=p, mode=mode,
+                                                         ridges=ridges, relative=True, coupling=coupling)
     err = lambda P, Y: ((P - Y) ** 2).sum(-1).mean(-1).cpu()  # (R,)
     test_err = err(pred[:, -Xte.shape[0]:], Yte)
     sel_err = test_err if select == "test" else err(pred[:, :Xsel.shape[0]], Ysel)

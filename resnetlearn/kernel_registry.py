@@ -68,7 +68,8 @@ class _Context:
     def params(self, arch):
         # the §6 ResNet's kernels depend on its k outputs (A is shared by both blocks)
         kk = self.k if arch == "3resnet" else 1
-        return networks.init_params(arch, self.X_train.shape[1], kk, self.m, [self.seed], init="paper", dtype=F64)
+        return networks.init_params(arch, d=self.X_train.shape[1], k=kk, m=self.m, seeds=[self.seed], init="paper",
+                                     dtype=F64)
 
 
 BANDWIDTHS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
