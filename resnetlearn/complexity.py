@@ -14,8 +14,6 @@ is read as its limit i → 0+, which is 1. So the constant term contributes
 2|c_0| to ℭ_ε (and C*|c_0| to ℭ_s); R = 0 is allowed and gives exactly
 these constant-term values (0^0 = 1, as usual for power series).
 
-Both measures are Σ_i w(i)|c_i| x^i with a weight w that grows slower than
-
 Both are weighted sums Σ_i w(i)|c_i| x^i of the Taylor coefficients of phi
 (x = C*·R for ℭ_ε, x = R for ℭ_s). They converge when x is below the radius
 of convergence of phi's Taylor series at 0 (:mod:`resnetlearn.radius`,
@@ -25,6 +23,10 @@ of convergence of phi's Taylor series at 0 (:mod:`resnetlearn.radius`,
 :class:`NonConvergentSeriesError`, one that cannot be summed within the
 budgets a :class:`SeriesBudgetError`.
 
+The values are astronomically large (ℭ_ε(sin z) ≈ sinh(10^4)), so results
+are returned as a :class:`Complexity` holding an ``mpmath.mpf``.
+
+When a series diverges (tanh, sigmoid at C*·R = 10^4 for ℭ_ε) ``truncate=True``
 asks for the route of Example 4.1: truncate the series at the smallest
 degree D whose Taylor polynomial is within ε of phi on [−R, R]
 (D = Θ(log 1/ε)) and measure that polynomial.

@@ -260,7 +260,7 @@ def series_of(act: Activation, max_degree: int) -> TaylorSeries:
 
 def radius_of_convergence(act, *, max_degree: int = 400) -> float:
     """Radius of convergence of the Taylor series of an activation at 0
-    (math.inf for entire functions); see the module docstring for how it is
+    (math.inf for entire functions); :mod:`resnetlearn.radius` says how it is
     found (exact for the known activations and rational / polynomial arguments,
     an estimate from the coefficients otherwise)."""
     act = _resolve(act, {}, "act")

@@ -59,7 +59,7 @@ class Weight:
         if self.kind == "s":
             return mpmath.mpf(i + 1) ** self.param
         if i == 0:
-            return mpmath.mpf(2)  # both summands read as 1 at i = 0 (see module docstring)
+            return mpmath.mpf(2)  # both summands read as 1 at i = 0 (resnetlearn.complexity's docstring)
         return 1 + (self.param / mpmath.sqrt(i)) ** i
 
     def vector(self, n: int) -> np.ndarray:
