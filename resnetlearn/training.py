@@ -129,7 +129,11 @@ class TrainResult:
     ``params``: the trained parameters (mode ``last``: the trained readout A
     with every other weight at its initial value — the model is
     A·φ₀(x) with φ₀ from :func:`networks.readout_features` at initialisation,
-    which for the §6 ResNet is not ``networks.forward`` of these params);
+    which for the §6 ResNet is not ``networks.forward`` of these params;
+    mode ``ntk``: θ₀ + Δ, while the model is the linearisation at θ₀).
+    :meth:`predict` and :meth:`error` evaluate exactly the trained models
+    in every mode (they keep θ₀ and, for ``ntk``, Δ itself), giving the
+    reported errors bit for bit on the device and dtype they were trained with;
     ``curves``: name → (E, G) tensor at ``epochs`` (train, test, and for the
     ResNets out1_vs_base = E‖out₁ − β·F‖², residual_vs_composite =
     E‖residual − α·G(F)‖² on the test set); ``interrupted`` is True when
@@ -147,6 +151,31 @@ class TrainResult:
     wall_time: float
     params: dict[str, torch.Tensor] = field(repr=False)
     holdout_error: torch.Tensor | None = None
+    arch: str = ""
+    mode: str = "all"
+    p0: dict[str, torch.Tensor] | None = field(default=None, repr=False)
+    """The initial parameters (modes ``last`` and ``ntk``, whose models are defined at θ₀)."""
+    displacement: dict[str, torch.Tensor] | None = field(default=None, repr=False)
+    """Mode ``ntk``: the trained Δ = θ − θ₀ (``params`` − ``p0`` would round differently)."""
+
+    def predict(self, x: torch.Tensor, *, parts: bool = False):
+        """The G trained models' outputs on ``x`` ((n, d), or (G, n, d)), as (G, n, k): in modes
+        ``all``/``hidden`` :func:`networks.forward` of ``params``; ``last`` the trained readout on
+        the initial network's features A·φ₀(x); ``ntk`` the network linearised at θ₀ moved by Δ.
+        Computed on the CPU in the dtype of ``params``. ``parts=True``: (out, out₁, residual)."""
+        dtype = self.params["A"].dtype
+        x = V.tensor("x", x, ndim=(2, 3)).to("cpu", dtype)
+        variables = self.displacement if self.mode == "ntk" else self.params
+        with torch.no_grad():
+            out = _outputs(self.arch, self.mode, self.p0, variables, x)
+        return out if parts else out[0]
+
+    def error(self, sample) -> torch.Tensor:
+        """E‖out(x) − y‖² of each model on ``sample`` (x, y) as (G,) float64, NaN where diverged —
+        the test error this result reports, when ``sample`` is its test set."""
+        y = V.tensor(f"{type(sample).__name__}.y", sample.y, ndim=(2, 3)).to("cpu", self.params["A"].dtype)
+        err = ((self.predict(sample.x) - y) ** 2).sum(-1).mean(-1).double()
+        return torch.where(self.diverged, torch.full_like(err, math.nan), err)
 
     def rows(self) -> list[dict]:
         """One tidy row per model: its configuration and final errors."""
@@ -231,8 +260,9 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
     m = V.integer("m (width)", m, lo=1)
     if not isinstance(protocol, Protocol):
         raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
-    if protocol.layerwise and not arch.startswith("3resnet"):
-        raise ValueError("layerwise training applies to the ResNets (3resnet, 3resnet_eq21) only")
+    if protocol.layerwise and not networks.ARCHITECTURES[arch].residual:
+        resnets = [n for n, a in networks.ARCHITECTURES.items() if a.residual]
+        raise ValueError(f"layerwise training applies to the ResNets ({', '.join(resnets)}) only")
     if protocol.layerwise and mode not in ("all", "hidden"):
         raise ValueError("layerwise training needs mode 'all' or 'hidden'")
     seeds = V.seeds("seeds", seeds)
@@ -319,7 +349,27 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
     train_err = torch.where(div, nan, final["train"].double().cpu())
     return TrainResult(configs, test_err, train_err, div, epochs_logged,
                        {n: torch.stack(v).double().cpu() for n, v in curves.items()},
-                       done, interrupted, time.perf_counter() - t0, state.final_params(), hold)
+                       done, interrupted, time.perf_counter() - t0, state.final_params(), hold, arch=arch,
+                       mode=mode, p0={n: v.detach().cpu() for n, v in p0.items()} if mode in ("last", "ntk") else None,
+                       displacement=({n: v.detach().cpu() for n, v in state.vars.items()} if mode == "ntk" else None))
+
+
+def _outputs(arch: str, mode: str, p0: dict | None, variables: dict, x, *, phase: int | None = None):
+    """(out, out₁, residual) of G models in a training mode: ``variables`` are the trained
+    parameters (mode ``ntk``: the displacement Δ from ``p0``); ``phase`` 1 of layer-wise training
+    switches the residual branch off."""
+    if mode == "ntk":
+        return networks.forward_linearized(arch, p0, variables, x)
+    if mode == "last":  # a readout on the features of the initial network (conjugate kernel)
+        with torch.no_grad():
+            phi1, phi2 = networks.readout_features(arch, p0, x)
+        At = variables["A"].transpose(1, 2)
+        out1, res = torch.bmm(phi1, At), torch.bmm(phi2, At)
+        return out1 + res, out1, res
+    out1, res = networks.forward_parts(arch, variables, x)
+    if phase == 1:
+        res = torch.zeros_like(res)  # layer-wise phase 1: residual branch switched off
+    return out1 + res, out1, res
 
 
 def _captured_or_eager(state, x, y, capture: bool, *, explicit: bool):
@@ -386,19 +436,8 @@ class _State:
 
     def outputs(self, x, params=None):
         """(out, out₁, residual) for all models on x: (n, d) or (G, n, d)."""
-        v = self.vars if params is None else params
-        if self.mode == "ntk":
-            return networks.forward_linearized(self.arch, self.p0, v, x)
-        if self.mode == "last":  # a readout on the features of the initial network (conjugate kernel)
-            with torch.no_grad():
-                phi1, phi2 = networks.readout_features(self.arch, self.p0, x)
-            At = v["A"].transpose(1, 2)
-            out1, res = torch.bmm(phi1, At), torch.bmm(phi2, At)
-            return out1 + res, out1, res
-        out1, res = networks.forward_parts(self.arch, v, x)
-        if self.phase == 1:
-            res = torch.zeros_like(res)  # layer-wise phase 1: residual branch switched off
-        return out1 + res, out1, res
+        return _outputs(self.arch, self.mode, self.p0, self.vars if params is None else params, x,
+                        phase=self.phase)
 
     def _train_output(self, xb):
         if self.mode == "last":
@@ -447,7 +486,7 @@ class _State:
                 "test": ((out - yte) ** 2).sum(-1).mean(-1)}
         base, comp = parts
         nan = torch.full_like(errs["test"], math.nan)
-        resnet = self.arch.startswith("3resnet")
+        resnet = networks.ARCHITECTURES[self.arch].residual
         errs["out1_vs_base"] = ((out1 - base) ** 2).sum(-1).mean(-1) if resnet and base is not None else nan
         errs["residual_vs_composite"] = (((res - comp) ** 2).sum(-1).mean(-1)
                                          if resnet and comp is not None else nan)

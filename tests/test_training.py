@@ -332,3 +332,37 @@ def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
     with pytest.raises(ValueError, match="rerun_seeds must be fresh"):
         grid_search(inst, "2layer", "all", 8, 100, [0.01], [0.0], rerun_seeds=[0], n_test=100,
                     protocol=Protocol.quick(2), progress=False)
+
+
+@pytest.mark.parametrize("arch", ["3resnet", "3resnet_eq21", "2layer"])
+@pytest.mark.parametrize("mode", rl.training.MODES)
+def test_public_evaluation_gives_exactly_the_reported_errors(data, arch, mode):
+    """TrainResult.error/predict evaluate the trained models themselves (mode last: the readout on
+    the initial features; ntk: the linearisation at θ₀ moved by Δ): on the test and training sets
+    they give the reported errors bit for bit, in float32 as trained, a diverged model NaN."""
+    tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)  # float32, as trained by default
+    r = train_models(tr, te, arch, mode, 16, [0.05, 0.02, 1e4], [0.0, 1e-3, 0.0], [0, 1, 0],
+                     protocol=Protocol.quick(2), progress=False)
+    assert r.diverged.tolist() == [False, False, True]
+    assert torch.equal(r.error(te)[:2], r.test_error[:2]) and torch.equal(r.error(tr)[:2], r.train_error[:2])
+    assert torch.isnan(r.error(te)[2])
+    out, out1, res = r.predict(te.x, parts=True)
+    assert out.shape == (3, te.x.shape[0], te.y.shape[1]) and torch.allclose(out[:2], (out1 + res)[:2], atol=1e-5)
+
+
+def test_public_evaluation_after_layerwise_training(data):
+    tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)  # float32, as trained by default
+    r = train_models(tr, te, "3resnet", "hidden", 16, [0.05], [0.0], [0],
+                     protocol=Protocol.quick(2, layerwise=True), progress=False)
+    assert torch.equal(r.error(te), r.test_error)
+
+
+def test_networks_forward_is_the_all_and_hidden_model(data):
+    """networks.forward of the returned params is the trained model in modes all/hidden only: after
+    mode last the §6 ResNet's trained A would also replace A₀ inside the residual's input."""
+    tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)
+    x = te.x
+    for mode in ("all", "last"):
+        r = train_models(tr, te, "3resnet", mode, 16, [0.05], [0.0], [0], protocol=Protocol.quick(2), progress=False)
+        same = torch.equal(networks.forward("3resnet", r.params, x), r.predict(x))
+        assert same == (mode == "all"), mode
