@@ -294,7 +294,7 @@ FIG4_GENERALISES = 0.3
 def _fig4_points(scale: str, base: dict) -> list[dict]:
     s = scale_settings(scale)
     d, n = {"tiny": (8, 200), "quick": (20, 2000)}.get(scale, (40, 5000))
-    widths = {"tiny": [200], "quick": [200, 400], "cpu": [200, 500, 1000], "paper": [200, 500, 1000, 2000]}[scale]
+    widths = {"tiny": [200], "quick": [200, 400], "cpu": [200, 500, 1000, 2000], "paper": [200, 500, 1000, 2000]}[scale]
     lrs = {"tiny": [0.5], "quick": [0.05, 0.2, 0.5, 1.0], "cpu": [0.1, 0.2, 0.5, 1.0]}.get(scale, s["lrs"])
     wds = {"tiny": [0.0], "quick": [0.0, 1e-4, 1e-3], "cpu": [0.0, 1e-4, 1e-3]}.get(scale, s["wds"])
     epochs = {"tiny": 2, "quick": 100}.get(scale, s["epochs"])
