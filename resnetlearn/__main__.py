@@ -74,7 +74,9 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     sub = ap.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("reproduce", help="run (or resume) one of the paper's experiments",
                         description="Run (or resume) one of the paper's experiments and write its table, "
-                                    "per-run table, plot, summary and provenance to OUT.",
+                                    "per-run table, plot, summary, provenance and the tables' sha256 "
+                                    "(FIG.sha256, checked whenever the tables are read back) to OUT. "
+                                    "Before the first point it says how much work lies ahead.",
                         formatter_class=argparse.RawTextHelpFormatter)
     rp.add_argument("figure", choices=FIGURES + ("all",))
     rp.add_argument("--scale", choices=SCALES, default="quick",
