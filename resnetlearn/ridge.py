@@ -69,17 +69,79 @@ def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float) -> torch.Tensor:
     A float64 Cholesky solve when K + λI is well-conditioned; otherwise the
     ridge is raised by the jitter of :func:`effective_ridges` (with a
     warning) and the system solved from the eigendecomposition of K, exactly
-    as :func:`ridge_path` does, so both solvers give the same answer."""
+    as :func:`ridge_path` does, so both solvers give the same answer.
+
+    The rule reads K's extreme eigenvalues; when :func:`_keeps_ridge` proves
+    from the Cholesky factorisation and cheap bounds that the rule keeps λ
+    silently, the eigenvalues (≈ 4 Cholesky factorisations of time) are not
+    computed: same decision, same Cholesky solve, same numbers."""
     ridge = _check_ridge(ridge)
     K, Y = _check_gram(K, Y)
+    L, info = torch.linalg.cholesky_ex(K + ridge * torch.eye(K.shape[0], dtype=F64, device=K.device))
+    factored = int(info) == 0
+    if factored and _keeps_ridge(K, ridge):
+        return torch.cholesky_solve(Y, L)
     eigs = torch.linalg.eigvalsh(K)
     (lam_eff,) = effective_ridges(eigs, [ridge])
-    if lam_eff == ridge:
-        L, info = torch.linalg.cholesky_ex(K + ridge * torch.eye(K.shape[0], dtype=F64, device=K.device))
-        if int(info) == 0:
-            return torch.cholesky_solve(Y, L)
+    if lam_eff == ridge and factored:
+        return torch.cholesky_solve(Y, L)
+    del L
     lam, Q = torch.linalg.eigh(K)
     return Q @ ((Q.T @ Y) / (lam.clamp_min(0) + lam_eff)[:, None])
+
+
+def _lower_sums(K, block: int = 1024) -> tuple[float, float, float]:
+    """Σ K_ij, Σ |K_ij| and Σ K_ij² over the lower triangle j ≤ i (the part LAPACK reads), by row blocks."""
+    s = a = q = 0.0
+    for i in range(0, K.shape[0], block):
+        low = K[i:i + block].tril(diagonal=i)
+        s, a, q = s + float(low.sum()), a + float(low.abs().sum()), q + float((low * low).sum())
+    return s, a, q
+
+
+def _keeps_ridge(K, ridge: float) -> bool:
+    """True only if :func:`effective_ridges` on the eigenvalues ``eigvalsh(K)`` would return ``ridge``
+    unchanged, without a warning or an error; called after K + ridge·I has been factored.
+
+    S is the symmetric matrix of K's lower triangle (what eigvalsh and Cholesky read), λ its
+    eigenvalues, n its size, ε the float64 epsilon. Bounds: λ_max ≥ max K_ii and λ_max ≥ 1ᵀS1/n
+    (Rayleigh quotients), λ_max ≤ ‖S‖_F, each sum widened by its worst-case rounding γ_{n²}·Σ|terms|
+    (t_lo ≤ λ_max ≤ t_hi). eigvalsh is backward stable: its eigenvalues are within err = 10·n·ε·t_hi
+    of λ (the usual p(n)·ε·‖S‖₂ bound, p(n) = 10n here). A Cholesky factorisation of S + sI that
+    completes proves λ_min > −s − 4γ_{n+1}(Σ|K_ii| + n|s|) (Demmel's backward error |E| ≤ γ_{n+1}|Rᵀ||R|).
+    The rule keeps λ silently when (i) its largest computed eigenvalue top > 0 and its smallest
+    low ≥ −PSD_TOL·top (no error): guaranteed by t_lo > err and λ_min ≥ −floor with floor =
+    PSD_TOL·(t_lo − err) − 2·err; (ii) not λ ≤ ε·top (no jitter) and (iii) (top + λ)/(max(low, 0) + λ)
+    ≤ COND_LIMIT (no warning): both follow from λ ≥ 2(t_hi + err)/(COND_LIMIT − 1), because then
+    (top + λ)/λ ≤ 1 + (COND_LIMIT − 1)/2. λ_min ≥ −floor is proved by the factorisation of K + λI
+    already made when λ + 4γ_{n+1}(Σ|K_ii| + nλ) ≤ floor, else by one more factorisation at the
+    largest shift s with s + 4γ_{n+1}(Σ|K_ii| + n|s|) ≤ floor. Anything unproved returns False and
+    the eigenvalues decide, so the decision is always the rule's.
+    """
+    n, eps = K.shape[0], torch.finfo(F64).eps
+    gamma = lambda m: m * eps / (1 - m * eps)  # noqa: E731  (γ_m of the rounding-error analysis)
+    if n * n * eps >= 0.01:
+        return False
+    d = K.diagonal()
+    s_low, a_low, q_low = _lower_sums(K)
+    tr, tr_abs, d2 = float(d.sum()), float(d.abs().sum()), float((d * d).sum())
+    g = 2 * gamma(n * n)
+    quad = 2 * s_low - tr  # 1ᵀS1
+    t_lo = max(float(d.max()), (quad - g * (2 * a_low + tr_abs)) / n)
+    t_hi = math.sqrt(max(2 * q_low - d2, 0.0) + g * (2 * q_low + d2)) * (1 + g)
+    err = 10 * n * eps * t_hi
+    if ridge < 2 * (t_hi + err) / (COND_LIMIT - 1) or t_lo <= err:
+        return False  # a jitter or a warning is possible: let the eigenvalues decide
+    floor = PSD_TOL * (t_lo - err) - 2 * err
+    c = 4 * gamma(n + 1)
+    if c * n >= 0.5:
+        return False
+    if ridge + c * (tr_abs + n * ridge) <= floor:
+        return True  # the factorisation of K + λI already proves λ_min ≥ −floor
+    target = floor - 0.01 * abs(floor) - c * tr_abs
+    shift = target / (1 + c * n) if target >= 0 else target / (1 - c * n)
+    _, info = torch.linalg.cholesky_ex(K + shift * torch.eye(n, dtype=F64, device=K.device))
+    return int(info) == 0
 
 
 def krr_predict(K_test: torch.Tensor, coef: torch.Tensor) -> torch.Tensor:

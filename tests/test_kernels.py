@@ -13,7 +13,7 @@ from resnetlearn import networks
 from resnetlearn.concept import Sample
 from resnetlearn.kernel_experiments import kernel_errors, network_kernel_errors, network_krr
 from resnetlearn.kernel_registry import DEFAULT_KERNELS, KERNEL_REGISTRY, KERNELS, _Context, kernel, parse_spec
-from resnetlearn.ridge import FeatureRidge, KernelRidge, feature_ridge, krr_fit, ridge_path
+from resnetlearn.ridge import FeatureRidge, KernelRidge, effective_ridges, feature_ridge, krr_fit, ridge_path
 from resnetlearn.selection import grid_edges
 from resnetlearn.training import Protocol, train_models
 
@@ -352,6 +352,68 @@ def test_kernel_errors_takes_the_split_already_drawn():
         kernel_errors(inst, 80, ["arcsine"], split=split, select="val", **kw)
     with pytest.raises(TypeError, match="Split"):
         kernel_errors(inst, 80, ["arcsine"], split=(split.train, split.test), **kw)
+
+
+def _krr_fit_by_eigenvalues(K, Y, ridge):
+    """krr_fit as it decided before the shortcut: always from eigvalsh(K) (the reference)."""
+    (lam_eff,) = effective_ridges(torch.linalg.eigvalsh(K), [ridge])
+    if lam_eff == ridge:
+        L, info = torch.linalg.cholesky_ex(K + ridge * torch.eye(K.shape[0], dtype=F64))
+        if int(info) == 0:
+            return torch.cholesky_solve(Y, L)
+    lam, Q = torch.linalg.eigh(K)
+    return Q @ ((Q.T @ Y) / (lam.clamp_min(0) + lam_eff)[:, None])
+
+
+def _outcome(fn, *args):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(*args)
+        except ValueError as e:
+            out = f"ValueError: {e}"
+    return out, [str(w.message) for w in caught]
+
+
+def test_krr_fit_skips_the_eigenvalues_only_when_the_rule_keeps_the_ridge(monkeypatch):
+    """The Cholesky shortcut of krr_fit takes the rule's decision: same coefficients (bitwise), same
+    warnings and errors as deciding from eigvalsh(K), over well-conditioned, singular, rank-deficient,
+    indefinite and constant-dominated Gram matrices and ridges from 0 to large."""
+    import resnetlearn.ridge as R
+
+    gen = torch.Generator().manual_seed(0)
+    x = rl.parity_instance().sample(300, seed=0, dtype=F64).x
+    g = torch.randn(120, 5, generator=gen, dtype=F64)
+    Q, _ = torch.linalg.qr(torch.randn(60, 60, generator=gen, dtype=F64))
+    spectrum = torch.logspace(0, -4, 60, dtype=F64)
+    spectrum[-1] = -1e-6  # an eigenvalue below −PSD_TOL·λ_max: not a kernel matrix
+    grams = {"gaussian": K.gaussian(x, h=8.0), "ntk_inf": K.infinite_width(x, arch="2layer")[1],
+             "near-duplicates": K.gaussian(torch.cat([x[:50], x[:50] + 1e-9]), h=8.0),
+             "rank 5": g @ g.T, "indefinite": Q @ torch.diag(spectrum) @ Q.T}
+    calls = []
+    real = torch.linalg.eigvalsh
+    monkeypatch.setattr(torch.linalg, "eigvalsh", lambda A: calls.append(1) or real(A))
+    skipped = set()
+    for name, G in grams.items():
+        Y = torch.randn(G.shape[0], 2, generator=gen, dtype=F64)
+        top = float(real(G).max())
+        for rel in (0.0, 1e-14, 1e-10, 1e-6, 1e-2, 10.0):
+            calls.clear()  # eigvalsh calls made by krr_fit
+            got, warned = _outcome(krr_fit, G, Y, rel * top)
+            if not calls:
+                skipped.add((name, rel))
+                assert R._keeps_ridge(G, rel * top)
+                assert effective_ridges(real(G), [rel * top]) == [rel * top]
+            want, want_warned = _outcome(_krr_fit_by_eigenvalues, G, Y, rel * top)
+            assert warned == want_warned, (name, rel)
+            assert (got == want) if isinstance(want, str) else torch.equal(got, want), (name, rel)
+    # the shortcut is taken where it should be: positive ridges on kernel matrices that are not singular
+    assert {("gaussian", r) for r in (1e-6, 1e-2, 10.0)} | {("ntk_inf", r) for r in (1e-6, 1e-2, 10.0)} <= skipped
+    # and not where the eigenvalues decide otherwise: a jitter (ridge 0 on a singular K), an error
+    assert not {("near-duplicates", 0.0), ("rank 5", 0.0)} & skipped
+    assert not {n for n, _ in skipped} & {"indefinite"}
 
 
 def test_network_kernel_errors_holds_out_as_data_split():
