@@ -12,6 +12,7 @@ import math
 
 import torch
 
+from . import networks
 from .concept import Sample, data_split, parity_instance
 from .device import select_device
 from .training import PAPER_PROTOCOL, Protocol, train_models
@@ -21,7 +22,7 @@ def _stack(samples) -> Sample:
     return Sample(samples[0].x, *(torch.stack([getattr(s, a) for s in samples]) for a in ("y", "base", "composite")))
 
 
-def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), alpha: float = 0.3, m: int = 200, n_train: int = 500,
+def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 200, n_train: int = 500,
                n_test: int = 1000, lr=0.1, wd=0.005, mode: str = "all",
                protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, device=None, progress: bool = True):
     """Train 3resnets per β on the §8.1 instance, same inputs, same seed.
@@ -46,8 +47,8 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), alpha: float = 0.3, m: int = 200
     tr = _stack([trs[c[0]] for c in combos])
     te = _stack([tes[c[0]] for c in combos])
     G = len(combos)
-    res = train_models(tr, te, "3resnet", mode, m, [c[1] for c in combos], [c[2] for c in combos], [seed] * G,
-                       protocol=protocol, device=dev, progress=progress)
+    res = train_models(tr, te, arch="3resnet", mode=mode, m=m, lrs=[c[1] for c in combos],
+                       wds=[c[2] for c in combos], seeds=[seed] * G, protocol=protocol, device=dev, progress=progress)
     for g, c in enumerate(combos):
         res.configs[g]["beta"] = c[0]
     thr = insts[betas[0]].reference_errors().f_only
@@ -63,7 +64,7 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), alpha: float = 0.3, m: int = 200
     return rows, res
 
 
-def joint_vs_layerwise(m: int = 200, n_train: int = 500, n_test: int = 1000, lr: float = 0.1,
+def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, lr: float = 0.1,
                        wd: float = 0.005, mode: str = "all", protocol: Protocol = PAPER_PROTOCOL, seed: int = 0,
                        device=None, progress: bool = True):
     """The same 3resnet trained jointly and layer-wise (block 1 for the
@@ -76,12 +77,13 @@ def joint_vs_layerwise(m: int = 200, n_train: int = 500, n_test: int = 1000, lr:
     out = {}
     for name, lw in (("joint", False), ("layerwise", True)):
         p = Protocol(**{**protocol.__dict__, "layerwise": lw})
-        out[name] = train_models(tr, te, "3resnet", mode, m, [lr], [wd], [seed], protocol=p, device=dev,
+        out[name] = train_models(tr, te, arch="3resnet", mode=mode, m=m, lrs=[lr], wds=[wd], seeds=[seed], protocol=p,
+                                 device=dev,
                                  progress=progress)
     return out
 
 
-def laziness(arch: str = "2layer", widths=(50, 200, 1000), lr: float = 0.05, init_scale: float = 1.0,
+def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr: float = 0.05, init_scale: float = 1.0,
              n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL, seed: int = 0,
              target=None, device=None, progress: bool = True) -> list[dict]:
     """How "lazy" training is (the talk's NTK regime): for each width, train
@@ -95,19 +97,20 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), lr: float = 0.05, ini
       network and the trained linearisation — small means the NTK describes it;
     * both test errors.
     """
-    from . import networks
-
     dev = select_device(device)
     inst = target or parity_instance()
     split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
     tr, te = split.train, split.test
     rows = []
     for m in widths:
-        full = train_models(tr, te, arch, "all", m, [lr], [0.0], [seed], protocol=protocol, device=dev,
+        full = train_models(tr, te, arch=arch, mode="all", m=m, lrs=[lr], wds=[0.0], seeds=[seed], protocol=protocol,
+                            device=dev,
                             progress=progress, init_scale=init_scale)
-        lin = train_models(tr, te, arch, "ntk", m, [lr], [0.0], [seed], protocol=protocol, device=dev,
+        lin = train_models(tr, te, arch=arch, mode="ntk", m=m, lrs=[lr], wds=[0.0], seeds=[seed], protocol=protocol,
+                           device=dev,
                            progress=progress, init_scale=init_scale)
-        p0 = {n: v.cpu() * init_scale for n, v in networks.init_params(arch, inst.d, inst.k, m, [seed]).items()}
+        drawn = networks.init_params(arch, d=inst.d, k=inst.k, m=m, seeds=[seed])
+        p0 = {n: v.cpu() * init_scale for n, v in drawn.items()}
         hidden = [n for n in p0 if n != "A"]
         num = sum(float(((full.params[n] - p0[n]) ** 2).sum()) for n in hidden)
         den = sum(float((p0[n] ** 2).sum()) for n in hidden)
@@ -142,7 +145,7 @@ def _gap(f: torch.Tensor, g: torch.Tensor) -> float:
     return float(((f - g) ** 2).sum(-1).mean() / (f**2).sum(-1).mean())
 
 
-def block_measures(p0: dict, p1: dict, x: torch.Tensor, base: torch.Tensor | None = None) -> dict:
+def block_measures(p0: dict, p1: dict, x: torch.Tensor, *, base: torch.Tensor | None = None) -> dict:
     """How far each block of a ``3resnet`` (§6 form) moved from its
     initialisation ``p0`` to ``p1`` (parameter dicts with a model axis of
     length 1), measured on inputs ``x``.
@@ -170,20 +173,16 @@ def block_measures(p0: dict, p1: dict, x: torch.Tensor, base: torch.Tensor | Non
     * with ``base`` (= β·F(x)): ``out1_vs_base_init`` / ``out1_vs_base``,
       E‖out₁ − βF‖² at init and at the end.
     """
-    from . import networks
-
     dt = torch.float64
     p0 = {n: v.to(dt) for n, v in p0.items()}
     p1 = {n: v.to(dt) for n, v in p1.items()}
     x = x.to(dt)
     d = {n: p1[n] - p0[n] for n in p0}
-    out1_0, _ = networks.forward_parts("3resnet", p0, x)
-    out1, res = networks.forward_parts("3resnet", p1, x)
-    h1_0 = torch.baddbmm(p0["b1"].unsqueeze(1), x.expand(1, *x.shape), p0["W"].transpose(1, 2))
-    h1 = torch.baddbmm(p1["b1"].unsqueeze(1), x.expand(1, *x.shape), p1["W"].transpose(1, 2))
-    h2_0 = torch.baddbmm(p0["b2"].unsqueeze(1), out1_0, p0["V"].transpose(1, 2))
-    h2 = torch.baddbmm(p1["b2"].unsqueeze(1), out1, p1["V"].transpose(1, 2))
-    h2_same = torch.baddbmm(p0["b2"].unsqueeze(1), out1, p0["V"].transpose(1, 2))
+    act0, act = networks.activations("3resnet", p0, x), networks.activations("3resnet", p1, x)
+    out1_0, out1, res = act0["out1"], act["out1"], act["res"]
+    h1_0, h1, h2_0, h2 = act0["h1"], act["h1"], act0["h2"], act["h2"]
+    # block 2 alone is a two-layer network of z = out₁ with weights (V, b₂, A): its initial gates at the trained z
+    h2_same = networks.activations("2layer", dict(W=p0["V"], b1=p0["b2"], A=p0["A"]), out1)["h1"]
     b1 = lambda q: dict(W=q["W"], b1=q["b1"], A=q["A"])  # noqa: E731
     b2 = lambda q: dict(W=q["V"], b1=q["b2"], A=q["A"])  # noqa: E731
     out1_lin = networks.forward_linearized("2layer", b1(p0), b1(d), x)[0]
@@ -204,33 +203,32 @@ def block_measures(p0: dict, p1: dict, x: torch.Tensor, base: torch.Tensor | Non
     return row
 
 
-def block_laziness(widths=(200,), lr: float = 0.1, wd: float = 0.005, mode: str = "all",
+def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: str = "all",
                    n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL,
                    seed: int = 0, target=None, device=None, progress: bool = True) -> list[dict]:
     """Train a ``3resnet`` on the §8.1 instance (or ``target``) at each width
     and report :func:`block_measures` on the test inputs, with the test
     error, the threshold kα², and the protocol's epochs and learning rate."""
-    from . import networks
-
     dev = select_device(device)
     inst = target or parity_instance()
     split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
     tr, te = split.train, split.test
     rows = []
     for m in widths:
-        res = train_models(tr, te, "3resnet", mode, m, [lr], [wd], [seed], protocol=protocol, device=dev,
+        res = train_models(tr, te, arch="3resnet", mode=mode, m=m, lrs=[lr], wds=[wd], seeds=[seed], protocol=protocol,
+                           device=dev,
                            progress=progress)
-        p0 = networks.init_params("3resnet", inst.d, inst.k, m, [seed])
+        p0 = networks.init_params("3resnet", d=inst.d, k=inst.k, m=m, seeds=[seed])
         row = dict(m=m, lr=lr, wd=wd, epochs=protocol.epochs, mode=mode, diverged=bool(res.diverged[0]),
                    test_error=float(res.test_error[0]), train_error=float(res.train_error[0]),
                    threshold=inst.threshold)
         if not row["diverged"]:
-            row.update(block_measures(p0, res.params, te.x.cpu(), te.base.cpu()))
+            row.update(block_measures(p0, res.params, te.x.cpu(), base=te.base.cpu()))
         rows.append(row)
     return rows
 
 
-def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), budget: float = 1.0, arch: str = "2layer", m: int = 200,
+def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), *, budget: float = 1.0, arch: str = "2layer", m: int = 200,
                     n_train: int = 500, n_test: int = 1000, seed: int = 0, target=None, device=None,
                     progress: bool = True) -> list[dict]:
     """:func:`laziness` at several learning rates with the *product*
@@ -253,41 +251,52 @@ GATE_FROZEN = ("W", "b1", "V", "b2")
 """Parameters of the gates: kept at their random initialisation."""
 
 
-def gated_init(d: int, k: int, m: int, seeds, device=None, dtype=torch.float32) -> dict:
+def gated_init(d: int, k: int, m: int, seeds, *, device=None, dtype=torch.float32) -> dict:
     """Initial parameters of a gated 3resnet: the ordinary 3resnet's
     (``networks.init_params``) for the gates (W, b1, V, b2) and an identical
     copy (W2, b12, V2, b22) for the values, so that at initialisation the
     gated network equals the ReLU network exactly."""
-    from . import networks
-
-    p = networks.init_params("3resnet", d, k, m, seeds, device=device, dtype=dtype)
+    p = networks.init_params("3resnet", d=d, k=k, m=m, seeds=seeds, device=device, dtype=dtype)
     p.update(W2=p["W"].clone(), b12=p["b1"].clone(), V2=p["V"].clone(), b22=p["b2"].clone())
     return p
 
 
-def gated_forward_parts(p: dict, x: torch.Tensor, smooth: float | None = None):
+def gated_forward_parts(p: dict, x: torch.Tensor, *, smooth: float | None = None):
     """(out₁, residual) of the talk's frozen-gate 3resnet: every ReLU
     σ(⟨w, x⟩ + b) becomes gate(⟨w₁, x⟩ + b₁)·(⟨w₂, x⟩ + b₂), with the
     indicator gate 1[· ≥ 0] (``smooth=None``) or the logistic
     sigmoid(·/smooth) — the talk's smoothed indicator. With (w₂, b₂) = (w₁, b₁)
     and the hard gate this *is* the ReLU network. Shapes as in
     :func:`networks.forward_parts`."""
-    G = p["A"].shape[0]
-    if x.ndim == 2:
-        x = x.unsqueeze(0).expand(G, *x.shape)
-
-    def gate(h):
-        return (h >= 0).to(h.dtype) if smooth is None else torch.sigmoid(h / smooth)
-
-    A = p["A"].transpose(1, 2)
-    g1 = gate(torch.baddbmm(p["b1"].unsqueeze(1), x, p["W"].transpose(1, 2)))
-    out1 = torch.bmm(g1 * torch.baddbmm(p["b12"].unsqueeze(1), x, p["W2"].transpose(1, 2)), A)
-    g2 = gate(torch.baddbmm(p["b2"].unsqueeze(1), out1, p["V"].transpose(1, 2)))
-    res = torch.bmm(g2 * torch.baddbmm(p["b22"].unsqueeze(1), out1, p["V2"].transpose(1, 2)), A)
-    return out1, res
+    rec = networks.ARCHITECTURES["3resnet"]
+    v = networks.evaluate("3resnet", _GatedOps(p, smooth), networks.batched_inputs(p, x))
+    return v[rec.out1], v[rec.res]
 
 
-def train_gated(train, test, m: int = 200, lrs=(0.1,), wds=(0.005,), seeds=(0,), gated: bool = True,
+class _GatedOps:
+    """The ops of :func:`networks.evaluate` that turn the 3resnet's layer graph into the frozen-gate
+    network: a dense layer gives the pair (gate pre-activation from the weight and bias, value
+    pre-activation from their copies named with a trailing 2: W2, b12, V2, b22), a ReLU becomes
+    gate(gate pre-activation)·(value pre-activation), the readout is A as in the 3resnet."""
+
+    def __init__(self, p, smooth):
+        self.p, self.smooth, self.A = p, smooth, p["A"].transpose(1, 2)
+
+    def _dense(self, x, w, b):
+        return torch.baddbmm(self.p[b].unsqueeze(1), x, self.p[w].transpose(1, 2))
+
+    def dense(self, x, w, b):
+        return self._dense(x, w, b), self._dense(x, w + "2", b + "2")
+
+    def relu(self, h):
+        gate = (h[0] >= 0).to(h[0].dtype) if self.smooth is None else torch.sigmoid(h[0] / self.smooth)
+        return gate * h[1]
+
+    def readout(self, a):
+        return torch.bmm(a, self.A)
+
+
+def train_gated(train, test, *, m: int = 200, lrs=(0.1,), wds=(0.005,), seeds=(0,), gated: bool = True,
                 smooth: float | None = None, protocol: Protocol = PAPER_PROTOCOL, device=None,
                 dtype=torch.float32) -> dict:
     """Train G = len(seeds) frozen-gate 3resnets (``gated=True``: gates at
@@ -299,8 +308,6 @@ def train_gated(train, test, m: int = 200, lrs=(0.1,), wds=(0.005,), seeds=(0,),
     network. ``lrs``/``wds``: one value per model or one for all.
 
     Returns dict(test_error, train_error (G,) tensors, params, p0)."""
-    from . import networks
-
     seeds = [int(s) for s in seeds]
     G = len(seeds)
     dev = select_device(device)
@@ -311,14 +318,14 @@ def train_gated(train, test, m: int = 200, lrs=(0.1,), wds=(0.005,), seeds=(0,),
     N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[-1]
     protocol.check(N)
     if gated:
-        p = gated_init(d, k, m, seeds, dev, dtype)
+        p = gated_init(d, k, m, seeds, device=dev, dtype=dtype)
         names = ["W2", "b12", "V2", "b22", "A"]
 
         def fwd(q, x):
-            o, r = gated_forward_parts(q, x, smooth)
+            o, r = gated_forward_parts(q, x, smooth=smooth)
             return o + r
     else:
-        p = networks.init_params("3resnet", d, k, m, seeds, device=dev, dtype=dtype)
+        p = networks.init_params("3resnet", d=d, k=k, m=m, seeds=seeds, device=dev, dtype=dtype)
         names = list(p)
 
         def fwd(q, x):
@@ -351,7 +358,7 @@ def train_gated(train, test, m: int = 200, lrs=(0.1,), wds=(0.005,), seeds=(0,),
                 params={n: v.detach().cpu() for n, v in p.items()}, p0=p0, gated=gated)
 
 
-def frozen_gate(m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train: int = 500,
+def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train: int = 500,
                 n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, smooth=None,
                 target=None, device=None) -> list[dict]:
     """The talk's frozen-gate experiment on the §8.1 instance: the ordinary
@@ -367,7 +374,7 @@ def frozen_gate(m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train:
     combos = [(a, b) for a in lrs for b in wds]
     rows = []
     for name, gated in (("relu", False), ("frozen_gate", True)):
-        r = train_gated(tr, te, m, [c[0] for c in combos], [c[1] for c in combos], [seed] * len(combos),
+        r = train_gated(tr, te, m=m, lrs=[c[0] for c in combos], wds=[c[1] for c in combos], seeds=[seed] * len(combos),
                         gated=gated, smooth=smooth, protocol=protocol, device=dev)
         errs = [float(e) for e in r["test_error"]]
         finite = [i for i, e in enumerate(errs) if math.isfinite(e)]
@@ -382,7 +389,7 @@ def frozen_gate(m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train:
 
 
 # ------------------------------------------------------------ what the theorems cover
-def theorem1_ranges(concept=None, alpha: float | None = None) -> dict:
+def theorem1_ranges(concept=None, *, alpha: float | None = None) -> dict:
     """The quantities of Theorem 1 (ResNet paper §6, the same number in the
     NeurIPS and arXiv v3 versions) for a Concept 1 target, with every Θ̃
     (constants and log factors) dropped, so read them as orders of magnitude:

@@ -23,6 +23,12 @@ N(0, 1/m) as in the paper, but the output layer A drawn N(0, ε_a²) with
 ε_a = 1 — the value its three-layer theorem fixes and the largest its
 two-layer theorem allows.
 
+Every architecture is one entry of :data:`ARCHITECTURES`: its layer graph (from which the
+parameters, their shapes, the forward pass and the empirical NTK's back-propagated signals
+follow), its output split and its infinite-width recursion. :func:`forward` is the network
+trained in modes ``all`` and ``hidden``; the models of modes ``last`` and ``ntk`` are evaluated
+by :meth:`resnetlearn.training.TrainResult.predict`.
+
 The NTK mode needs the network linearised at its initialisation,
 f₀(x) + ⟨∇_θ f₀(x), θ − θ₀⟩. :func:`forward` can push a tangent (θ − θ₀)
 through the network alongside the primal pass (forward-mode by hand: for a
@@ -309,7 +315,7 @@ class _Batched:
         return o, torch.bmm(a[1], self.A) + torch.bmm(a[0], self.t["A"].transpose(1, 2))
 
 
-def _inputs(p: dict, x) -> torch.Tensor:
+def batched_inputs(p: dict, x) -> torch.Tensor:
     """``x`` as (G, n, d) for the G models of ``p``; refuses, naming both, a dimension other than
     the d the first layer W (G, m, d) takes, and a model axis other than G."""
     if not isinstance(x, torch.Tensor):
@@ -333,7 +339,7 @@ def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = No
     dict like ``p``), returns ((out₁, dout₁), (res, dres)) instead.
     """
     rec = ARCHITECTURES[check_arch(arch)]
-    v = evaluate(arch, _Batched(p, tangent), (_inputs(p, x), None))
+    v = evaluate(arch, _Batched(p, tangent), (batched_inputs(p, x), None))
     first = v[rec.out1]
     if rec.res is None:
         zero = torch.zeros_like(first[0])
@@ -343,8 +349,19 @@ def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = No
     return (first, second) if tangent is not None else (first[0], second[0])
 
 
+def activations(arch: str, p: dict, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Every pre-activation and activation of the G models on ``x``, by node of the layer graph
+    (``h1``, ``a1``, …, ``out1``, and ``res`` for the ResNets), each (G, n, width)."""
+    rec = ARCHITECTURES[check_arch(arch)]
+    v = evaluate(arch, _Batched(p), (batched_inputs(p, x), None), [la.out for la in rec.layers])
+    return {n: t[0] for n, t in v.items() if n != "x"}
+
+
 def forward(arch: str, p: dict, x: torch.Tensor) -> torch.Tensor:
-    """out(x) for every model: (G, n, k)."""
+    """out(x) for every model: (G, n, k) — the network trained in modes ``all`` and ``hidden``.
+    After mode ``last`` or ``ntk`` the trained model is not this function of the returned
+    parameters (a readout on the initial features; the linearisation at θ₀): evaluate those with
+    :meth:`resnetlearn.training.TrainResult.predict`."""
     out1, res = forward_parts(arch, p, x)
     return out1 + res
 
@@ -370,7 +387,7 @@ def readout_features(arch: str, p: dict, x: torch.Tensor) -> tuple[torch.Tensor,
     method must not.
     """
     rec = ARCHITECTURES[check_arch(arch)]
-    v = evaluate(arch, _Batched(p), (_inputs(p, x), None), rec.phi_nodes)
+    v = evaluate(arch, _Batched(p), (batched_inputs(p, x), None), rec.phi_nodes)
     phi1 = v[rec.phi_nodes[0]][0]
     return phi1, v[rec.phi_nodes[1]][0] if rec.res else torch.zeros_like(phi1)
 

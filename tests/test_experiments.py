@@ -61,7 +61,7 @@ def test_block_measures_zero_at_init():
     inst = rl.parity_instance()
     te = inst.sample(50, seed=1)
     p0 = networks.init_params("3resnet", 30, 15, 30, [0])
-    r = E.block_measures(p0, p0, te.x, te.base)
+    r = E.block_measures(p0, p0, te.x, base=te.base)
     for key in ("move_block1", "move_block2", "move_A", "flips_block1", "flips_block2",
                 "flips_block2_same_input", "gap_block1", "gap_block2", "gap_whole"):
         assert r[key] == 0.0, key
@@ -82,23 +82,94 @@ def test_block_measures_small_step_is_nearly_linear():
     assert 0 < r["move_block1"] < 1e-2
 
 
-def test_block_laziness_row(data):
-    inst, _, _ = data
-    rows = E.block_laziness(widths=(20,), n_train=100, n_test=100, protocol=TINY, progress=False)
-    assert rows[0]["epochs"] == 2 and rows[0]["threshold"] == pytest.approx(1.35)
-    assert 0 <= rows[0]["flips_block1"] <= 1 and rows[0]["move_block1"] > 0
+def _split(n_train=100, n_test=100):
+    return rl.data_split(rl.parity_instance(), n_train, n_test=n_test, seed=0)
 
 
-def test_lr_budget_sweep_holds_the_product():
-    rows = E.lr_budget_sweep(lrs=(0.02, 0.04), budget=0.08, m=20, n_train=100, n_test=100, progress=False)
-    assert [r["epochs"] for r in rows] == [4, 2]
-    assert all(r["lr_x_epochs"] == pytest.approx(0.08) for r in rows)
+def test_block_laziness_row_by_hand():
+    """The row's numbers recomputed another way: the same training through train_models, and the
+    measures in float64 by hand — block 1's linearisation and the whole network's by forward-mode
+    autodiff (torch.func.jvp) of functions written out here, not by the library's tangents."""
+    from torch.func import jvp
+
+    row = E.block_laziness(widths=(20,), n_train=100, n_test=100, protocol=TINY, progress=False)[0]
+    split = _split()
+    res = rl.train_models(split.train, split.test, "3resnet", "all", 20, [0.1], [0.005], [0], protocol=TINY,
+                          progress=False)
+    assert row["test_error"] == float(res.test_error[0]) and row["threshold"] == pytest.approx(15 * 0.3**2)
+    d = torch.float64
+    p0 = {n: v[0].to(d) for n, v in networks.init_params("3resnet", 30, 15, 20, [0]).items()}
+    p1 = {n: v[0].to(d) for n, v in res.params.items()}
+    x, base = split.test.x.to(d), split.test.base.to(d)
+
+    def block1(W, b1, A):
+        return torch.relu(x @ W.T + b1) @ A.T
+
+    def whole(W, b1, V, b2, A):
+        out1 = block1(W, b1, A)
+        return out1 + torch.relu(out1 @ V.T + b2) @ A.T
+
+    def gap(f, names):
+        f0, df = jvp(f, tuple(p0[n] for n in names), tuple(p1[n] - p0[n] for n in names))
+        f1 = f(*(p1[n] for n in names))
+        return float(((f1 - f0 - df) ** 2).sum(-1).mean() / (f1**2).sum(-1).mean())
+
+    moved = lambda names: math.sqrt(sum(float(((p1[n] - p0[n]) ** 2).sum()) for n in names)  # noqa: E731
+                                    / sum(float((p0[n] ** 2).sum()) for n in names))
+    flips = float(((x @ p0["W"].T + p0["b1"] > 0) != (x @ p1["W"].T + p1["b1"] > 0)).double().mean())
+    assert row["move_block1"] == pytest.approx(moved(("W", "b1")), rel=1e-9) and row["move_block1"] > 0
+    assert row["move_block2"] == pytest.approx(moved(("V", "b2")), rel=1e-9)
+    assert row["flips_block1"] == pytest.approx(flips, abs=1 / 2000)  # at most one of 100 × 20 signs on a rounding
+    assert row["gap_block1"] == pytest.approx(gap(block1, ("W", "b1", "A")), rel=1e-6)
+    assert row["gap_whole"] == pytest.approx(gap(whole, ("W", "b1", "V", "b2", "A")), rel=1e-6)
+    out1 = block1(p1["W"], p1["b1"], p1["A"])
+    assert row["out1_vs_base"] == pytest.approx(float(((out1 - base) ** 2).sum(-1).mean()), rel=1e-9)
 
 
-def test_frozen_gate_rows(data):
-    rows = E.frozen_gate(m=20, lrs=(0.01,), wds=(0.0, 0.001), n_train=100, n_test=100, protocol=TINY)
-    assert [r["network"] for r in rows] == ["relu", "frozen_gate"]
-    assert all(len(r["grid"]) == 2 and math.isfinite(r["test_error"]) for r in rows)
+def test_lr_budget_sweep_trains_the_stated_protocol():
+    """epochs = round(budget/lr) by hand (0.08/0.02 = 4, 0.08/0.03 = 2.67 → 3), and each row's errors
+    and weight change equal those of train_models run with that protocol written out (lr ÷ 10 at
+    epoch epochs // 2), in modes all and ntk; the weight change recomputed from the parameters."""
+    rows = E.lr_budget_sweep(lrs=(0.02, 0.03), budget=0.08, m=20, n_train=100, n_test=100, progress=False)
+    assert [r["epochs"] for r in rows] == [4, 3]
+    assert [r["lr_x_epochs"] for r in rows] == [pytest.approx(0.08), pytest.approx(0.09)]
+    split = _split()
+    for r, lr, epochs in zip(rows, (0.02, 0.03), (4, 3)):
+        proto = rl.Protocol(epochs=epochs, lr_drop_epoch=epochs // 2, lr_drop_factor=10.0)
+        kw = dict(protocol=proto, progress=False)
+        full = rl.train_models(split.train, split.test, "2layer", "all", 20, [lr], [0.0], [0], **kw)
+        lin = rl.train_models(split.train, split.test, "2layer", "ntk", 20, [lr], [0.0], [0], **kw)
+        assert r["test_error"] == float(full.test_error[0]) and r["test_error_linear"] == float(lin.test_error[0])
+        p0 = networks.init_params("2layer", 30, 15, 20, [0])
+        change = math.sqrt(sum(float(((full.params[n] - p0[n]).double() ** 2).sum()) for n in ("W", "b1"))
+                           / sum(float((p0[n].double() ** 2).sum()) for n in ("W", "b1")))
+        assert r["weight_change"] == pytest.approx(change, rel=1e-6)
+
+
+def test_frozen_gate_rows_another_way():
+    """With lr = 0 nothing moves, and the frozen-gate network at its initialisation is the ReLU
+    network: both rows report the initial 3resnet's test error, computed here in float64 by hand,
+    and kα² = 15·0.3². With full-batch SGD the ReLU row's grid is train_models' (mode all) on the
+    same split, and the selected cell is its minimum."""
+    zero = E.frozen_gate(m=20, lrs=(0.0,), wds=(0.0,), n_train=100, n_test=100, protocol=TINY)
+    split = _split()
+    d = torch.float64
+    p = {n: v[0].to(d) for n, v in networks.init_params("3resnet", 30, 15, 20, [0]).items()}
+    x, y = split.test.x.to(d), split.test.y.to(d)
+    out1 = torch.relu(x @ p["W"].T + p["b1"]) @ p["A"].T
+    f0 = out1 + torch.relu(out1 @ p["V"].T + p["b2"]) @ p["A"].T
+    err0 = float(((f0 - y) ** 2).sum(-1).mean())
+    assert [r["network"] for r in zero] == ["relu", "frozen_gate"]
+    assert zero[0]["test_error"] == zero[1]["test_error"] == pytest.approx(err0, rel=1e-5)
+    assert zero[0]["threshold"] == pytest.approx(1.35)
+    full = rl.Protocol.quick(4, batch_size=100)
+    rows = E.frozen_gate(m=20, lrs=(0.05, 0.02), wds=(0.0, 0.001), n_train=100, n_test=100, protocol=full)
+    lib = rl.train_models(split.train, split.test, "3resnet", "all", 20, [0.05, 0.05, 0.02, 0.02],
+                          [0.0, 0.001, 0.0, 0.001], [0] * 4, protocol=full, progress=False)
+    grid = torch.tensor([g["test_error"] for g in rows[0]["grid"]], dtype=d)
+    assert torch.allclose(grid, lib.test_error, rtol=1e-4)
+    best = int(lib.test_error.argmin())
+    assert (rows[0]["lr"], rows[0]["wd"]) == ([0.05, 0.05, 0.02, 0.02][best], [0.0, 0.001, 0.0, 0.001][best])
 
 
 def test_theorem1_ranges_for_section81():
