@@ -13,7 +13,11 @@ Modules, one per concept of the papers:
   radius of convergence, numeric coefficients by power-series recurrences, the weighted sums
 * :mod:`resnetlearn.networks` — the learners 3resnet / 3layer / 2layer (eq 2.1, §6)
 * :mod:`resnetlearn.training` — the SGD protocol of arXiv v3 §8.1, batched over many models
-* :mod:`resnetlearn.kernels` — kernel methods of §3.1 (KRR, conjugate, NTK, infinite width)
+* :mod:`resnetlearn.kernels` — the Gram matrices of the kernels of §3.1 (Gaussian, arcsine, conjugate, NTK,
+  infinite width); :mod:`resnetlearn.ridge` — kernel ridge regression (eq 3.1–3.3);
+  :mod:`resnetlearn.kernel_registry`, :mod:`resnetlearn.kernel_experiments` — the named kernels, their grids
+  and the experiments that tune them on the networks' samples (§7, arXiv v3 §8.1)
+* :mod:`resnetlearn.selection` — the grid-edge rule of every hyperparameter search
 * :mod:`resnetlearn.plots`, :mod:`resnetlearn.live` — figures and live widgets for the notebooks, built on
   :mod:`resnetlearn.live_run` (the background job every widget shares); :mod:`resnetlearn.race` — the race
   of notebooks 00 and 03 as a computation (no widgets needed)
