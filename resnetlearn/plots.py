@@ -13,6 +13,8 @@ import math
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from .networks import ARCHITECTURES
+
 THRESHOLD_STYLE = dict(color="crimson", linestyle="--", linewidth=1.5)
 THRESHOLD_COLOUR = "#dc143c"  # crimson: the kα² line in every figure
 
@@ -31,9 +33,8 @@ FAMILY_COLOURS = {
     "ntk_inf:3resnet_eq21": "#ae017e",
     "hand_built": THRESHOLD_COLOUR,
 }
-FAMILIES = {"3resnet": "ResNet", "3resnet_eq21": "ResNet", "3layer": "fully connected",
-            "2layer": "fully connected", "2layer_signs": "fully connected", "gaussian": "classical kernel",
-            "arcsine": "classical kernel", "arcsine_bias": "classical kernel"}
+FAMILIES = {**{n: "ResNet" if a.residual else "fully connected" for n, a in ARCHITECTURES.items()},
+            "gaussian": "classical kernel", "arcsine": "classical kernel", "arcsine_bias": "classical kernel"}
 MODE_DASH = {"all": "solid", "hidden": "solid", "last": "dot", "ntk": "dash", "kernel": "solid"}
 """Line style by training mode (plotly names; :data:`MPL_DASH` maps them to matplotlib)."""
 MPL_DASH = {"solid": "-", "dot": ":", "dash": "--", "dashdot": "-.", "longdash": (0, (8, 3))}
