@@ -42,11 +42,11 @@ GRIDS = {"bench": (LRS, WDS),  # 12 models
          "paper": (paper_grid(1e-3, 0.5), [0.0] + paper_grid(1e-4, 5e-2))}  # 9 x 10 = 90 models (§8.1)
 
 
-def plain_loop(tr, te, m, lrs, wds, seed, epochs, batch=50, momentum=0.9):
+def plain_loop(tr, te, m, *, lrs, wds, seed, epochs, batch=50, momentum=0.9):
     """What a user would write: the §6 ResNet, G models stacked, hand-written SGD with momentum."""
     G, (N, d), k = len(lrs), tr.x.shape, tr.y.shape[1]
     dev = tr.x.device
-    p = networks.init_params("3resnet", d, k, m, [seed] * G, device=dev)
+    p = networks.init_params("3resnet", d=d, k=k, m=m, seeds=[seed] * G, device=dev)
     W, b1, V, b2, A = (p[n].requires_grad_() for n in ("W", "b1", "V", "b2", "A"))
     params = [W, b1, V, b2, A]
     bufs = [torch.zeros_like(t) for t in params]
@@ -75,7 +75,7 @@ def plain_loop(tr, te, m, lrs, wds, seed, epochs, batch=50, momentum=0.9):
         return ((forward(te.x.expand(G, *te.x.shape)) - te.y) ** 2).sum(-1).mean(-1).double().cpu()
 
 
-def step_flops(G, m, d, k, B):
+def step_flops(G, m, *, d, k, B):
     """Multiply-adds ×2 of one SGD step (forward ≈ 1/3 of forward+backward)."""
     fwd = B * (m * d + m * k + k * m + m * k)  # W, A (out1), V, A (residual)
     return 2 * 3 * fwd * G
@@ -111,14 +111,14 @@ def main():
 
     times = {"plain": [], "engine": []} | ({"captured": []} if cuda else {})
     for _ in range(args.repeats):  # interleaved, so drifts in machine load hit all alike
-        plain, t = timed(lambda: plain_loop(tr, te, args.m, lrs, wds, 0, args.epochs))
+        plain, t = timed(lambda: plain_loop(tr, te, args.m, lrs=lrs, wds=wds, seed=0, epochs=args.epochs))
         times["plain"].append(t)
-        eng, t = timed(lambda: train_models(tr, te, "3resnet", "all", args.m, lrs, wds, [0] * len(grid),
-                                            **kw).test_error)
+        eng, t = timed(lambda: train_models(tr, te, arch="3resnet", mode="all", m=args.m, lrs=lrs, wds=wds,
+                                            seeds=[0] * len(grid), **kw).test_error)
         times["engine"].append(t)
         if cuda:
-            cap, t = timed(lambda: train_models(tr, te, "3resnet", "all", args.m, lrs, wds, [0] * len(grid),
-                                                **(kw | {"capture": True})).test_error)
+            cap, t = timed(lambda: train_models(tr, te, arch="3resnet", mode="all", m=args.m, lrs=lrs, wds=wds,
+                                                seeds=[0] * len(grid), **(kw | {"capture": True})).test_error)
             times["captured"].append(t)
     out = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine=platform.machine(),
                device=rl.describe_device(dev), torch=torch.__version__, epochs=args.epochs, m=args.m, grid=args.grid,
@@ -136,13 +136,14 @@ def main():
         out["ms_per_step"]["captured"] = round(1e3 * t_cap / steps, 3)
         out["captured_equals_eager"] = bool(torch.equal(torch.nan_to_num(cap, nan=-1.0),
                                                         torch.nan_to_num(eng, nan=-1.0)))
-    flops = step_flops(len(grid), args.m, tr.x.shape[1], tr.y.shape[1], 50)
+    flops = step_flops(len(grid), args.m, d=tr.x.shape[1], k=tr.y.shape[1], B=50)
     out["step_gflop"] = round(flops / 1e9, 4)
     out["achieved_gflops_engine"] = round(flops / (t_eng / steps) / 1e9, 2)
     checks = {"plain": plain}
     if not args.no_sequential:
         seq, t_seq = timed(lambda: torch.stack([
-            train_models(tr, te, "3resnet", "all", args.m, [lr], [wd], [0], **kw).test_error[0] for lr, wd in grid]))
+            train_models(tr, te, arch="3resnet", mode="all", m=args.m, lrs=[lr], wds=[wd], seeds=[0],
+                         **kw).test_error[0] for lr, wd in grid]))
         out["sequential_s"] = round(t_seq, 2)
         out["sequential_over_engine"] = round(t_seq / t_eng, 2)
         checks["sequential"] = seq

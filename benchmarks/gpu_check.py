@@ -58,9 +58,10 @@ def main():
     short = Protocol.quick(50)
     lrs, wds = [0.05, 0.1, 0.2], [0.0, 0.005, 0.005]
     kw = dict(protocol=short, progress=False)
-    cpu = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], device="cpu", **kw)
-    gpu = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], device="cuda", **kw)
-    gpu2 = train_models(tr, te, "3resnet", "all", 200, lrs, wds, [0, 1, 2], device="cuda", **kw)
+    kw = dict(kw, arch="3resnet", mode="all", m=200, lrs=lrs, wds=wds, seeds=[0, 1, 2])
+    cpu = train_models(tr, te, device="cpu", **kw)
+    gpu = train_models(tr, te, device="cuda", **kw)
+    gpu2 = train_models(tr, te, device="cuda", **kw)
     out["cpu_vs_cuda_test_error"] = [cpu.test_error.tolist(), gpu.test_error.tolist()]
     out["cuda_deterministic"] = bool(torch.equal(gpu.test_error, gpu2.test_error))
 
@@ -89,8 +90,8 @@ def main():
     t0 = time.perf_counter()
     grid = [(lr, wd) for lr in (0.02, 0.05, 0.1, 0.2) for wd in (0.0, 1e-3, 5e-3)]
     p = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2, eval_every=args.epochs)
-    train_models(tr, te, "3resnet", "all", 200, [g[0] for g in grid], [g[1] for g in grid], [0] * 12, protocol=p,
-                 device="cpu", progress=False)
+    train_models(tr, te, arch="3resnet", mode="all", m=200, lrs=[g[0] for g in grid], wds=[g[1] for g in grid],
+                 seeds=[0] * 12, protocol=p, device="cpu", progress=False)
     out["batched_cpu_same_grid_s"] = round(time.perf_counter() - t0, 2)
 
     t0 = time.perf_counter()
@@ -113,8 +114,8 @@ def captured_vs_eager(tr, te) -> dict:
     for name, protocol in cases:
         mode = name.split("-")[0]
         kw = dict(protocol=protocol, device="cuda", progress=False)
-        runs = [train_models(tr, te, "3resnet", mode, 200, [0.05, 0.1, 50.0], [0.0, 0.005, 0.0], [0, 1, 2],
-                             capture=c, **kw) for c in (False, True)]
+        runs = [train_models(tr, te, arch="3resnet", mode=mode, m=200, lrs=[0.05, 0.1, 50.0], wds=[0.0, 0.005, 0.0],
+                             seeds=[0, 1, 2], capture=c, **kw) for c in (False, True)]
         a, b = (torch.nan_to_num(r.test_error, nan=-1.0) for r in runs)
         res[name] = {"equal": bool(torch.equal(a, b)) and bool(torch.equal(runs[0].diverged, runs[1].diverged)),
                      "eager": runs[0].test_error.tolist(), "captured": runs[1].test_error.tolist()}
@@ -129,9 +130,10 @@ def sync_free(train) -> dict:
     x, y = train.x.cuda(), train.y.cuda()
     res = {}
     for mode in ("all", "hidden", "last", "ntk"):
-        p0 = networks.init_params("3resnet", x.shape[1], y.shape[1], 200, [0, 1], device="cuda")
+        p0 = networks.init_params("3resnet", d=x.shape[1], k=y.shape[1], m=200, seeds=[0, 1], device="cuda")
         lr = torch.tensor([0.05, 1e4], device="cuda")
-        state = _State("3resnet", mode, p0, lr, torch.zeros(2, device="cuda"), Protocol.quick(2), [0, 1])
+        state = _State("3resnet", mode, p0, lr=lr, wd=torch.zeros(2, device="cuda"), protocol=Protocol.quick(2),
+                       seeds=[0, 1])
         state.start_phase(None)
         state.epoch(x, y, 0, cancel=None)  # warm-up (allocator, cuBLAS handles)
         torch.cuda.synchronize()

@@ -167,7 +167,7 @@ class TrainResult:
         x = V.tensor("x", x, ndim=(2, 3)).to("cpu", dtype)
         variables = self.displacement if self.mode == "ntk" else self.params
         with torch.no_grad():
-            out = _outputs(self.arch, self.mode, self.p0, variables, x)
+            out = _outputs(self.arch, self.mode, x, p0=self.p0, variables=variables)
         return out if parts else out[0]
 
     def error(self, sample) -> torch.Tensor:
@@ -296,10 +296,11 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
     xte, yte = test.x.to(dev, dtype), test.y.to(dev, dtype)
     N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[-1]
     protocol.check(N)
-    p0 = {n: v * init_scale for n, v in networks.init_params(arch, d, k, m, seeds, init, dev, dtype).items()}
+    drawn = networks.init_params(arch, d=d, k=k, m=m, seeds=seeds, init=init, device=dev, dtype=dtype)
+    p0 = {n: v * init_scale for n, v in drawn.items()}
     parts = (None if test.base is None else test.base.to(dev, dtype),
              None if test.composite is None else test.composite.to(dev, dtype))
-    state = _State(arch, mode, p0, lr.to(dev, dtype), wd.to(dev, dtype), protocol, seeds)
+    state = _State(arch, mode, p0, lr=lr.to(dev, dtype), wd=wd.to(dev, dtype), protocol=protocol, seeds=seeds)
     configs = [dict(model=arch, mode=mode, m=m, lr=float(lr[g]), wd=float(wd[g]), seed=seeds[g],
                     init=init, init_scale=init_scale, n_train=N, layerwise=protocol.layerwise,
                     **_protocol_dict(protocol))
@@ -320,7 +321,7 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
                 done += 1
                 bar.update(1)
                 if done % protocol.eval_every == 0 or done == total_epochs or done % every == 0:
-                    errs = state.evaluate(xtr, ytr, xte, yte, parts)
+                    errs = state.evaluate(xtr, ytr, xte, yte, parts=parts)
                     for n in curves:
                         curves[n].append(errs[n])
                     epochs_logged.append(done)
@@ -331,7 +332,7 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
         interrupted = True
     finally:
         bar.close()
-    final = state.evaluate(xtr, ytr, xte, yte, parts)
+    final = state.evaluate(xtr, ytr, xte, yte, parts=parts)
     if not epochs_logged or epochs_logged[-1] != done:
         for n in curves:
             curves[n].append(final[n])
@@ -347,14 +348,15 @@ def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
         hold = torch.where(div, nan, hold)
     test_err = torch.where(div, nan, final["test"].double().cpu())
     train_err = torch.where(div, nan, final["train"].double().cpu())
-    return TrainResult(configs, test_err, train_err, div, epochs_logged,
-                       {n: torch.stack(v).double().cpu() for n, v in curves.items()},
-                       done, interrupted, time.perf_counter() - t0, state.final_params(), hold, arch=arch,
-                       mode=mode, p0={n: v.detach().cpu() for n, v in p0.items()} if mode in ("last", "ntk") else None,
-                       displacement=({n: v.detach().cpu() for n, v in state.vars.items()} if mode == "ntk" else None))
+    return TrainResult(configs=configs, test_error=test_err, train_error=train_err, diverged=div,
+                       epochs=epochs_logged, curves={n: torch.stack(v).double().cpu() for n, v in curves.items()},
+                       epochs_done=done, interrupted=interrupted, wall_time=time.perf_counter() - t0,
+                       params=state.final_params(), holdout_error=hold, arch=arch, mode=mode,
+                       p0={n: v.detach().cpu() for n, v in p0.items()} if mode in ("last", "ntk") else None,
+                       displacement={n: v.detach().cpu() for n, v in state.vars.items()} if mode == "ntk" else None)
 
 
-def _outputs(arch: str, mode: str, p0: dict | None, variables: dict, x, *, phase: int | None = None):
+def _outputs(arch: str, mode: str, x, *, p0: dict | None, variables: dict, phase: int | None = None):
     """(out, out₁, residual) of G models in a training mode: ``variables`` are the trained
     parameters (mode ``ntk``: the displacement Δ from ``p0``); ``phase`` 1 of layer-wise training
     switches the residual branch off."""
@@ -405,7 +407,7 @@ class _State:
     trainable tensors; mini-batches are gathered once per epoch.
     """
 
-    def __init__(self, arch, mode, p0, lr, wd, protocol, seeds):
+    def __init__(self, arch, mode, p0, *, lr, wd, protocol, seeds):
         self.arch, self.mode, self.protocol = arch, mode, protocol
         self.p0 = p0
         self.lr0, self.wd = lr, wd
@@ -436,7 +438,7 @@ class _State:
 
     def outputs(self, x, params=None):
         """(out, out₁, residual) for all models on x: (n, d) or (G, n, d)."""
-        return _outputs(self.arch, self.mode, self.p0, self.vars if params is None else params, x,
+        return _outputs(self.arch, self.mode, x, p0=self.p0, variables=self.vars if params is None else params,
                         phase=self.phase)
 
     def _train_output(self, xb):
@@ -479,7 +481,7 @@ class _State:
             torch._foreach_sub_(self.trainable, torch._foreach_mul(self.bufs, [lr.view(s) for s in self.shapes]))
 
     @torch.no_grad()
-    def evaluate(self, xtr, ytr, xte, yte, parts):
+    def evaluate(self, xtr, ytr, xte, yte, *, parts):
         out_tr, _, _ = self.outputs(xtr)
         out, out1, res = self.outputs(xte)
         errs = {"train": ((out_tr - ytr) ** 2).sum(-1).mean(-1),
@@ -577,26 +579,29 @@ def grid_search(target, arch: str, mode: str, m: int, n_train: int, lrs, wds, *,
     kw = dict(protocol=protocol, init=init, device=device, dtype=dtype, progress=progress, callback=callback,
               cancel=cancel, holdout=split.val)
     rows, t0 = [], time.perf_counter()
-    interrupted = _train_chunks(split, arch, mode, m, combos, max_batch, kw, rows, role="grid")
+    interrupted = _train_chunks(split, (arch, mode, m), combos, max_batch=max_batch, kw=kw, rows=rows, role="grid")
     key = "test_error" if select == "test" else "val_error"
     finite = [r for r in rows if not r["diverged"] and math.isfinite(r[key])]
     best = min(finite, key=lambda r: r[key]) if finite and not interrupted else None
     reruns = []
     if best is not None and rerun_seeds:
-        interrupted = _train_chunks(split, arch, mode, m, [(best["lr"], best["wd"], s) for s in rerun_seeds],
-                                    max_batch, kw, reruns, role="rerun")
+        interrupted = _train_chunks(split, (arch, mode, m), [(best["lr"], best["wd"], s) for s in rerun_seeds],
+                                    max_batch=max_batch, kw=kw, rows=reruns, role="rerun")
     for r in rows + reruns:
         r.update(select=select, selected=r is best, n_test=n_test, data_seed=data_seed)
-    return GridResult(rows + reruns, best, select, interrupted, time.perf_counter() - t0, reruns)
+    return GridResult(rows + reruns, best, select, interrupted=interrupted, wall_time=time.perf_counter() - t0,
+                      reruns=reruns)
 
 
-def _train_chunks(split, arch, mode, m, combos, max_batch, kw, rows, role) -> bool:
-    """Train (lr, wd, seed) combinations in batches of at most ``max_batch``; append rows; True if interrupted."""
+def _train_chunks(split, learner, combos, *, max_batch, kw, rows, role) -> bool:
+    """Train (lr, wd, seed) combinations of ``learner`` = (arch, mode, m) in batches of at most ``max_batch``;
+    append rows; True if interrupted."""
+    arch, mode, m = learner
     size = max_batch or len(combos)
     for start in range(0, len(combos), size):
         chunk = combos[start:start + size]
-        res = train_models(split.train, split.test, arch, mode, m, [c[0] for c in chunk], [c[1] for c in chunk],
-                           [c[2] for c in chunk], **kw)
+        res = train_models(split.train, split.test, arch=arch, mode=mode, m=m, lrs=[c[0] for c in chunk],
+                           wds=[c[1] for c in chunk], seeds=[c[2] for c in chunk], **kw)
         rows += [dict(r, role=role) for r in res.rows()]
         if res.interrupted:
             return True

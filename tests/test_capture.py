@@ -19,8 +19,8 @@ def _state(mode, seeds=(0, 1, 2)):
     tr = inst.sample(120, seed=0)
     p0 = networks.init_params("3resnet", 30, 15, 16, list(seeds))
     lr = torch.tensor([0.05, 0.1, 1e4][: len(seeds)])  # the last one diverges: the mask must match too
-    st = _State("3resnet", mode, p0, lr, torch.tensor([0.0, 1e-3, 5e-3][: len(seeds)]),
-                Protocol(epochs=4, batch_size=50), list(seeds))
+    st = _State("3resnet", mode, p0, lr=lr, wd=torch.tensor([0.0, 1e-3, 5e-3][: len(seeds)]),
+                protocol=Protocol(epochs=4, batch_size=50), seeds=list(seeds))
     st.start_phase(None)
     return st, tr.x.float(), tr.y.float()
 

@@ -276,7 +276,8 @@ def test_no_host_synchronisation_inside_the_step_loop(data, monkeypatch):
     for mode in ("all", "hidden", "last", "ntk"):
         p0 = networks.init_params("3resnet", 30, 8, 16, [0, 1], dtype=F64)
         lr = torch.tensor([0.05, 1e4], dtype=F64)  # one model diverges during the epoch
-        state = training._State("3resnet", mode, p0, lr, torch.zeros(2, dtype=F64), Protocol.quick(2), [0, 1])
+        state = training._State("3resnet", mode, p0, lr=lr, wd=torch.zeros(2, dtype=F64), protocol=Protocol.quick(2),
+                                 seeds=[0, 1])
         state.start_phase(None)
         calls = []
 
