@@ -344,7 +344,8 @@ def _hand_built_point(config: dict) -> dict:
     x6 = torch.tensor(list(itertools.product((1.0, -1.0), repeat=6)), dtype=torch.float64) / 6**0.5
     y6 = parity6_target(6)(x6)
     full = Sample(x6, y6, None, None)
-    res = train_models(full, full, "2layer_signs", "hidden", 200, [0.5], [config["wd"]], [config.get("seed", 0)],
+    res = train_models(full, full, "2layer_signs", "hidden", m=200, lrs=[0.5], wds=[config["wd"]],
+                       seeds=[config.get("seed", 0)],
                        protocol=Protocol(epochs=config["epochs"], batch_size=16,
                                          lr_drop_epoch=config["epochs"] * 2 // 3, eval_every=config["epochs"]),
                        dtype=torch.float64, device="cpu", progress=False)
@@ -627,7 +628,8 @@ def _seconds_per_step(arch: str, mode: str, m: int, models: int, device) -> floa
 
     def run(epochs: int) -> float:
         t0 = time.perf_counter()
-        train_models(sample, sample, arch, mode, m, [1e-3] * models, [0.0] * models, list(range(models)),
+        train_models(sample, sample, arch, mode, m=m, lrs=[1e-3] * models, wds=[0.0] * models,
+                     seeds=list(range(models)),
                      protocol=Protocol(epochs=epochs, batch_size=BATCH, eval_every=epochs), device=device,
                      progress=False)
         return time.perf_counter() - t0

@@ -233,7 +233,7 @@ def _is_cancelled(cancel) -> bool:
     return bool(cancel()) if callable(cancel) else bool(cancel.is_set())
 
 
-def train_models(train, test, arch: str, mode: str, m: int, lrs, wds, seeds, *,
+def train_models(train, test, arch: str, mode: str, *, m: int, lrs, wds, seeds,
                  protocol: Protocol = Protocol(), init: str = "paper", device=None,
                  dtype=torch.float32, progress: bool = True, callback=None,
                  callback_every: int | None = None, cancel=None, holdout=None,

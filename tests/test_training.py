@@ -22,7 +22,8 @@ def data():
 
 def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), epochs=2, m=16, protocol=None, **kw):
     _, tr, te = data
-    return train_models(tr, te, arch, mode, m, lrs, wds, seeds, protocol=protocol or Protocol.quick(epochs),
+    return train_models(tr, te, arch, mode, m=m, lrs=lrs, wds=wds, seeds=seeds,
+                        protocol=protocol or Protocol.quick(epochs),
                         dtype=F64, progress=False, **kw)
 
 
@@ -121,7 +122,7 @@ def test_layerwise_phases(data):
     assert trainable_names("3resnet", "hidden", phase=1) == ["W", "b1"]
     assert trainable_names("3resnet", "all", phase=2) == ["V", "b2"]
     _, tr, te = data
-    r = train_models(tr, te, "3resnet", "hidden", 16, [0.05], [0.0], [0],
+    r = train_models(tr, te, "3resnet", "hidden", m=16, lrs=[0.05], wds=[0.0], seeds=[0],
                      protocol=Protocol.quick(2, layerwise=True), dtype=F64, progress=False)
     assert r.epochs_done == 4 and r.rows()[0]["layerwise"] is True
 
@@ -207,9 +208,11 @@ def test_numpy_and_torch_scalars_are_accepted(data):
     import numpy as np
 
     _, tr, te = data
-    a = train_models(tr, te, "2layer", "all", np.int64(8), np.array([0.05]), [np.float32(0.0)], np.array([3]),
+    a = train_models(tr, te, "2layer", "all", m=np.int64(8), lrs=np.array([0.05]), wds=[np.float32(0.0)],
+                     seeds=np.array([3]),
                      protocol=Protocol(epochs=np.int64(1), lr_drop_epoch=None), dtype=F64, progress=False)
-    b = train_models(tr, te, "2layer", "all", 8, [0.05], [0.0], [3], protocol=Protocol(epochs=1, lr_drop_epoch=None),
+    b = train_models(tr, te, "2layer", "all", m=8, lrs=[0.05], wds=[0.0], seeds=[3],
+                     protocol=Protocol(epochs=1, lr_drop_epoch=None),
                      dtype=F64, progress=False)
     assert torch.equal(a.test_error, b.test_error) and a.configs[0]["m"] == 8
 
@@ -232,12 +235,13 @@ def test_bad_data_is_refused_before_training(data):
     cases.append((tr, rl.Sample(te.x, inf_y, None, None), "test.y contains NaN or inf"))
     for train, test, words in cases:
         with pytest.raises(ValueError, match=re.escape(words)):
-            train_models(train, test, "2layer", "all", 4, [0.1], [0], [0], protocol=slow, progress=False)
+            train_models(train, test, "2layer", "all", m=4, lrs=[0.1], wds=[0], seeds=[0], protocol=slow,
+                         progress=False)
     with pytest.raises(ValueError, match="holdout.x has d = 5"):
-        train_models(tr, te, "2layer", "all", 4, [0.1], [0], [0], protocol=slow, progress=False,
+        train_models(tr, te, "2layer", "all", m=4, lrs=[0.1], wds=[0], seeds=[0], protocol=slow, progress=False,
                      holdout=rl.Sample(te.x[:, :5], te.y, None, None))
     with pytest.raises(ValueError, match="batch_size .* must not exceed"):
-        train_models(tr, te, "2layer", "all", 4, [0.1], [0], [0],
+        train_models(tr, te, "2layer", "all", m=4, lrs=[0.1], wds=[0], seeds=[0],
                      protocol=Protocol(epochs=1, lr_drop_epoch=None, batch_size=500), progress=False)
     with pytest.raises(ValueError, match="select"):
         grid_search(data[0], "2layer", "all", 4, 100, [0.1], [0], select="best")
@@ -256,7 +260,8 @@ def test_last_is_conjugate_kernel_regression(arch):
     p0 = networks.init_params(arch, 30, 8, m, [4], dtype=F64)
     phi_tr, phi_te = (sum(networks.readout_features(arch, p0, x))[0] for x in (tr.x, te.x))
     lr = 1 / float(torch.linalg.eigvalsh(phi_tr.T @ phi_tr / 40).max())  # stable full-batch step
-    r = train_models(tr, te, arch, "last", m, [lr], [wd], [4], protocol=Protocol(epochs=3000, batch_size=40,
+    r = train_models(tr, te, arch, "last", m=m, lrs=[lr], wds=[wd], seeds=[4],
+                     protocol=Protocol(epochs=3000, batch_size=40,
                      lr_drop_epoch=None, eval_every=3000), dtype=F64, progress=False)
     exact = feature_ridge(phi_tr, tr.y, phi_te, 40 * wd, center=False)
     assert float(((exact - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(r.test_error[0]), rel=1e-6)
@@ -307,10 +312,11 @@ def test_per_model_targets_match_separate_runs(data):
         return rl.Sample(samples[0].x, *(torch.stack([getattr(s, a) for s in samples])
                                          for a in ("y", "base", "composite")))
 
-    both = train_models(stack(trs), stack(tes), "3resnet", "all", 16, [0.05, 0.05], [0, 0], [0, 0],
+    both = train_models(stack(trs), stack(tes), "3resnet", "all", m=16, lrs=[0.05, 0.05], wds=[0, 0], seeds=[0, 0],
                         protocol=Protocol.quick(2), dtype=F64, progress=False)
     for g in range(2):
-        one = train_models(trs[g], tes[g], "3resnet", "all", 16, [0.05], [0], [0], protocol=Protocol.quick(2),
+        one = train_models(trs[g], tes[g], "3resnet", "all", m=16, lrs=[0.05], wds=[0], seeds=[0],
+                           protocol=Protocol.quick(2),
                            dtype=F64, progress=False)
         assert torch.allclose(both.test_error[g], one.test_error[0], rtol=1e-10)
         assert torch.allclose(both.curves["out1_vs_base"][:, g], one.curves["out1_vs_base"][:, 0], rtol=1e-10)
@@ -327,7 +333,8 @@ def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
     # a rerun is exactly the model trained alone with that seed on the same data
     _, tr, te = data
     tr, te = inst.sample(100, seed=0, dtype=F64), inst.sample(100, seed=1, dtype=F64)
-    alone = train_models(tr, te, "2layer", "all", 8, [g.best["lr"]], [g.best["wd"]], [2], protocol=Protocol.quick(2),
+    alone = train_models(tr, te, "2layer", "all", m=8, lrs=[g.best["lr"]], wds=[g.best["wd"]], seeds=[2],
+                         protocol=Protocol.quick(2),
                          dtype=F64, progress=False)
     assert g.reruns[1]["test_error"] == pytest.approx(float(alone.test_error[0]), rel=1e-12)
     with pytest.raises(ValueError, match="rerun_seeds must be fresh"):
@@ -342,7 +349,7 @@ def test_public_evaluation_gives_exactly_the_reported_errors(data, arch, mode):
     the initial features; ntk: the linearisation at θ₀ moved by Δ): on the test and training sets
     they give the reported errors bit for bit, in float32 as trained, a diverged model NaN."""
     tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)  # float32, as trained by default
-    r = train_models(tr, te, arch, mode, 16, [0.05, 0.02, 1e4], [0.0, 1e-3, 0.0], [0, 1, 0],
+    r = train_models(tr, te, arch, mode, m=16, lrs=[0.05, 0.02, 1e4], wds=[0.0, 1e-3, 0.0], seeds=[0, 1, 0],
                      protocol=Protocol.quick(2), progress=False)
     assert r.diverged.tolist() == [False, False, True]
     assert torch.equal(r.error(te)[:2], r.test_error[:2]) and torch.equal(r.error(tr)[:2], r.train_error[:2])
@@ -353,7 +360,7 @@ def test_public_evaluation_gives_exactly_the_reported_errors(data, arch, mode):
 
 def test_public_evaluation_after_layerwise_training(data):
     tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)  # float32, as trained by default
-    r = train_models(tr, te, "3resnet", "hidden", 16, [0.05], [0.0], [0],
+    r = train_models(tr, te, "3resnet", "hidden", m=16, lrs=[0.05], wds=[0.0], seeds=[0],
                      protocol=Protocol.quick(2, layerwise=True), progress=False)
     assert torch.equal(r.error(te), r.test_error)
 
@@ -364,6 +371,7 @@ def test_networks_forward_is_the_all_and_hidden_model(data):
     tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)
     x = te.x
     for mode in ("all", "last"):
-        r = train_models(tr, te, "3resnet", mode, 16, [0.05], [0.0], [0], protocol=Protocol.quick(2), progress=False)
+        r = train_models(tr, te, "3resnet", mode, m=16, lrs=[0.05], wds=[0.0], seeds=[0], protocol=Protocol.quick(2),
+                         progress=False)
         same = torch.equal(networks.forward("3resnet", r.params, x), r.predict(x))
         assert same == (mode == "all"), mode
