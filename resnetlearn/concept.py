@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import sympy
 import torch
@@ -65,7 +65,7 @@ def _check_dtype(dtype) -> torch.dtype:
 
 
 # ----------------------------------------------------------------- inputs
-def sample_inputs(dist: str, n: int, d: int, seed: int = 0, device=None,
+def sample_inputs(dist: str, n: int, d: int, *, seed: int = 0, device=None,
                   dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """n seeded inputs in R^d from one of :data:`DISTRIBUTIONS`."""
     _check_dist(dist)
@@ -234,6 +234,7 @@ class ReferenceErrors:
     f_only: float | None
     zero: float
     exact: bool
+    _: KW_ONLY
     f_only_se: float = 0.0
     zero_se: float = 0.0
 
@@ -267,7 +268,7 @@ class Target:
         base, comp = self.components(self.inputs(x))
         return comp if base is None else base + comp
 
-    def sample(self, n: int, seed: int = 0, device=None, dtype: torch.dtype = torch.float32) -> Sample:
+    def sample(self, n: int, *, seed: int = 0, device=None, dtype: torch.dtype = torch.float32) -> Sample:
         """n i.i.d. pairs (x, y = H(x)); same seed → same numbers on any device."""
         _check_int("n", n)
         dev, dtype = select_device(device), _check_dtype(dtype)
@@ -280,7 +281,7 @@ class Target:
 
         return Sample(move(x), move(y), move(base), move(comp))
 
-    def reference_errors(self, n_mc: int = 200_000, seed: int = 12345) -> ReferenceErrors:
+    def reference_errors(self, *, n_mc: int = 200_000, seed: int = 12345) -> ReferenceErrors:
         """Monte Carlo estimates from ``n_mc`` fresh samples (subclasses with
         a closed form override this)."""
         _check_int("n_mc", n_mc, 2)
@@ -293,7 +294,7 @@ class Target:
 
         z, z_se = mean_se(zero)
         f, f_se = (None, 0.0) if f_only is None else mean_se(f_only)
-        return ReferenceErrors(f, z, False, f_se, z_se)
+        return ReferenceErrors(f, z, False, f_only_se=f_se, zero_se=z_se)
 
     @property
     def threshold(self) -> float:
@@ -306,7 +307,7 @@ class Concept1(Target):
     """H(x) = β·F(x) + α·G(F(x)) with F, G two-layer smooth networks
     (eq 5.1–5.2; β = 1 is eq 5.1)."""
 
-    def __init__(self, F: TwoLayerSmooth, G: TwoLayerSmooth, alpha: float, beta: float = 1.0,
+    def __init__(self, F: TwoLayerSmooth, G: TwoLayerSmooth, alpha: float, *, beta: float = 1.0,
                  input_dist: str = "unit_sphere", name: str = "concept1"):
         self.alpha, self.beta = check_alpha_beta(alpha, beta)
         if G.d_in != F.k or G.k != F.k:
@@ -324,7 +325,7 @@ class Concept1(Target):
 
     def with_alpha_beta(self, alpha: float, beta: float = 1.0) -> Concept1:
         """The same F and G with new mixing weights (for α/β sliders)."""
-        return Concept1(self.F, self.G, alpha, beta, self.input_dist, self.name)
+        return Concept1(self.F, self.G, alpha, beta=beta, input_dist=self.input_dist, name=self.name)
 
     def __repr__(self) -> str:
         return (f"Concept1({self.name!r}, d={self.d}, k={self.k}, p_F={self.F.p}, p_G={self.G.p}, "
@@ -336,7 +337,7 @@ def _unit_rows(shape, gen) -> torch.Tensor:
     return WEIGHT_NORM * w / w.norm(dim=-1, keepdim=True)
 
 
-def random_concept(d: int, k: int, p_F: int = 4, p_G: int = 4, act_F="sin", act_G="sin",
+def random_concept(d: int, k: int, *, p_F: int = 4, p_G: int = 4, act_F="sin", act_G="sin",
                    alpha: float = 0.3, beta: float = 1.0, input_dist: str = "unit_sphere",
                    seed: int = 0) -> Concept1:
     """A seeded random member of Concept 1 (§5): weight directions uniform on
@@ -353,7 +354,7 @@ def random_concept(d: int, k: int, p_F: int = 4, p_G: int = 4, act_F="sin", act_
                        torch.rand(k, p_F, generator=gen, dtype=torch.float64) * 2 - 1, acts_F)
     G = TwoLayerSmooth(_unit_rows((k, p_G, k), gen),
                        torch.rand(k, p_G, generator=gen, dtype=torch.float64) * 2 - 1, acts_G)
-    return Concept1(F, G, alpha, beta, input_dist, name=f"random(d={d}, k={k}, seed={seed})")
+    return Concept1(F, G, alpha, beta=beta, input_dist=input_dist, name=f"random(d={d}, k={k}, seed={seed})")
 
 
 # ----------------------------------------------------------------- parities
@@ -400,7 +401,7 @@ class ParityInstance(Concept1):
     the exact products, which the tests check against the networks.
     """
 
-    def __init__(self, f_sets, f_scale: float, g_terms, alpha: float, beta: float,
+    def __init__(self, f_sets, f_scale: float, g_terms, *, alpha: float, beta: float,
                  d: int, input_dist: str, name: str):
         self.f_sets = [tuple(S) for S in f_sets]
         self.f_scale = float(f_scale)
@@ -408,13 +409,13 @@ class ParityInstance(Concept1):
         k = len(self.f_sets)
         F = _polarize([(self.f_scale, S) for S in self.f_sets], d)
         G = _polarize([(s, T) for s, T in self.g_terms], k)
-        super().__init__(F, G, alpha, beta, input_dist, name)
+        super().__init__(F, G, alpha, beta=beta, input_dist=input_dist, name=name)
         if input_dist not in ("hypercube", "hypercube_unit"):
             raise ValueError("a parity instance needs input_dist 'hypercube' or 'hypercube_unit'")
 
     def with_alpha_beta(self, alpha: float, beta: float = 1.0) -> ParityInstance:
-        return ParityInstance(self.f_sets, self.f_scale, self.g_terms, alpha, beta,
-                              self.d, self.input_dist, self.name)
+        return ParityInstance(self.f_sets, self.f_scale, self.g_terms, alpha=alpha, beta=beta, d=self.d,
+                              input_dist=self.input_dist, name=self.name)
 
     def components(self, x):
         x = self.inputs(x)
@@ -434,7 +435,7 @@ class ParityInstance(Concept1):
             out.append((s * math.prod(u[j] for j in T), support))
         return out
 
-    def reference_errors(self, n_mc: int | None = None, seed: int | None = None) -> ReferenceErrors:
+    def reference_errors(self, *, n_mc: int | None = None, seed: int | None = None) -> ReferenceErrors:
         """Exact errors by Parseval (arguments ignored; kept for the common interface)."""
         s_in = 1.0 if self.input_dist == "hypercube" else 1 / math.sqrt(self.d)
         f_only = zero = 0.0
@@ -446,7 +447,7 @@ class ParityInstance(Concept1):
         return ReferenceErrors(f_only, zero, True)
 
 
-def parity_instance(d: int = 30, k: int = 15, alpha: float = 0.3, beta: float = 1.0) -> ParityInstance:
+def parity_instance(d: int = 30, k: int = 15, *, alpha: float = 0.3, beta: float = 1.0) -> ParityInstance:
     """The experiment of arXiv v3 §8.1: x uniform on {±1}^d,
     F(x) = (x1x2, x3x4, …, x_{2k−1}x_{2k}), G_i(y) = (−1)^i·y1y2y3y4.
 
@@ -462,11 +463,11 @@ def parity_instance(d: int = 30, k: int = 15, alpha: float = 0.3, beta: float = 
         raise ValueError(f"parity instance needs k >= 4 (G multiplies y1..y4); got k={k}")
     f_sets = [(2 * r, 2 * r + 1) for r in range(k)]
     g_terms = [((-1) ** (i + 1), (0, 1, 2, 3)) for i in range(k)]  # i+1: the paper counts from 1
-    return ParityInstance(f_sets, 1.0, g_terms, alpha, beta, d, "hypercube",
-                          f"parity(d={d}, k={k})")
+    return ParityInstance(f_sets, 1.0, g_terms, alpha=alpha, beta=beta, d=d, input_dist="hypercube",
+                          name=f"parity(d={d}, k={k})")
 
 
-def talk_instance(d: int = 30, alpha: float = 0.3, beta: float = 1.0) -> ParityInstance:
+def talk_instance(d: int = 30, *, alpha: float = 0.3, beta: float = 1.0) -> ParityInstance:
     """The talk's variant: x ∈ {±1}^30, k = 8, F = (x1x2, …, x15x16) and
     G = (y1y2y3y4 four times, y5y6y7y8 four times); kα² = 0.72 at α = 0.3."""
     _check_int("d", d)
@@ -474,10 +475,11 @@ def talk_instance(d: int = 30, alpha: float = 0.3, beta: float = 1.0) -> ParityI
         raise ValueError(f"talk instance needs d >= 16 (F uses x1..x16); got d={d}")
     f_sets = [(2 * r, 2 * r + 1) for r in range(8)]
     g_terms = [(1, (0, 1, 2, 3))] * 4 + [(1, (4, 5, 6, 7))] * 4
-    return ParityInstance(f_sets, 1.0, g_terms, alpha, beta, d, "hypercube", f"talk(d={d}, k=8)")
+    return ParityInstance(f_sets, 1.0, g_terms, alpha=alpha, beta=beta, d=d, input_dist="hypercube",
+                          name=f"talk(d={d}, k=8)")
 
 
-def hard_instance(d: int, k: int, alpha: float = 0.3, beta: float = 1.0, seed: int = 0) -> ParityInstance:
+def hard_instance(d: int, k: int, *, alpha: float = 0.3, beta: float = 1.0, seed: int = 0) -> ParityInstance:
     """The hard distribution of §7 (Theorem 2): x uniform on {±1/√d}^d,
     F(x) = W*x with W* = √d(e_{i1}, …, e_{ik}) for distinct random indices,
     and every output of G the product y1⋯yk. So F_j(x) = ±1 and G(F(x)) is a
@@ -490,15 +492,15 @@ def hard_instance(d: int, k: int, alpha: float = 0.3, beta: float = 1.0, seed: i
     idx = torch.randperm(d, generator=_generator(seed))[:k].tolist()
     f_sets = [(i,) for i in idx]
     g_terms = [(1, tuple(range(k)))] * k
-    return ParityInstance(f_sets, math.sqrt(d), g_terms, alpha, beta, d, "hypercube_unit",
-                          f"hard(d={d}, k={k}, seed={seed})")
+    return ParityInstance(f_sets, math.sqrt(d), g_terms, alpha=alpha, beta=beta, d=d, input_dist="hypercube_unit",
+                          name=f"hard(d={d}, k={k}, seed={seed})")
 
 
 class FunctionTarget(Target):
     """A target given by a formula, without the F/G split (``base`` and the
     β·F-only error are ``None``)."""
 
-    def __init__(self, fn, d: int, k: int, input_dist: str, name: str, formula: str):
+    def __init__(self, fn, *, d: int, k: int, input_dist: str, name: str, formula: str):
         self.fn, self.d, self.k = fn, _check_int("d", d), _check_int("k", k)
         self.input_dist, self.name, self.formula = _check_dist(input_dist), name, formula
 
@@ -518,8 +520,8 @@ def companion_figure1() -> FunctionTarget:
         s = torch.sin(3 * x[:, 0]) + torch.sin(3 * x[:, 1]) + torch.sin(3 * x[:, 2]) - 2
         return (s**2 * torch.cos(7 * x[:, 3])).unsqueeze(1)
 
-    return FunctionTarget(fn, 4, 1, "unit_sphere", "companion-figure1",
-                          "(sin 3x1 + sin 3x2 + sin 3x3 − 2)^2 · cos 7x4")
+    return FunctionTarget(fn, d=4, k=1, input_dist="unit_sphere", name="companion-figure1",
+                          formula="(sin 3x1 + sin 3x2 + sin 3x3 − 2)^2 · cos 7x4")
 
 
 def parity6_target(d: int = 40) -> FunctionTarget:
@@ -532,7 +534,8 @@ def parity6_target(d: int = 40) -> FunctionTarget:
     def fn(x):
         return (d**3 * x[:, :6].prod(dim=1)).unsqueeze(1)
 
-    return FunctionTarget(fn, d, 1, "hypercube_unit", f"parity6(d={d})", "d^3 · x1 x2 x3 x4 x5 x6")
+    return FunctionTarget(fn, d=d, k=1, input_dist="hypercube_unit", name=f"parity6(d={d})",
+                          formula="d^3 · x1 x2 x3 x4 x5 x6")
 
 
 INSTANCES = {

@@ -159,7 +159,7 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     n_points = Xtr.shape[0] + Xte.shape[0] + (0 if select == "test" else Xsel.shape[0])
     for _, entry, arch, _ in plan:
         if arch in NETWORK_ARCHS and entry.name in ("conjugate", "ntk"):
-            _check_network_memory(arch, n_points, ctx.k if arch == "3resnet" else 1, m)
+            _check_network_memory(arch, n_points, ctx.outputs(arch), m)
     y_mean = Ytr.mean(0)
     rows = []
     for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):

@@ -65,11 +65,16 @@ class _Context:
             self._median = float(dist[iu[0], iu[1]].median()) if len(x) > 1 else 1.0
         return self._median
 
+    def outputs(self, arch) -> int:
+        """The outputs of the network behind a finite kernel: one, unless a hidden layer reads the
+        readout (the §6 ResNet: V reads out₁ = A·σ(h₁), so its features depend on all k outputs)."""
+        layers = networks.ARCHITECTURES[arch].layers
+        readouts = {la.out for la in layers if la.kind == "readout"}
+        return self.k if any(la.kind == "dense" and la.inp in readouts for la in layers) else 1
+
     def params(self, arch):
-        # the §6 ResNet's kernels depend on its k outputs (A is shared by both blocks)
-        kk = self.k if arch == "3resnet" else 1
-        return networks.init_params(arch, d=self.X_train.shape[1], k=kk, m=self.m, seeds=[self.seed], init="paper",
-                                     dtype=F64)
+        return networks.init_params(arch, d=self.X_train.shape[1], k=self.outputs(arch), m=self.m,
+                                     seeds=[self.seed], init="paper", dtype=F64)
 
 
 BANDWIDTHS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
