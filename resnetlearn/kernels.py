@@ -194,7 +194,7 @@ def _forward(arch, p, X, mult):
     return dict(act, phi=phi if len(rec.phi_nodes) == 1 else phi + act[rec.phi_nodes[1]])
 
 
-def _uses(arch, p, X, mult, act):
+def _uses(arch, p, X, *, mult, act):
     """For every weight, its uses (δ, input): ∂f_c/∂θ = Σ_u mult·δ_{u,c} ⊗ input_u with δ of shape
     (k, N, fan_out) (the bias of a dense weight has the same δ), derived from the architecture's
     layer graph by back-propagating ∂f_c/∂node from the outputs (∂f_c/∂out = I) in reverse
@@ -272,7 +272,7 @@ def _single(params: dict, arch: str | None = None, d: int | None = None) -> dict
     return out
 
 
-def _network(arch, X, params, m, k, seed, init, n_points):
+def _network(arch, X, params, *, m, k, seed, init, n_points):
     """One model's float64 parameters: ``params`` as given, or drawn as :func:`networks.init_params` does
     (after checking that a width-m network and its kernel on ``n_points`` inputs fit in memory)."""
     if params is not None:
@@ -283,8 +283,8 @@ def _network(arch, X, params, m, k, seed, init, n_points):
     k = V.integer("k", 1 if k is None else k, lo=1)
     seed = V.seeds("seed", 0 if seed is None else seed)[0]
     init = V.choice("init", "paper" if init is None else init, networks.INITS)
-    _check_network_memory(arch, n_points, k, m, X.device)
-    return _single(networks.init_params(arch, X.shape[1], k, m, [seed], init, dtype=F64))
+    _check_network_memory(arch, n_points, k=k, m=m, device=X.device)
+    return _single(networks.init_params(arch, d=X.shape[1], k=k, m=m, seeds=[seed], init=init, dtype=F64))
 
 
 def features(arch: str, params: dict, X, *, parameterization: str = "standard", sigma_w2: float = 1.0,
@@ -313,13 +313,14 @@ def conjugate(X1, X2=None, arch: str = "2layer", *, m: int | None = None, k: int
     hence on k."""
     _arch(arch, NETWORK_ARCHS, "conjugate")
     X1, X2 = _pair(X1, X2)
-    p = _network(arch, X1, params, m, k, seed, init, X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
+    p = _network(arch, X1, params, m=m, k=k, seed=seed, init=init,
+                 n_points=X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
     f1 = features(arch, p, X1)
     f2 = f1 if X2 is X1 else features(arch, p, X2)
     return f1 @ f2.T
 
 
-def _ntk_parts(arch, p, X1, X2, mult):
+def _ntk_parts(arch, p, X1, X2, *, mult):
     U1 = _uses_of(arch, p, X1, mult)
     U2 = U1 if X2 is X1 else _uses_of(arch, p, X2, mult)
     bias_of = networks.ARCHITECTURES[arch].bias_of
@@ -352,7 +353,8 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
     _arch(arch, NETWORK_ARCHS, "ntk")
     outputs = V.choice("outputs", outputs, OUTPUTS)
     X1, X2 = _pair(X1, X2)
-    p = _network(arch, X1, params, m, k, seed, init, X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
+    p = _network(arch, X1, params, m=m, k=k, seed=seed, init=init,
+                 n_points=X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
     mult = _mults(p, parameterization, sigma_w2, sigma_b2)
     k = p["A"].shape[0]
     n1, n2 = X1.shape[0], X2.shape[0]
@@ -360,7 +362,7 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
         check_memory(k * n1, k * n2)
     shape = {"mean": (n1, n2), "per_output": (k, n1, n2), "full": (k, n1, k, n2)}[outputs]
     out = torch.zeros(shape, dtype=F64, device=X1.device)
-    for d1_, d2_, inner in _ntk_parts(arch, p, X1, X2, mult):
+    for d1_, d2_, inner in _ntk_parts(arch, p, X1, X2, mult=mult):
         if outputs == "per_output":
             out += torch.bmm(d1_, d2_.transpose(1, 2)) * inner
         elif outputs == "full":
@@ -394,7 +396,7 @@ def jacobian(arch: str, params: dict, X, *, parameterization: str = "standard", 
 
 
 def _uses_of(arch, p, X, mult):
-    return _uses(arch, p, X, mult, _forward(arch, p, X, mult))
+    return _uses(arch, p, X, mult=mult, act=_forward(arch, p, X, mult))
 
 
 def _vjp(arch, p, X, coef, mult):
@@ -452,7 +454,7 @@ def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
     parameterization = V.choice("parameterization", parameterization, PARAMETERIZATIONS)
     X = _as2d(X)
     for m in widths:  # every width checked before the first network is drawn
-        _check_network_memory(arch, X.shape[0], k, m, X.device)
+        _check_network_memory(arch, X.shape[0], k=k, m=m, device=X.device)
     rows = []
     for m in widths:
         grams = []
@@ -462,7 +464,7 @@ def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
                 p = {n: torch.randn(shape, generator=gen, dtype=F64)
                      for n, shape in networks.param_shapes(arch, X.shape[1], k, m).items()}
             else:
-                p = networks.init_params(arch, X.shape[1], k, m, [s], init, dtype=F64)
+                p = networks.init_params(arch, d=X.shape[1], k=k, m=m, seeds=[s], init=init, dtype=F64)
             grams.append(ntk(X, arch=arch, params=p, parameterization=parameterization))
         grams = torch.stack(grams)
         mean, std = grams.mean(0), grams.std(0)
@@ -503,7 +505,7 @@ def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, 
     for s in range(0, X1.shape[0], block):
         x = X1[s:s + block]
         S1 = sw * (x @ X2.T) / d + sb
-        nngp[s:s + block], ntk_[s:s + block] = entry.infinite(S1, sw * (x**2).sum(1) / d + sb, qb, sw, sb)
+        nngp[s:s + block], ntk_[s:s + block] = entry.infinite(S1, sw * (x**2).sum(1) / d + sb, qb, sw=sw, sb=sb)
     return nngp, ntk_
 
 

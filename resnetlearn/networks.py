@@ -61,7 +61,7 @@ class Layer:
 
 
 def dense(out: str, inp: str, weight: str, bias: str | None) -> Layer:
-    return Layer("dense", out, inp, weight, bias)
+    return Layer("dense", out, inp, weight=weight, bias=bias)
 
 
 def relu(out: str, inp: str) -> Layer:
@@ -116,31 +116,31 @@ def _relu_moments(S, qa, qb):
     return k1, k0
 
 
-def _relu_dense(S, T, qa, qb, sw, sb):
+def _relu_dense(S, T, qa, qb, *, sw, sb):
     """A ReLU then a dense layer: (Σ, Θ, q) → (σ_w²κ₁ + σ_b², Σ' + σ_w²κ₀Θ, σ_w²q/2 + σ_b²)."""
     k1, k0 = _relu_moments(S, qa, qb)
     S2 = sw * k1 + sb
     return S2, S2 + sw * k0 * T, sw * qa / 2 + sb, sw * qb / 2 + sb, k1, k0
 
 
-def _inf_2layer(S1, qa, qb, sw, sb):
+def _inf_2layer(S1, qa, qb, *, sw, sb):
     k1, k0 = _relu_moments(S1, qa, qb)
     nngp = sw * k1  # output layer: no bias
     return nngp, nngp + sw * k0 * S1
 
 
-def _inf_3layer(S1, qa, qb, sw, sb):
-    S2, T2, q2a, q2b, _, _ = _relu_dense(S1, S1, qa, qb, sw, sb)
+def _inf_3layer(S1, qa, qb, *, sw, sb):
+    S2, T2, q2a, q2b, _, _ = _relu_dense(S1, S1, qa, qb, sw=sw, sb=sb)
     k1, k0 = _relu_moments(S2, q2a, q2b)
     nngp = sw * k1
     return nngp, nngp + sw * k0 * T2
 
 
-def _inf_eq21(S1, qa, qb, sw, sb):
+def _inf_eq21(S1, qa, qb, *, sw, sb):
     # out = σ_w/√m·A(a1 + a2): NNGP = σ_w²(κ₁(Σ₁) + κ₁(Σ₂) + μ₁μ₂' + μ₂μ₁'), μ = E σ(h) = √(q/2π)
     # (ReLU outputs are not centred, so the independent branches are not orthogonal);
     # NTK = NNGP + σ_w²κ₀(Σ₁)Θ₁ + σ_w²κ₀(Σ₂)Θ₂ (the gradient cross terms vanish at infinite width)
-    S2, T2, q2a, q2b, k1a, k0a = _relu_dense(S1, S1, qa, qb, sw, sb)
+    S2, T2, q2a, q2b, k1a, k0a = _relu_dense(S1, S1, qa, qb, sw=sw, sb=sb)
     k1b, k0b = _relu_moments(S2, q2a, q2b)
     mu1a, mu1b = torch.sqrt(qa / (2 * math.pi)), torch.sqrt(qb / (2 * math.pi))
     mu2a, mu2b = torch.sqrt(q2a / (2 * math.pi)), torch.sqrt(q2b / (2 * math.pi))
@@ -160,7 +160,7 @@ class Architecture:
     * ``out1``, ``res``: the graph's output nodes, out = out₁ + residual (``res`` None: a plain
       network, out = out₁); the readout reads φ₁ (the input of ``out1``) and φ₂ (that of ``res``);
     * ``signs_readout``: A is fixed at ±1/√m, m/2 of each sign (arXiv v3 §8.2), not drawn;
-    * ``infinite``: the infinite-width recursion (Σ₁, q_a, q_b, σ_w², σ_b²) → (NNGP, NTK) from the
+    * ``infinite``: the infinite-width recursion (Σ₁, q_a, q_b, *, sw=σ_w², sb=σ_b²) → (NNGP, NTK) from the
       first layer's covariance Σ₁ = Θ₁ (:func:`resnetlearn.kernels.infinite_width`), or None with
       ``note`` saying why there is none;
     * ``kernels``: the network has conjugate and empirical NTK kernels in :mod:`resnetlearn.kernels`.
@@ -211,21 +211,21 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
     Architecture("3resnet", "out₁ + A·σ(V·out₁ + b₂), out₁ = A·σ(W x + b₁) (§6: shared A, V m×k); "
                  "φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂)",
                  _BLOCK1 + (readout("out1", "a1"), dense("h2", "out1", "V", "b2"), relu("a2", "h2"),
-                            readout("res", "a2")), "out1", "res",
+                            readout("res", "a2")), out1="out1", res="res",
                  note="the §6 ResNet has no deterministic infinite-width kernel: with fan-in scaled weights "
                       "out₁ = A·σ(h₁) has k = O(1) random coordinates of order 1 that feed the second block, so "
                       "its NTK keeps a seed-to-seed spread at any width (see ntk_spread); ntk_inf:3resnet_eq21 is "
                       "the limit of eq 2.1 as written"),
     Architecture("3resnet_eq21", "A(σ(h₁) + σ(Uσ(h₁) + b₂)) (eq 2.1 as written, U m×m); φ = σ(h₁) + σ(h₂)",
                  _BLOCK1 + (readout("out1", "a1"), dense("h2", "a1", "V", "b2"), relu("a2", "h2"),
-                            readout("res", "a2")), "out1", "res", infinite=_inf_eq21),
+                            readout("res", "a2")), out1="out1", res="res", infinite=_inf_eq21),
     Architecture("3layer", "A·σ(V σ(h₁) + b₂); φ = σ(h₂)",
-                 _BLOCK1 + (dense("h2", "a1", "V", "b2"), relu("a2", "h2"), readout("out1", "a2")), "out1",
+                 _BLOCK1 + (dense("h2", "a1", "V", "b2"), relu("a2", "h2"), readout("out1", "a2")), out1="out1",
                  infinite=_inf_3layer),
-    Architecture("2layer", "A·σ(Wx + b₁); φ = σ(h₁)", _BLOCK1 + (readout("out1", "a1"),), "out1",
+    Architecture("2layer", "A·σ(Wx + b₁); φ = σ(h₁)", _BLOCK1 + (readout("out1", "a1"),), out1="out1",
                  infinite=_inf_2layer),
     Architecture("2layer_signs", "aᵀσ(W x), a ∈ {±1/√m}^m fixed, m/2 of each sign (arXiv v3 §8.2)",
-                 (dense("h1", "x", "W", None), relu("a1", "h1"), readout("out1", "a1")), "out1",
+                 (dense("h1", "x", "W", None), relu("a1", "h1"), readout("out1", "a1")), out1="out1",
                  signs_readout=True, kernels=False),
 )}
 """Every architecture, by name: adding one is one entry (its layer graph, and its infinite-width
@@ -272,14 +272,21 @@ def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
                 signs[torch.randperm(shape[1], generator=gen)[: shape[1] // 2]] = -1
                 out[name].append(signs.expand(shape).clone() / m**0.5)
                 continue
-            std = (fan_in[name] ** -0.5 if init == "fan_in" else
-                   1.0 if init == "companion" and name == "A" else (1 / m) ** 0.5)
+            std = _std(init, name, fan_in[name], m)
             out[name].append(torch.randn(*shape, generator=gen, dtype=torch.float64) * std)
     return {n: torch.stack(v).to(device=device, dtype=dtype) for n, v in out.items()}
 
 
+def _std(init: str, name: str, fan_in: int, m: int) -> float:
+    """Standard deviation of parameter ``name``'s entries: N(0, 1/m) (``paper``, arXiv v3 §8.1),
+    N(0, 1/fan_in) (``fan_in``, its footnote), or the paper's with the readout A at ε_a = 1
+    (``companion``, the companion paper §3-§4)."""
+    return {"paper": (1 / m) ** 0.5, "fan_in": fan_in ** -0.5,
+            "companion": 1.0 if name == "A" else (1 / m) ** 0.5}[init]
+
+
 # ----------------------------------------------------------------- the batched training forward
-def _dense(x, W, b, dx=None, dW=None, db=None):
+def _dense(x, W, b, *, dx=None, dW=None, db=None):
     """h = x Wᵀ + b batched over models (b may be None: no bias); with tangents, also dh."""
     h = torch.bmm(x, W.transpose(1, 2)) if b is None else torch.baddbmm(b.unsqueeze(1), x, W.transpose(1, 2))
     if dW is None:
@@ -303,7 +310,7 @@ class _Batched:
         self.A = p["A"].transpose(1, 2)
 
     def dense(self, x, weight, bias):
-        return _dense(x[0], self.p[weight], self.p.get(bias), x[1], self.t.get(weight), self.t.get(bias))
+        return _dense(x[0], self.p[weight], self.p.get(bias), dx=x[1], dW=self.t.get(weight), db=self.t.get(bias))
 
     def relu(self, h):
         return _relu(*h)
