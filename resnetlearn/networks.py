@@ -38,6 +38,7 @@ autograd then differentiates like any other function.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,13 +73,15 @@ def readout(out: str, inp: str) -> Layer:
     return Layer("readout", out, inp)
 
 
-def _needed(layers, want) -> set[str]:
-    """The nodes ``want`` depends on (itself included)."""
-    need = set(want)
-    for layer in reversed(layers):
+@functools.cache
+def _plan(arch: str, want: tuple[str, ...] | None) -> tuple[Layer, ...]:
+    """The layers of ``arch`` that the nodes ``want`` (None: both outputs) depend on, in order."""
+    rec = ARCHITECTURES[arch]
+    need = set(want or [n for n in (rec.out1, rec.res) if n])
+    for layer in reversed(rec.layers):
         if layer.out in need:
             need.add(layer.inp)
-    return need
+    return tuple(la for la in rec.layers if la.out in need)
 
 
 def evaluate(arch: str, ops, x, want=None) -> dict:
@@ -87,12 +90,8 @@ def evaluate(arch: str, ops, x, want=None) -> dict:
     ``ops.relu(h)``, ``ops.readout(a)``). The one definition of every forward pass: the batched
     training forward below, the kernels' float64 forward (:mod:`resnetlearn.kernels`) and the
     talk's frozen-gate network (:mod:`resnetlearn.experiments`) are this graph under other ops."""
-    rec = ARCHITECTURES[check_arch(arch)]
-    need = _needed(rec.layers, want or [n for n in (rec.out1, rec.res) if n])
     v = {"x": x}
-    for layer in rec.layers:
-        if layer.out not in need:
-            continue
+    for layer in _plan(check_arch(arch), None if want is None else tuple(want)):
         if layer.kind == "dense":
             v[layer.out] = ops.dense(v[layer.inp], layer.weight, layer.bias)
         elif layer.kind == "relu":
