@@ -159,7 +159,7 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     n_points = Xtr.shape[0] + Xte.shape[0] + (0 if select == "test" else Xsel.shape[0])
     for _, entry, arch, _ in plan:
         if arch in NETWORK_ARCHS and entry.name in ("conjugate", "ntk"):
-            _check_network_memory(arch, n_points, ctx.outputs(arch), m)
+            _check_network_memory(arch, n_points, k=ctx.outputs(arch), m=m)
     y_mean = Ytr.mean(0)
     rows = []
     for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):
@@ -259,10 +259,10 @@ def _network_path(X, Y, X_test, *, arch, params, mode, ridges, relative, couplin
         del K
         coefs = [Q @ (Qtr / (lam + lr)[:, None]) for lr in lams]
         train = [(Q @ (lam[:, None] * (Q.T @ a))).reshape(k, N) for a in coefs]  # Θ·a = QΛQᵀa
-        deltas = [_vjp(arch, p, X, a.reshape(k, N), ones) for a in coefs]
+        deltas = [_vjp(arch, p, X, a.reshape(k, N), mult=ones) for a in coefs]
         solver = "dual"
     # test predictions f₀ + J(x)·(θ − θ₀): no test Gram matrix needed
-    test = torch.stack([_jvp(arch, p, X_test, dl, ones).T for dl in deltas])
+    test = torch.stack([_jvp(arch, p, X_test, dl, mult=ones).T for dl in deltas])
     return f0t + test, f0 + torch.stack([t.T for t in train]), scale, solver, n_params
 
 
@@ -302,7 +302,7 @@ def network_krr(X, Y, X_test, *, arch: str, params: dict, mode: str, ridges, cou
     mode = V.choice("mode", mode, NETWORK_MODES)
     coupling = V.choice("coupling", coupling, COUPLINGS)
     X, X_test = _as2d(X, "X"), _as2d(X_test, "X_test")
-    V.compatible("X", X, "X_test", X_test, "dimension d")
+    V.compatible("X", X, "X_test", X_test, what="dimension d")
     Y = _targets(Y, X.shape[0])
     p = _single(params, arch, X.shape[1])
     if p["A"].shape[0] != Y.shape[1]:
@@ -347,14 +347,14 @@ def network_kernel_errors(train, test, arch: str, m: int, mode: str, *, seed: in
     coupling = V.choice("coupling", coupling, COUPLINGS)
     Xtr, Ytr = _sample_xy(train, "train")
     Xte, Yte = _sample_xy(test, "test")
-    V.compatible("train.x", Xtr, "test.x", Xte, "dimension d")
+    V.compatible("train.x", Xtr, "test.x", Xte, what="dimension d")
     if Ytr.shape[1] != Yte.shape[1]:
         raise ValueError(f"train.y and test.y disagree in k: {Ytr.shape[1]} vs {Yte.shape[1]}")
     n_train = Xtr.shape[0]
     if select == "val":
         if holdout is not None:
             Xsel, Ysel = _sample_xy(holdout, "holdout")
-            V.compatible("train.x", Xtr, "holdout.x", Xsel, "dimension d")
+            V.compatible("train.x", Xtr, "holdout.x", Xsel, what="dimension d")
         else:  # the validation rule of concept.data_split
             fit, val = hold_out(Sample(Xtr, Ytr, None, None), val_fraction)
             Xtr, Ytr, Xsel, Ysel = fit.x, fit.y, val.x, val.y
@@ -364,7 +364,7 @@ def network_kernel_errors(train, test, arch: str, m: int, mode: str, *, seed: in
         Xsel, Ysel = Xte, Yte
     k, d = Ytr.shape[1], Xtr.shape[1]
     dev = torch.device("cpu") if device is None else torch.device(device)
-    _check_network_memory(arch, Xtr.shape[0] + Xsel.shape[0] + Xte.shape[0], k, m, dev)
+    _check_network_memory(arch, Xtr.shape[0] + Xsel.shape[0] + Xte.shape[0], k=k, m=m, device=dev)
     drawn = networks.init_params(arch, d=d, k=k, m=m, seeds=[seed], init=init, dtype=F64)
     p = {n: v[0].to(dev) for n, v in drawn.items()}
     Xtr, Ytr, Xte, Yte, Xsel, Ysel = (t.to(dev) for t in (Xtr, Ytr, Xte, Yte, Xsel, Ysel))
