@@ -22,12 +22,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .device import select_device
+from .figures import FIGURES, NAMES, SCALES, names_at
+from .figures import points as figure_points
 from .reproduce import (
-    FIGURES,
-    SCALES,
     FigureInterrupted,
     WorkersUnavailable,
-    _points,
     estimate_work,
     run_figure,
     stop_process_pool,
@@ -78,7 +77,10 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                                     "(FIG.sha256, checked whenever the tables are read back) to OUT. "
                                     "Before the first point it says how much work lies ahead.",
                         formatter_class=argparse.RawTextHelpFormatter)
-    rp.add_argument("figure", choices=FIGURES + ("all",))
+    only = [f"{name} ({', '.join(s.scales)} only)" for name, s in FIGURES.items() if s.scales != SCALES]
+    rp.add_argument("figure", choices=NAMES + ("all",),
+                    help="the experiment; all: every figure defined at --scale"
+                         + (f"; defined at some scales only: {'; '.join(only)}" if only else ""))
     rp.add_argument("--scale", choices=SCALES, default="quick",
                     help="how large a run (default: quick):\n"
                          + "\n".join(f"  {s:6s} {SCALE_HELP[s]}" for s in SCALES))
@@ -116,6 +118,9 @@ def _check(args):
     """Every argument checked before the first point starts; returns the output directory and the device."""
     if args.workers < 0:
         raise ValueError(f"--workers must be an integer >= 0 (0: run in this process), got {args.workers}")
+    if args.figure != "all" and args.scale not in FIGURES[args.figure].scales:
+        raise ValueError(f"{args.figure} is defined at --scale {', '.join(FIGURES[args.figure].scales)} only, "
+                         f"not at --scale {args.scale}")
     try:
         device = select_device(args.device)
     except ValueError as e:  # absent or unknown: says which devices exist here
@@ -132,10 +137,10 @@ def main(argv=None) -> int:
     except ValueError as e:
         rp.error(str(e))  # exits with status 2 before any point starts
     command = "python -m resnetlearn " + " ".join(shlex.quote(a) for a in argv)
-    figures = FIGURES if args.figure == "all" else (args.figure,)
+    figures = names_at(args.scale) if args.figure == "all" else (args.figure,)
     workers = args.workers
     if workers > 0:  # more workers than points would only idle (and a huge number would exhaust the processes)
-        most = max(len(_points(fig, args.scale, args.device, args.select)) for fig in figures)
+        most = max(len(figure_points(fig, args.scale, device=args.device, select=args.select)) for fig in figures)
         if workers > most:
             print(f"--workers {workers}: at most {most} points run at once here; starting {most} workers",
                   file=sys.stderr, flush=True)

@@ -121,14 +121,14 @@ def has_number(row: dict) -> bool:
     return _finite(row.get("test_error")) or _finite(row.get("exact_test_error"))
 
 
-def learner(row: dict) -> str:
-    """``model(mode)``, e.g. ``3resnet(all)``; kernels by name."""
+def learner(row: dict, *, with_mode: bool = True) -> str:
+    """The one name of a learner: ``model(mode)``, e.g. ``3resnet(all)``; a kernel or a hand-built
+    solution (mode ``kernel`` / ``-``) by its name alone, and every learner so with ``with_mode=False``.
+    (The row key ``model`` holds the architecture or kernel; it is a stored key and keeps its name.)"""
     mode = row.get("mode")
-    return row["model"] if mode in (None, "", "-", "kernel") else f"{row['model']}({mode})"
-
-
-def _x(row: dict, xkey: str) -> str:
-    return f"{'m' if xkey == 'm' else 'N'}={row[xkey]}"
+    if not with_mode or mode in (None, "", "-", "kernel"):
+        return str(row["model"])
+    return f"{row['model']}({mode})"
 
 
 @cache
@@ -158,19 +158,60 @@ SEED_RULE = ("rule: a learner counts as below the threshold at a point when a st
 
 
 # ----------------------------------------------------------------- the specification
+PLOTS = ("error_vs_x", "beta_panels", "norm_vs_error")
+"""How a figure is drawn (static and interactive alike): test error against ``xkey`` per learner; the same
+with one panel per training mode and one curve per β (Figure 3); every run's error against its ‖W‖_F (§8.2)."""
+TARGETS = ("parity", "parity6", "hard", "companion")
+"""The targets a point can learn: the §8.1 instance, §8.2's degree-6 parity, the §7 hard instance, the
+companion's Figure 1 target (built by :func:`resnetlearn.points.target_of`)."""
+
+
 @dataclass(frozen=True)
 class FigureSpec:
-    """One experiment of the papers, complete: see the module docstring."""
+    """One experiment of the papers, complete: see the module docstring.
+
+    What a point runs is read from the point itself (:func:`resnetlearn.points.run_point`): a kernel
+    (mode ``kernel``) its ridge/parameter search, a ``hand_built`` model the §8.2 construction, every
+    other learner its SGD lr × wd grid, and a (last)/(ntk) point also its exact kernel solution.
+    """
 
     name: str
     title: str
+    """The static plot's title (it names the paper's figure or theorem)."""
+    headline: str
+    """The interactive figure's title: the figure and, in brackets, the paper's claim."""
     source: str
     claim: str
     xkey: str | None
+    """The x axis of the error curves (``m`` or ``n_train``); None when the figure draws no such curve."""
     points: Callable[[str, dict], list[dict]]
     verdict: Callable[[list[dict]], tuple[str, bool | None]]
+    target: str = "parity"
+    """What every point learns unless it says otherwise (one of :data:`TARGETS`)."""
+    data_seed: int = 0
+    """The seed of every point's train/test split (:func:`resnetlearn.concept.data_split`)."""
     label: Callable[[dict], str] = learner
+    mode_in_label: bool = True
+    """Whether the interactive figure's legend names a learner with its training mode."""
+    label_keys: tuple[str, ...] = ()
+    """Configuration keys shown, besides the learner and its x, in a point's name (:func:`point_label`)."""
     lines: Callable[[], list[tuple[float, str]]] = field(default=lambda: [])
+    plot: str = "error_vs_x"
+    """How the figure is drawn, one of :data:`PLOTS`."""
+    keeps_grid: bool = False
+    """Whether a network point keeps every grid run's (train error, test error, ‖W‖_F) (§8.2 plots them)."""
+    scales: tuple[str, ...] = SCALES
+    """The scales at which the figure is defined; :func:`points` refuses the others."""
+
+    def __post_init__(self):
+        for what, value, allowed in (("plot", self.plot, PLOTS), ("target", self.target, TARGETS)):
+            if value not in allowed:
+                raise ValueError(f"figure {self.name!r}: {what} must be one of {allowed}, got {value!r}")
+        if self.xkey not in ("m", "n_train", None) or (self.xkey is None and self.plot != "norm_vs_error"):
+            raise ValueError(f"figure {self.name!r}: xkey must be 'm' or 'n_train' (None only for a "
+                             f"norm_vs_error plot), got {self.xkey!r}")
+        if not set(self.scales) <= set(SCALES) or not self.scales:
+            raise ValueError(f"figure {self.name!r}: scales must be a non-empty subset of {SCALES}")
 
     def summarise(self, rows: list[dict]) -> tuple[str, bool | None]:
         """The claim, the rule and what these rows show, as one paragraph, and whether they reproduce it."""
@@ -180,9 +221,9 @@ class FigureSpec:
         return f"{self.name}: {self.claim} ({self.source}) {text} -> {_verdict_word(ok)} at this scale", ok
 
 
-def _base(figure: str, scale: str, s: dict, select: str, device) -> dict:
-    return dict(figure=figure, scale=scale, epochs=s["epochs"], lrs=s["lrs"], wds=s["wds"], n_test=s["n_test"],
-                select=select, device=device, target="parity", alpha=0.3, beta=1.0, rerun_seeds=s["rerun_seeds"])
+def _base(spec: FigureSpec, scale: str, s: dict, select: str, device) -> dict:
+    return dict(figure=spec.name, scale=scale, epochs=s["epochs"], lrs=s["lrs"], wds=s["wds"], n_test=s["n_test"],
+                select=select, device=device, target=spec.target, alpha=0.3, beta=1.0, rerun_seeds=s["rerun_seeds"])
 
 
 def _widths(figure: str, s: dict) -> list[int]:
@@ -287,53 +328,81 @@ def _fig3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
 # ----------------------------------------------------------------- Figure 4 (§8.2)
 FIG4_PAPER_SGD_BEST = 0.69
 """arXiv v3 §8.2: SGD's best test error at d = 40, N = 5000, after searching m up to 100000."""
+FIG4B_PAPER_SGD_BEST = 0.98
+"""arXiv v3 §8.2: SGD's best test error at d = 100, N = 50000 (mini-batch 100), after searching m up to 50000."""
 FIG4_GENERALISES = 0.3
 """§8.2: a near-minimal-norm solution that fits the training set would have test error below 0.3."""
 
+FIG4_SETTINGS = {
+    # scale: (d, N, widths, lrs, wds, epochs); None: the scale's own grid / epochs (scale_settings)
+    "tiny": (8, 200, [200], [0.5], [0.0], 2),
+    "quick": (20, 2000, [200, 400], [0.05, 0.2, 0.5, 1.0], [0.0, 1e-4, 1e-3], 100),
+    "cpu": (40, 5000, [200, 500, 1000, 2000], [0.1, 0.2, 0.5, 1.0], [0.0, 1e-4, 1e-3], None),
+    "paper": (40, 5000, [200, 500, 1000, 2000], None, None, None),
+}
+"""Figure 4(a) per scale: the paper's d = 40, N = 5000 at scales cpu and paper; the widths and, below
+paper scale, the grids and epochs are ours (the paper searched m up to 100000 and the {1, 2, 5}·10^−k grid)."""
+FIG4B_SETTINGS = {
+    "tiny": (8, 200, [200], [0.5], [0.0], 2),
+    "paper": (100, 50000, [200, 500, 1000, 2000], None, None, None),
+}
+"""Figure 4(b) (arXiv v3 §8.2: d = 100, N = 50000, mini-batch 100): defined at paper scale only, for a GPU
+(the widths are ours, the paper searched m up to 50000), and at tiny scale as a seconds-long smoke test."""
+FIG4B_BATCH = 100
+"""§8.2's mini-batch for d = 100, N = 50000 (Figure 4(b)); Figure 4(a) keeps §8.1's 50."""
 
-def _fig4_points(scale: str, base: dict) -> list[dict]:
-    s = scale_settings(scale)
-    d, n = {"tiny": (8, 200), "quick": (20, 2000)}.get(scale, (40, 5000))
-    widths = {"tiny": [200], "quick": [200, 400], "cpu": [200, 500, 1000, 2000], "paper": [200, 500, 1000, 2000]}[scale]
-    lrs = {"tiny": [0.5], "quick": [0.05, 0.2, 0.5, 1.0], "cpu": [0.1, 0.2, 0.5, 1.0]}.get(scale, s["lrs"])
-    wds = {"tiny": [0.0], "quick": [0.0, 1e-4, 1e-3], "cpu": [0.0, 1e-4, 1e-3]}.get(scale, s["wds"])
-    epochs = {"tiny": 2, "quick": 100}.get(scale, s["epochs"])
-    common = dict(base, target="parity6", d=d, n_train=n, alpha=None, beta=None, lrs=lrs, wds=wds, epochs=epochs,
-                  rerun_seeds=[])
-    # the SGD networks' selected cells are retrained with the scale's fresh seeds, as in every figure;
-    # a hand-built solution is a construction, not a seeded training run
-    pts = [dict(common, model="2layer_signs", mode="hidden", m=m, rerun_seeds=s["rerun_seeds"]) for m in widths]
-    hand_epochs = 3000 if scale != "tiny" else 20
-    pts += [dict(common, model="hand_built", mode="-", m=widths[0], wd=wd, epochs=hand_epochs)
-            for wd in ((0.0, 1e-4, 1e-3, 3e-3) if scale != "tiny" else (0.0,))]
-    return pts
+
+def _norm_points(settings: dict, *, batch_size: int | None = None):
+    """The points of a §8.2 figure: SGD on ``2layer_signs`` (hidden layer trained) at each width, and
+    the hand-built solution of footnote 16 at several weight decays."""
+    def points(scale: str, base: dict) -> list[dict]:
+        s = scale_settings(scale)
+        d, n, widths, lrs, wds, epochs = settings[scale]
+        common = dict(base, d=d, n_train=n, alpha=None, beta=None, lrs=lrs or s["lrs"], wds=wds or s["wds"],
+                      epochs=epochs or s["epochs"], rerun_seeds=[])
+        sgd = dict(common, batch_size=batch_size) if batch_size is not None else common
+        # the SGD networks' selected cells are retrained with the scale's fresh seeds, as in every figure;
+        # a hand-built solution is a construction, not a seeded training run
+        pts = [dict(sgd, model="2layer_signs", mode="hidden", m=m, rerun_seeds=s["rerun_seeds"]) for m in widths]
+        hand_epochs = 3000 if scale != "tiny" else 20
+        pts += [dict(common, model="hand_built", mode="-", m=widths[0], wd=wd, epochs=hand_epochs)
+                for wd in ((0.0, 1e-4, 1e-3, 3e-3) if scale != "tiny" else (0.0,))]
+        return pts
+    return points
 
 
-def _fig4_verdict(rows: list[dict]) -> tuple[str, bool | None]:
-    sgd = [r for r in rows if r["model"] == "2layer_signs"]
-    hand = [r for r in rows if r["model"] == "hand_built"]
-    runs = [g for r in sgd for g in (r.get("grid") or []) if all(_finite(v) for v in g)]  # (train, test, ‖W‖_F)
-    if not runs or not hand:
-        return "no finite SGD run or no hand-built solution", None
-    reruns = [e for r in sgd for e in fresh_errors(r) if _finite(e)] if any(r.get("seed_errors") for r in sgd) else []
-    best_test = min([g[1] for g in runs] + reruns)  # every searched run and every fresh seed of a selected cell
-    fit = min(runs, key=lambda g: g[0])  # SGD's best training fit
-    cheaper = [h for h in hand if h["test_error"] <= fit[0] and h["frobenius_W"] < fit[2]]
-    finite_hand = [h for h in hand if _finite(h.get("test_error"))] or hand
-    h = min(cheaper, key=lambda h: h["frobenius_W"]) if cheaper else min(finite_hand, key=lambda h: h["test_error"])
-    widths = sorted({r["m"] for r in sgd})
-    ok = best_test > FIG4_GENERALISES and bool(cheaper)
-    return (f"[rule: SGD's best test error over every searched run stays above {FIG4_GENERALISES} (the level a "
-            f"near-minimal-norm fit would reach, §8.2), and a hand-built solution at least as accurate as SGD's best "
-            f"training fit has a smaller ‖W‖_F] Here (d = {sgd[0].get('d')}, N = {sgd[0].get('n_train')}): "
-            f"SGD's test errors {best_test:.3f}–{max(g[1] for g in runs):.3f} over its {len(runs)} finite runs "
-            f"(predicting 0: 1.0)"
-            + (f", its selected cells retrained with fresh seeds {min(reruns):.3f}–{max(reruns):.3f}" if reruns else "")
-            + ", the best over widths "
-            f"{', '.join(map(str, widths))} (paper: {FIG4_PAPER_SGD_BEST} after searching m up to 100000; we searched "
-            f"far narrower networks and cannot say whether width explains the gap); SGD's best training fit "
-            f"{fit[0]:.3f} needs ‖W‖_F {fit[2]:.1f}, a hand-built one with error {h['test_error']:.3f} has "
-            f"‖W‖_F {h['frobenius_W']:.1f}."), ok
+def _norm_verdict(paper_best: float, paper_widths: int):
+    """§8.2's two statements on these rows: SGD's best test error stays above what a near-minimal-norm fit
+    would give, and a hand-built solution fits at least as well as SGD with a smaller ‖W‖_F."""
+    def verdict(rows: list[dict]) -> tuple[str, bool | None]:
+        sgd = [r for r in rows if r["model"] == "2layer_signs"]
+        hand = [r for r in rows if r["model"] == "hand_built"]
+        runs = [g for r in sgd for g in (r.get("grid") or []) if all(_finite(v) for v in g)]  # (train, test, ‖W‖_F)
+        if not runs or not hand:
+            return "no finite SGD run or no hand-built solution", None
+        reruns = ([e for r in sgd for e in fresh_errors(r) if _finite(e)]
+                  if any(r.get("seed_errors") for r in sgd) else [])
+        best_test = min([g[1] for g in runs] + reruns)  # every searched run and every fresh seed of a selected cell
+        fit = min(runs, key=lambda g: g[0])  # SGD's best training fit
+        cheaper = [h for h in hand if h["test_error"] <= fit[0] and h["frobenius_W"] < fit[2]]
+        finite_hand = [h for h in hand if _finite(h.get("test_error"))] or hand
+        h = (min(cheaper, key=lambda h: h["frobenius_W"]) if cheaper
+             else min(finite_hand, key=lambda h: h["test_error"]))
+        widths = sorted({r["m"] for r in sgd})
+        ok = best_test > FIG4_GENERALISES and bool(cheaper)
+        return (f"[rule: SGD's best test error over every searched run stays above {FIG4_GENERALISES} (the level a "
+                f"near-minimal-norm fit would reach, §8.2), and a hand-built solution at least as accurate as SGD's "
+                f"best training fit has a smaller ‖W‖_F] Here (d = {sgd[0].get('d')}, N = {sgd[0].get('n_train')}): "
+                f"SGD's test errors {best_test:.3f}–{max(g[1] for g in runs):.3f} over its {len(runs)} finite runs "
+                f"(predicting 0: 1.0)"
+                + (f", its selected cells retrained with fresh seeds {min(reruns):.3f}–{max(reruns):.3f}"
+                   if reruns else "")
+                + ", the best over widths "
+                f"{', '.join(map(str, widths))} (paper: {paper_best} after searching m up to {paper_widths}; we "
+                f"searched far narrower networks and cannot say whether width explains the gap); SGD's best training "
+                f"fit {fit[0]:.3f} needs ‖W‖_F {fit[2]:.1f}, a hand-built one with error {h['test_error']:.3f} has "
+                f"‖W‖_F {h['frobenius_W']:.1f}."), ok
+    return verdict
 
 
 # ----------------------------------------------------------------- the §7 hard instance
@@ -343,7 +412,7 @@ def _thm3_points(scale: str, base: dict) -> list[dict]:
     ns = {"tiny": [50], "quick": [250, 500, 1000], "cpu": [250, 500, 1000, 2000, 5000],
           "paper": [500, 1000, 2000, 5000, 10000]}[scale]
     kerns = DEFAULT_KERNELS if scale != "tiny" else ("gaussian", "ntk_inf:2layer")
-    common = dict(base, target="hard", d=THM3_D, k=THM3_K, alpha=THM3_ALPHA, m=500 if scale != "tiny" else 16)
+    common = dict(base, d=THM3_D, k=THM3_K, alpha=THM3_ALPHA, m=500 if scale != "tiny" else 16)
     pts = []
     for n in ns:
         pts += [dict(common, model=kname, mode="kernel", n_train=n, rerun_seeds=[]) for kname in kerns]
@@ -418,7 +487,7 @@ def _companion_points(scale: str, base: dict) -> list[dict]:
     ns = {"tiny": [100], "quick": [100, 300, 1000], "cpu": [100, 300, 1000, 3000],
           "paper": [100, 300, 1000, 3000, 10000]}[scale]
     m = s["widths"][-1] if scale in ("tiny", "paper") else 200
-    common = dict(base, target="companion", alpha=None, beta=None, init="companion")
+    common = dict(base, alpha=None, beta=None, init="companion")
     pts = [dict(common, model=arch, mode=mode, m=m, n_train=n) for arch, mode in COMPANION_LEARNERS for n in ns]
     # the width panel (the companion ties larger m to lower test error): 3layer and 2layer at the largest N
     widths = {"tiny": [], "quick": [50], "cpu": [50, 100, 500], "paper": [50, 100, 500, 1000]}[scale]
@@ -457,40 +526,74 @@ def companion_zero() -> float:
 
 
 # ----------------------------------------------------------------- the registry
+_PARITY_LINES = lambda: [(parity_threshold(), "kα²"), (parity_zero(), "predict 0")]  # noqa: E731
+
 FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
-    FigureSpec("fig2a", "Figure 2(a): N = 500, all layers trained", "arXiv v3 §8.1, Figure 2(a)",
-               "Claim: of the learners compared, only the three-layer ResNet learns the composite signal α·G(F) "
-               "(test error below kα²); kernel methods stay far behind even at large width.",
-               "m", _fig2_points("fig2a", "all", 500), _fig2_verdict("all"),
-               lines=lambda: [(parity_threshold(), "kα²"), (parity_zero(), "predict 0")]),
-    FigureSpec("fig2b", "Figure 2(b): N = 1000, hidden layers trained", "arXiv v3 §8.1, Figure 2(b)",
-               "Claim: as in Figure 2(a), with only the hidden layers trained (Theorem 1's setting) and N = 1000.",
-               "m", _fig2_points("fig2b", "hidden", 1000), _fig2_verdict("hidden"),
-               lines=lambda: [(parity_threshold(), "kα²"), (parity_zero(), "predict 0")]),
-    FigureSpec("fig3", "Figure 3: β·F + α·G(F), α = 0.3", "arXiv v3 §8.1, Experiment 2 and Figure 3",
-               "Claim: with α = 0.3 fixed, the ResNet learns the composite signal when α ≲ β (the base signal "
-               "dominates, so hierarchical learning works) and practically cannot when α ≳ β.",
-               "m", _fig3_points, _fig3_verdict, label=lambda r: f"β={r['beta']:g}, {r['mode']}",
-               lines=lambda: [(parity_threshold(), "kα²")]),
-    FigureSpec("fig4", "Figure 4(a): SGD does not find the small-norm solution", "arXiv v3 §8.2, Figure 4(a)",
-               "Claim: on a degree-6 parity, SGD on a two-layer network with fixed output signs finds neither a "
-               "test error a near-minimal-norm solution would give (the paper at d = 40, N = 5000: none better "
-               "than 0.69, where such a solution would generalise below 0.3) nor a fit of the training data with a "
-               "Frobenius norm comparable to one built by hand (‖W‖_F ≈ 9.7√d with error ≤ 0.12, footnote 16).",
-               None, _fig4_points, _fig4_verdict),
-    FigureSpec("thm3", "Theorem 2: kernels vs 3resnet on the §7 hard instance", "NeurIPS §7, Theorem 2",
-               "Claim: kernel methods cannot reach error α²/4 on this concept class with few samples, while the "
-               "ResNet learns it.",
-               "n_train", _thm3_points, _thm3_verdict, label=lambda r: r["model"],
-               lines=lambda: [(THM3_ALPHA ** 2 / 4, "α²/4"), (THM3_K * THM3_ALPHA ** 2, "kα²")]),
-    FigureSpec("companion", "Companion Figure 1: 3layer vs 2layer, last, NTK", "companion paper §4 and Figure 1",
-               "Claim: the three-layer network has a critical advantage over two-layer networks and over their "
-               "NTKs and conjugate kernels (last) on this target.",
-               "n_train", _companion_points, _companion_verdict,
-               label=lambda r: learner(r) + (f" m={r['m']}" if r.get("panel") == "width" else ""),
-               lines=lambda: [(companion_zero(), "predict 0")]),
+    FigureSpec(
+        name="fig2a", title="Figure 2(a): N = 500, all layers trained",
+        headline="Figure 2(a), N = 500, all layers trained (paper: only 3resnet(all) gets below kα²)",
+        source="arXiv v3 §8.1, Figure 2(a)",
+        claim="Claim: of the learners compared, only the three-layer ResNet learns the composite signal α·G(F) "
+              "(test error below kα²); kernel methods stay far behind even at large width.",
+        xkey="m", points=_fig2_points("fig2a", "all", 500), verdict=_fig2_verdict("all"), lines=_PARITY_LINES),
+    FigureSpec(
+        name="fig2b", title="Figure 2(b): N = 1000, hidden layers trained",
+        headline="Figure 2(b), N = 1000, hidden layers trained (paper: only 3resnet(hidden) gets below kα²)",
+        source="arXiv v3 §8.1, Figure 2(b)",
+        claim="Claim: as in Figure 2(a), with only the hidden layers trained (Theorem 1's setting) and N = 1000.",
+        xkey="m", points=_fig2_points("fig2b", "hidden", 1000), verdict=_fig2_verdict("hidden"),
+        lines=_PARITY_LINES),
+    FigureSpec(
+        name="fig3", title="Figure 3: β·F + α·G(F), α = 0.3",
+        headline="Figure 3, α = 0.3 (paper: α·G(F) learned when α ≲ β, not when α ≳ β)",
+        source="arXiv v3 §8.1, Experiment 2 and Figure 3",
+        claim="Claim: with α = 0.3 fixed, the ResNet learns the composite signal when α ≲ β (the base signal "
+              "dominates, so hierarchical learning works) and practically cannot when α ≳ β.",
+        xkey="m", points=_fig3_points, verdict=_fig3_verdict, label=lambda r: f"β={r['beta']:g}, {r['mode']}",
+        label_keys=("beta",), lines=lambda: [(parity_threshold(), "kα²")], plot="beta_panels"),
+    FigureSpec(
+        name="fig4", title="Figure 4(a): SGD does not find the small-norm solution",
+        headline="Figure 4 (paper: SGD finds no fit with a ‖W‖_F comparable to a hand-built one)",
+        source="arXiv v3 §8.2, Figure 4(a)",
+        claim="Claim: on a degree-6 parity, SGD on a two-layer network with fixed output signs finds neither a "
+              "test error a near-minimal-norm solution would give (the paper at d = 40, N = 5000: none better "
+              "than 0.69, where such a solution would generalise below 0.3) nor a fit of the training data with a "
+              "Frobenius norm comparable to one built by hand (‖W‖_F ≈ 9.7√d with error ≤ 0.12, footnote 16).",
+        xkey=None, points=_norm_points(FIG4_SETTINGS), verdict=_norm_verdict(FIG4_PAPER_SGD_BEST, 100000),
+        target="parity6", plot="norm_vs_error", keeps_grid=True),
+    FigureSpec(
+        name="fig4b", title="Figure 4(b): SGD does not find the small-norm solution (d = 100, N = 50000)",
+        headline="Figure 4(b), d = 100, N = 50000 (paper: SGD finds no fit with a ‖W‖_F comparable to a "
+                 "hand-built one)",
+        source="arXiv v3 §8.2, Figure 4(b)",
+        claim="Claim: as in Figure 4(a), at d = 100 and N = 50000 with mini-batch 100: SGD finds no test error "
+              "better than 0.98 (paper, m up to 50000) and no training fit with a Frobenius norm comparable to "
+              "the hand-built one (footnote 16).",
+        xkey=None, points=_norm_points(FIG4B_SETTINGS, batch_size=FIG4B_BATCH),
+        verdict=_norm_verdict(FIG4B_PAPER_SGD_BEST, 50000), target="parity6",
+        plot="norm_vs_error", keeps_grid=True, scales=tuple(FIG4B_SETTINGS)),
+    FigureSpec(
+        name="thm3", title="Theorem 2: kernels vs 3resnet on the §7 hard instance",
+        headline="Kernel theorem, §7 hard instance (theorem: kernels err by more than α²/4 for small N)",
+        source="NeurIPS §7, Theorem 2",
+        claim="Claim: kernel methods cannot reach error α²/4 on this concept class with few samples, while the "
+              "ResNet learns it.",
+        xkey="n_train", points=_thm3_points, verdict=_thm3_verdict, target="hard", label=lambda r: r["model"],
+        mode_in_label=False, lines=lambda: [(THM3_ALPHA ** 2 / 4, "α²/4"), (THM3_K * THM3_ALPHA ** 2, "kα²")]),
+    FigureSpec(
+        name="companion", title="Companion Figure 1: 3layer vs 2layer, last, NTK",
+        headline="Companion Figure 1 (paper: 3layer beats 2layer and their kernels)",
+        source="companion paper §4 and Figure 1",
+        claim="Claim: the three-layer network has a critical advantage over two-layer networks and over their "
+              "NTKs and conjugate kernels (last) on this target.",
+        xkey="n_train", points=_companion_points, verdict=_companion_verdict, target="companion",
+        label=lambda r: learner(r) + (f" m={r['m']}" if r.get("panel") == "width" else ""),
+        lines=lambda: [(companion_zero(), "predict 0")]),
 )}
 NAMES = tuple(FIGURES)
+"""Every figure defined here."""
+EVERY_SCALE = tuple(name for name, s in FIGURES.items() if s.scales == SCALES)
+"""The figures defined at every scale: what ``reproduce all`` runs at every scale and ``results/quick`` holds."""
 
 
 def spec(name: str) -> FigureSpec:
@@ -502,4 +605,52 @@ def spec(name: str) -> FigureSpec:
 def points(name: str, scale: str, *, device=None, select: str = "test") -> list[dict]:
     """Every point of a figure at a scale, each a complete configuration (its store key)."""
     s = scale_settings(scale)
-    return spec(name).points(scale, _base(name, scale, s, select, device))
+    fig = spec(name)
+    if scale not in fig.scales:
+        raise ValueError(f"{name} is defined at scale(s) {', '.join(fig.scales)} only, not at scale {scale!r}")
+    return fig.points(scale, _base(fig, scale, s, select, device))
+
+
+def names_at(scale: str) -> tuple[str, ...]:
+    """The figures defined at ``scale`` (what ``reproduce all --scale SCALE`` runs)."""
+    scale_settings(scale)  # a clear error for an unknown scale
+    return tuple(name for name, s in FIGURES.items() if scale in s.scales)
+
+
+# ----------------------------------------------------------------- a point's name, and a figure's verdict
+def point_id(p: dict) -> tuple:
+    """What tells the points of one figure apart (the learner, its width or N, β, and the wd of a hand-built point)."""
+    return (p.get("model"), p.get("mode"), p.get("m"), p.get("n_train"), p.get("beta"), p.get("alpha"), p.get("d"),
+            p.get("wd") if p.get("model") == "hand_built" else None, p.get("panel") or None)
+
+
+_SYMBOLS = {"beta": "β"}
+
+
+def point_label(p: dict) -> str:
+    """A short human name for a point, e.g. ``3resnet(last) m=200`` or ``gaussian N=250``: the learner, its
+    figure's x (N when the figure plots against N, else m) and the figure's :attr:`FigureSpec.label_keys`."""
+    fig = FIGURES.get(p.get("figure"))
+    parts = [learner({"model": p.get("model"), "mode": p.get("mode")})]
+    parts += [f"{_SYMBOLS.get(k, k)}={p.get(k)}" for k in (fig.label_keys if fig else ())]
+    parts.append(f"N={p.get('n_train')}" if fig is not None and fig.xkey == "n_train" else f"m={p.get('m')}")
+    if p.get("model") == "hand_built":  # its weight decay tells the constructions apart (as in point_id)
+        parts.append(f"wd={p.get('wd')}")
+    return " ".join(parts)
+
+
+def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
+    """The paper's claim for a figure, and whether these rows reproduce it.
+
+    Returns the summary line and True/False, or None when the rows cannot
+    decide it (a learner the claim needs has no finite point). Points whose
+    test error is not finite (every run of their grid diverged) never enter
+    a minimum or maximum: they are left out and named at the end of the line.
+    """
+    dropped = [r for r in rows if not has_number(r)]
+    text, ok = spec(figure).summarise(rows)
+    if dropped:
+        n = len(dropped)
+        text += (f". {n} diverged point{'s' if n > 1 else ''} (no finite test error) excluded: "
+                 + ", ".join(point_label(dict(r, figure=figure)) for r in dropped))
+    return text, ok

@@ -26,7 +26,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from .figures import median_error, plotted_error
+from .figures import learner, median_error, plotted_error
+from .figures import spec as figure_spec
 from .plots import (
     BETA_COLOURS,
     MPL_DASH,
@@ -53,15 +54,6 @@ LEGEND_OUTSIDE = dict(x=1.02, xanchor="left", y=1.0, yanchor="top", bgcolor="rgb
                       groupclick="togglegroup", tracegroupgap=6)
 ERROR_TITLE = "test error  E‖out − y‖²"
 X_TITLES = {"m": "width m (neurons per hidden layer)", "n_train": "N (training samples)"}
-CLAIMS = {
-    "fig2a": "Figure 2(a), N = 500, all layers trained (paper: only 3resnet(all) gets below kα²)",
-    "fig2b": "Figure 2(b), N = 1000, hidden layers trained (paper: only 3resnet(hidden) gets below kα²)",
-    "fig3": "Figure 3, α = 0.3 (paper: α·G(F) learned when α ≲ β, not when α ≳ β)",
-    "fig4": "Figure 4 (paper: SGD finds no fit with a ‖W‖_F comparable to a hand-built one)",
-    "thm3": "Kernel theorem, §7 hard instance (theorem: kernels err by more than α²/4 for small N)",
-    "companion": "Companion Figure 1 (paper: 3layer beats 2layer and their kernels)",
-}
-"""Titles that name each figure and the paper's claim, as the paper's (the verdict is in ``FigureResult.summary``)."""
 HOVER_FIELDS = (
     # (row key, label, format) shown on hover when present in the rows; the last ones are the per-seed
     # columns a results table may carry (median / spread over seeds)
@@ -364,12 +356,6 @@ def line_figure(x, series: dict, *, x_title: str, y_title: str = ERROR_TITLE, ti
 
 
 # ----------------------------------------------------------------- the paper's figures
-def _label(r: dict, name: str) -> str:
-    if name == "thm3" or r.get("mode") in (None, "", "kernel", "-"):
-        return str(r["model"])
-    return f"{r['model']}({r['mode']})"
-
-
 def _family_rank(model: str, mode: str | None) -> tuple:
     order = ["ResNet", "fully connected", "conjugate kernel", "NTK", "classical kernel", "other"]
     arch = ["3resnet", "3resnet_eq21", "3layer", "2layer"]
@@ -387,17 +373,17 @@ def result_figure(result, runs: list[dict] | None = None, *, title: str | None =
     from per-seed columns of the rows when present — how many seeds ran the selected setting and the
     min / median / max of their test errors.
     """
-    name = result.name
+    spec = figure_spec(result.name)
     rows = _with_runs([dict(r) for r in result.rows], runs)
     scale = (getattr(result, "provenance", None) or {}).get("scale") or (rows[0].get("scale") if rows else None)
-    head = title or CLAIMS.get(name, name)
+    head = title or spec.headline  # the figure and the paper's claim (the verdict is in ``result.summary``)
     if scale and title is None:
         head += f"  ({scale} scale)"
-    if name == "fig4":
-        return _fig4(rows, runs, head)
-    if name == "fig3":
-        return _fig3(rows, head)
-    return _error_vs_x(rows, name, head)
+    if spec.plot == "norm_vs_error":
+        return _norm_vs_error(rows, runs, head)
+    if spec.plot == "beta_panels":
+        return _beta_panels(rows, spec, head)
+    return _error_vs_x(rows, spec, head)
 
 
 def _points_trace(pts: list[dict], xkey: str, label: str, style: dict, fields, **kw) -> go.Scatter:
@@ -426,14 +412,7 @@ LINE_STYLES = {"kα²": (THRESHOLD_COLOUR, "dash"), "α²/4": ("#6a3d9a", "dot")
 def reference_lines(name: str) -> list[tuple[float, str]]:
     """(value, label) of a figure's horizontal reference lines — kα², α²/4, predicting 0 — from the
     figure's definition in :mod:`resnetlearn.figures` (the same lines as the CLI's plots)."""
-    try:
-        from .figures import spec
-
-        return [(float(v), str(label)) for v, label in spec(name).lines()]
-    except Exception:  # an older or unknown definition: the §8.1 threshold
-        from .concept import parity_instance
-
-        return [] if name in ("companion", "fig4") else [(parity_instance().threshold, "kα²")]
+    return [(float(v), str(label)) for v, label in figure_spec(name).lines()]
 
 
 def _add_lines(fig, name: str, x0: float, x1: float, **where) -> list[float]:
@@ -445,8 +424,8 @@ def _add_lines(fig, name: str, x0: float, x1: float, **where) -> list[float]:
     return vals
 
 
-def _error_vs_x(rows: list[dict], name: str, head: str) -> go.Figure:
-    xkey = "n_train" if name in ("companion", "thm3") else "m"
+def _error_vs_x(rows: list[dict], spec, head: str) -> go.Figure:
+    xkey = spec.xkey
     main = [r for r in rows if r.get("panel") != "width"]
     side = [r for r in rows if r.get("panel") == "width"]  # the companion's width panel (x = m)
     fig = make_subplots(1, 2, column_widths=[0.62, 0.38], horizontal_spacing=0.09,
@@ -460,15 +439,15 @@ def _error_vs_x(rows: list[dict], name: str, head: str) -> go.Figure:
         where = dict(row=1, col=col) if side else {}
         groups: dict[tuple, list[dict]] = {}
         for r in part:
-            groups.setdefault((r["model"], None if name == "thm3" else r.get("mode")), []).append(r)
+            groups.setdefault((r["model"], r.get("mode") if spec.mode_in_label else None), []).append(r)
         for (model, mode) in sorted(groups, key=lambda k: _family_rank(*k)):
             st = learner_style(model, mode)
-            label = _label(groups[(model, mode)][0], name)
+            label = learner(groups[(model, mode)][0], with_mode=spec.mode_in_label)
             fig.add_trace(_points_trace(groups[(model, mode)], xk, label, st, fields, legendgroup=st["family"],
                                         legendgrouptitle=dict(text=st["family"]), showlegend=col == 1), **where)
         xs = sorted({r[xk] for r in part})
         ys += [r.get(k) for r in part for k in ("test_error", "test_error_min", "test_error_max")]  # bars inside
-        ys += _add_lines(fig, name, xs[0] / 1.25, xs[-1] * 1.25, **where) if col == 1 else []
+        ys += _add_lines(fig, spec.name, xs[0] / 1.25, xs[-1] * 1.25, **where) if col == 1 else []
         if side:
             fig.update_xaxes(log_axis(values=xs, title=X_TITLES[xk]), row=1, col=col)
         else:
@@ -482,7 +461,7 @@ def _error_vs_x(rows: list[dict], name: str, head: str) -> go.Figure:
     return _finish(fig, head, width=1100 if side else 960)
 
 
-def _fig3(rows: list[dict], head: str) -> go.Figure:
+def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
     from .concept import parity_instance
 
     modes = [m for m in ("all", "hidden") if any(r.get("mode") == m for r in rows)] or \
@@ -495,7 +474,7 @@ def _fig3(rows: list[dict], head: str) -> go.Figure:
                                         f" trained (3resnet({m}))" for m in modes])
     fields = _present(rows)
     xs = sorted({r["m"] for r in rows})
-    thr = next((v for v, label in reference_lines("fig3") if label == "kα²"), None) or parity_instance().threshold
+    thr = next((v for v, label in reference_lines(spec.name) if label == "kα²"), None) or parity_instance().threshold
     for j, mode in enumerate(modes, start=1):
         for b in betas:
             pts = [r for r in rows if r.get("mode") == mode and r["beta"] == b]
@@ -514,7 +493,7 @@ def _fig3(rows: list[dict], head: str) -> go.Figure:
     return _finish(fig, head, width=1100)
 
 
-def _fig4(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
+def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
     floor = 1e-3
     fig = go.Figure()
     sgd_runs = [r for r in (runs or []) if r.get("model") == "2layer_signs"]

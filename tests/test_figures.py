@@ -17,6 +17,11 @@ def test_threshold_and_zero_line_are_the_paper_facts():
 @pytest.mark.parametrize("name", F.NAMES)
 @pytest.mark.parametrize("scale", F.SCALES)
 def test_every_point_is_a_complete_distinct_configuration(name, scale):
+    if scale not in F.spec(name).scales:  # defined at some scales only: a clear error naming them
+        scales = ", ".join(F.spec(name).scales)
+        with pytest.raises(ValueError, match=f"{name} is defined at scale\\(s\\) {scales} only"):
+            F.points(name, scale)
+        return
     pts = F.points(name, scale)
     assert pts and all(p["figure"] == name and p["scale"] == scale for p in pts)
     ids = {tuple(sorted((k, str(v)) for k, v in p.items())) for p in pts}
@@ -143,3 +148,35 @@ def test_selection_table_sets_the_papers_selection_beside_a_validation_split():
         selection_table(by_test, by_test)
     with pytest.raises(ValueError, match="same figure"):
         selection_table(by_test, FigureResult("fig2b", by_val.rows, "", True, 0.0))
+
+
+def test_figure_4b_is_the_papers_setting_at_paper_scale():
+    """arXiv v3 §8.2, Figure 4(b): d = 100, N = 50000, mini-batch 100, the {1, 2, 5}·10^-k grid; the same
+    construction (footnote 16) and the same verdict rule as Figure 4(a)."""
+    pts = F.points("fig4b", "paper")
+    sgd = [p for p in pts if p["model"] == "2layer_signs"]
+    hand = [p for p in pts if p["model"] == "hand_built"]
+    assert {(p["d"], p["n_train"], p["target"]) for p in pts} == {(100, 50000, "parity6")}
+    assert {p["batch_size"] for p in sgd} == {100} and all("batch_size" not in p for p in hand)
+    assert [p["m"] for p in sgd] == [200, 500, 1000, 2000] and {p["mode"] for p in sgd} == {"hidden"}
+    assert sgd[0]["lrs"] == F.paper_grid(1e-3, 0.5) and sgd[0]["wds"] == [0.0] + F.paper_grid(1e-4, 5e-2)
+    assert sorted(p["wd"] for p in hand) == [0.0, 1e-4, 1e-3, 3e-3]
+    # Figure 4(a)'s points are Figure 4(b)'s at d = 40, N = 5000 with §8.1's mini-batch (no batch_size key)
+    a = F.points("fig4", "paper")
+    assert [dict(p, figure="fig4b", d=100, n_train=50000) for p in a] == \
+        [{k: v for k, v in p.items() if k != "batch_size"} for p in pts]
+    assert F.names_at("paper") == F.NAMES and "fig4b" not in F.names_at("quick") + F.EVERY_SCALE
+    spec = F.spec("fig4b")
+    assert (spec.plot, spec.keeps_grid, spec.xkey, spec.scales) == ("norm_vs_error", True, None, ("tiny", "paper"))
+
+
+def test_a_point_is_named_from_its_figures_definition():
+    assert F.point_label(dict(figure="fig3", model="3resnet", mode="all", beta=0.2, m=50)) == "3resnet(all) β=0.2 m=50"
+    assert F.point_label(dict(figure="thm3", model="gaussian", mode="kernel", n_train=250, m=500)) == "gaussian N=250"
+    assert F.point_label(dict(figure="companion", model="3layer", mode="hidden", n_train=100)) == "3layer(hidden) N=100"
+    assert F.point_label(dict(figure="fig4b", model="hand_built", mode="-", m=200, wd=0.001)) == \
+        "hand_built m=200 wd=0.001"
+    assert F.learner(dict(model="3resnet", mode="all"), with_mode=False) == "3resnet"
+    with pytest.raises(ValueError, match="plot must be one of"):
+        F.FigureSpec(name="x", title="", headline="", source="", claim="", xkey="m", points=None, verdict=None,
+                     plot="pie")

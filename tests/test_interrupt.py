@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn import figures, reproduce
-from resnetlearn.reproduce import FigureInterrupted, ResultsStore, _points, run_figure
+from resnetlearn import figures, points
+from resnetlearn.figures import points as figure_points
+from resnetlearn.reproduce import FigureInterrupted, ResultsStore, run_figure
 from resnetlearn.training import GridResult
 
 EPOCHS = 80
@@ -113,9 +114,9 @@ def test_an_interrupted_grid_is_not_stored(tmp_path, monkeypatch):
                    selected=True)
         return GridResult([row], row, "test", True, 0.1)
 
-    monkeypatch.setattr(reproduce, "grid_search", interrupted_grid)
+    monkeypatch.setattr(points, "grid_search", interrupted_grid)
     with pytest.raises(KeyboardInterrupt, match="interrupted during training"):
-        reproduce.run_point(_points("fig2a", "tiny", "cpu", "test")[0])
+        points.run_point(figure_points("fig2a", "tiny", device="cpu")[0])
     with pytest.raises(FigureInterrupted) as err:
         run_figure("fig2a", "tiny", "cpu", out=tmp_path, progress=False)
     assert (err.value.saved, err.value.total, err.value.store) == (0, 9, tmp_path)
@@ -126,7 +127,7 @@ def test_finished_points_are_kept_and_the_rest_cancelled(tmp_path, monkeypatch):
     """With an executor, points finished before Ctrl-C are stored, pending ones are cancelled."""
     from concurrent.futures import Future
 
-    pts = _points("fig2a", "tiny", "cpu", "test")
+    pts = figure_points("fig2a", "tiny", device="cpu")
     submitted = []
 
     class Pool:
@@ -157,9 +158,9 @@ def test_the_hand_built_point_checks_the_engine_flag(monkeypatch):
         res.interrupted = True
         return res
 
-    monkeypatch.setattr(reproduce, "train_models", stopped)
+    monkeypatch.setattr(points, "train_models", stopped)
     with pytest.raises(KeyboardInterrupt, match="hand_built"):
-        reproduce._hand_built_point(dict(figure="fig4", model="hand_built", mode="-", wd=0.0, epochs=1, d=8, m=200))
+        points._hand_built_point(dict(figure="fig4", model="hand_built", mode="-", wd=0.0, epochs=1, d=8, m=200))
 
 
 # ----------------------------------------------------------------- workers end with their parent, however it ends
@@ -263,7 +264,7 @@ def test_an_error_in_the_parent_terminates_the_workers_and_keeps_finished_points
     waiting for the points in progress and the queued ones; points that finished are still kept."""
     from concurrent.futures import Future
 
-    pts = _points("fig2a", "tiny", "cpu", "test")
+    pts = figure_points("fig2a", "tiny", device="cpu")
     submitted = []
 
     class Pool:

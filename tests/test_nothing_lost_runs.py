@@ -64,9 +64,9 @@ def test_an_edited_shipped_table_is_refused_instead_of_judged(tmp_path):
 def test_the_paper_scale_on_a_cpu_says_what_it_costs_before_the_first_point(tmp_path, monkeypatch, capsys):
     """--scale paper on a CPU started without a word (its bar then promised 24 min for many hours)."""
     from resnetlearn import __main__ as cli
-    from resnetlearn import reproduce
+    from resnetlearn import work_estimate
 
-    monkeypatch.setattr(reproduce, "_seconds_per_step", lambda *a: 1e-3)  # every step 1 ms: a = 1 ms, b = 0
+    monkeypatch.setattr(work_estimate, "_seconds_per_step", lambda *a: 1e-3)  # every step 1 ms: a = 1 ms, b = 0
 
     def first_point(*a, **k):  # the announcement must already be out when the first point would start
         said.append(capsys.readouterr().err)
@@ -83,12 +83,13 @@ def test_the_paper_scale_on_a_cpu_says_what_it_costs_before_the_first_point(tmp_
 
 
 def test_point_work_by_hand_and_a_real_step_is_timed():
-    from resnetlearn.reproduce import _points, _seconds_per_step, point_work
+    from resnetlearn.figures import points as figure_points
+    from resnetlearn.work_estimate import _seconds_per_step, point_work
 
-    pts = _points("fig2a", "quick", None, "test")
+    pts = figure_points("fig2a", "quick")
     p = [q for q in pts if (q["model"], q["mode"], q["m"]) == ("3resnet", "all", 50)]
     # 3resnet, d = 30, k = 15, m = 50: W 1500 + b1 50 + V 750 + b2 50 + A 750 = 3100 parameters; 400 epochs x 10
     # batches = 4000 steps for the 4 x 3 grid (12 networks) and again for the 4 fresh seeds
     assert point_work(p[0]) == 4000 * (12 * 3100 + 50_000) + 4000 * (4 * 3100 + 50_000)
-    assert point_work([q for q in _points("thm3", "quick", None, "test") if q["mode"] == "kernel"][0]) == 0
+    assert point_work([q for q in figure_points("thm3", "quick") if q["mode"] == "kernel"][0]) == 0
     assert 0 <= _seconds_per_step("2layer", "all", 10, 4, "cpu") < 0.5

@@ -6,9 +6,9 @@ import os
 import pytest
 
 from resnetlearn import __main__ as cli
+from resnetlearn.figures import points as figure_points
 from resnetlearn.reproduce import (
     ResultsStore,
-    _points,
     error_table,
     figure_plot,
     load_figure,
@@ -20,7 +20,7 @@ from resnetlearn.reproduce import (
 
 def test_store_key_atomic_write_and_resume(tmp_path):
     store = ResultsStore(tmp_path)
-    cfg = _points("fig2a", "tiny", "cpu", "test")[0]
+    cfg = figure_points("fig2a", "tiny", device="cpu")[0]
     assert store.key(cfg) == store.key(dict(cfg))
     assert store.key(cfg) != store.key(dict(cfg, m=9))  # any setting changes the key
     assert store.get(cfg) is None
@@ -64,13 +64,13 @@ def test_executor_seam_with_local_dask_cluster(tmp_path):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         res = run_figure("companion", "tiny", "cpu", out=tmp_path, executor=client, progress=False)
-    local = [run_point(p)["test_error"] for p in _points("companion", "tiny", "cpu", "test")]
+    local = [run_point(p)["test_error"] for p in figure_points("companion", "tiny", device="cpu")]
     assert [r["test_error"] for r in res.rows] == pytest.approx(local, rel=1e-5, nan_ok=True)
 
 
 def test_hand_built_solution_invariants():
     # §8.2 footnote 16: padding to d scales ‖W‖_F by √(d/6); duplicating rows to width m keeps it
-    from resnetlearn.reproduce import _hand_built_point
+    from resnetlearn.points import _hand_built_point
 
     base = dict(figure="fig4", wd=0.0, epochs=5, seed=0)
     a = _hand_built_point(dict(base, d=12, m=200))
@@ -95,7 +95,8 @@ def test_fig4_and_thm3_tiny(tmp_path):
 
 
 def test_scales_follow_the_paper_protocol_where_they_claim_to():
-    from resnetlearn.reproduce import SCALE_NOTES, SCALES, _scale_settings
+    from resnetlearn.figures import SCALE_NOTES, SCALES
+    from resnetlearn.figures import scale_settings as _scale_settings
     from resnetlearn.training import paper_grid
 
     assert set(SCALE_NOTES) == set(SCALES)
@@ -105,9 +106,9 @@ def test_scales_follow_the_paper_protocol_where_they_claim_to():
     # the cpu scale keeps the paper's epochs and N, and its grid lies inside the paper's grid
     assert cpu["epochs"] == 800 and set(cpu["widths"]) < set(paper["widths"])
     assert set(cpu["lrs"]) <= set(paper_grid(1e-3, 0.5)) and set(cpu["wds"]) <= set(paper["wds"])
-    assert {p["n_train"] for p in _points("fig2a", "cpu", "cpu", "test")} == {500}
-    assert {p["n_train"] for p in _points("fig2b", "cpu", "cpu", "test")} == {1000}
-    fig4 = [p for p in _points("fig4", "cpu", "cpu", "test") if p["model"] == "2layer_signs"]
+    assert {p["n_train"] for p in figure_points("fig2a", "cpu", device="cpu")} == {500}
+    assert {p["n_train"] for p in figure_points("fig2b", "cpu", device="cpu")} == {1000}
+    fig4 = [p for p in figure_points("fig4", "cpu", device="cpu") if p["model"] == "2layer_signs"]
     assert {(p["d"], p["n_train"]) for p in fig4} == {(40, 5000)}  # §8.2's d and N
     with pytest.raises(ValueError, match="scale must be one of"):
         _scale_settings("huge")
@@ -116,7 +117,7 @@ def test_scales_follow_the_paper_protocol_where_they_claim_to():
 def test_every_run_of_the_grid_is_recorded_with_the_selection(tmp_path):
     import csv
 
-    pts = _points("fig2a", "tiny", "cpu", "test")
+    pts = figure_points("fig2a", "tiny", device="cpu")
     p = dict(pts[0], lrs=[0.01, 0.05], wds=[0.0, 1e-3])
     res = run_point(p)
     grid = [r for r in res["runs"] if r["role"] == "grid"]
@@ -129,7 +130,7 @@ def test_every_run_of_the_grid_is_recorded_with_the_selection(tmp_path):
     assert [(r["lr"], r["wd"], r["seed"]) for r in reruns] == [(chosen[0]["lr"], chosen[0]["wd"], 1)]
     assert res["seed_errors"] == [res["test_error"], reruns[0]["test_error"]]
     # kernels: every (setting, ridge) candidate, the selected one equal to the refitted test error
-    kp = [q for q in _points("thm3", "tiny", "cpu", "test") if q["model"] == "gaussian"][0]
+    kp = [q for q in figure_points("thm3", "tiny", device="cpu") if q["model"] == "gaussian"][0]
     kres = run_point(kp)
     ksel = [r for r in kres["runs"] if r["selected"]]
     assert len(kres["runs"]) > 10 and len(ksel) == 1
@@ -267,3 +268,33 @@ def test_load_latest_takes_the_largest_complete_scale(tmp_path):
     assert res.provenance["directory"] == str(tmp_path / "quick") and "cpu:" in res.provenance["skipped"][0]
     with pytest.raises(ValueError, match="no loadable results for 'fig3'"):
         load_latest("fig3", tmp_path)
+
+
+def test_figure_4b_runs_at_tiny_scale_with_its_own_mini_batch(tmp_path, capsys, monkeypatch):
+    """Figure 4(b) (arXiv v3 §8.2) is one entry in resnetlearn.figures: the command line lists it, runs it at
+    tiny scale with §8.2's mini-batch 100 (Figure 4(a) keeps §8.1's 50), and refuses the scales that do not
+    define it before any point starts."""
+    from resnetlearn import points
+
+    real, batches = points.grid_search, []
+
+    def spy(*args, **kwargs):
+        batches.append(kwargs["protocol"].batch_size)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(points, "grid_search", spy)
+    with pytest.raises(SystemExit):
+        cli.main(["reproduce", "--help"])
+    assert "fig4b" in capsys.readouterr().out
+    assert cli.main(["reproduce", "fig4b", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
+    assert cli.main(["reproduce", "fig4", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
+    assert batches == [100, 50]
+    res = load_figure("fig4b", tmp_path)
+    assert [r["model"] for r in res.rows] == ["2layer_signs", "hand_built"] and res.rows[0]["d"] == 8
+    assert "(paper: 0.98 after searching m up to 50000;" in res.summary and "N = 200" in res.summary
+    assert (tmp_path / "fig4b.png").exists() and "2layer_signs" in error_table(res)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["reproduce", "fig4b", "--scale", "quick", "--out", str(tmp_path / "q")])
+    assert exit_.value.code == 2 and "fig4b is defined at --scale tiny, paper only" in capsys.readouterr().err
+    assert not (tmp_path / "q" / "store").exists()

@@ -7,19 +7,20 @@ import shutil
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn import reproduce
+from resnetlearn import running
+from resnetlearn.figures import points as figure_points
 from resnetlearn.reproduce import (
     FIGURES,
     ResultsStore,
     StoreWarning,
-    _points,
     atomic_write,
     load_figure,
     load_runs,
     run_figure,
 )
+from resnetlearn.store import _version
 
-POINTS = _points("fig2a", "tiny", "cpu", "test")
+POINTS = figure_points("fig2a", "tiny", device="cpu")
 
 
 def fake_point(config: dict) -> dict:
@@ -35,7 +36,7 @@ def test_a_stored_point_carries_its_key_config_completion_and_checksum(tmp_path)
     payload = json.loads(path.read_text())
     assert payload["key"] == store.key(cfg) == path.stem and payload["config"] == cfg
     assert payload["complete"] is True and payload["schema"] == ResultsStore.SCHEMA == 3
-    assert len(payload["sha256"]) == 64 and payload["version"] == reproduce._version()
+    assert len(payload["sha256"]) == 64 and payload["version"] == _version()
     assert store.get(cfg)["result"] == {"test_error": 1.5, "runs": [{"lr": 0.05}]}
     assert store.verify(path) is None
     assert [f.name for f in path.parent.iterdir()] == [path.name]  # no temporary file left behind
@@ -69,7 +70,7 @@ def _incomplete(path, store, other):
 
 
 def _old_schema(path, store, other):
-    path.write_text(json.dumps({"config": POINTS[0], "version": reproduce._version(),
+    path.write_text(json.dumps({"config": POINTS[0], "version": _version(),
                                 "result": {"test_error": 0.5}}))
 
 
@@ -87,7 +88,7 @@ def _empty(path, store, other):
     (_old_schema, "not a stored point of schema 3"),
 ])
 def test_a_damaged_store_file_is_named_moved_aside_and_recomputed(tmp_path, monkeypatch, damage, reason):
-    monkeypatch.setattr(reproduce, "run_point", fake_point)
+    monkeypatch.setattr(running, "run_point", fake_point)
     first = run_figure("fig2a", "tiny", "cpu", out=tmp_path, progress=False)
     store = ResultsStore(tmp_path)
     cfg, other = POINTS[0], POINTS[1]
@@ -95,7 +96,7 @@ def test_a_damaged_store_file_is_named_moved_aside_and_recomputed(tmp_path, monk
     original = path.read_text()
     damage(path, store, other)
     calls = []
-    monkeypatch.setattr(reproduce, "run_point", lambda c: calls.append(c) or fake_point(c))
+    monkeypatch.setattr(running, "run_point", lambda c: calls.append(c) or fake_point(c))
     with pytest.warns(StoreWarning, match="results store: ") as caught:
         again = run_figure("fig2a", "tiny", "cpu", out=tmp_path, progress=False)
     message = str(caught[0].message)
@@ -223,9 +224,74 @@ def test_the_shipped_results_are_complete(scale):
         pytest.skip(f"no figure shipped at {scale} scale")
     for fig in shipped:
         res = load_figure(fig, root)
-        assert len(res.rows) == res.provenance["points"] == len(_points(fig, scale, None, "test"))
+        assert len(res.rows) == res.provenance["points"] == len(figure_points(fig, scale))
         assert len(load_runs(fig, root)) >= len(res.rows)
         assert res.summary == open(os.path.join(root, f"{fig}.txt")).read().strip()
+        _check_shipped_by_hand(root, fig)
+
+
+_POINT = ("figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d", "init", "panel")
+
+
+def _point_key(row: dict) -> tuple:
+    """A point's columns as the CSV writes them ('' for None), and a hand-built point's weight decay."""
+    cell = lambda v: "" if v is None else str(v)  # noqa: E731
+    hand = (cell(row.get("wd")),) if row.get("model") == "hand_built" else ()
+    return tuple(cell(row.get(k)) for k in _POINT) + hand
+
+
+def _check_shipped_by_hand(root: str, fig: str) -> None:
+    """A shipped table recomputed without the package: its sha256 against FIG.sha256, each row's seed statistics
+    and plotted number from its own seed errors, its selected run, grid size, divergences and fresh-seed reruns
+    from the per-run table, and its numbers from the store's JSON files (whose checksums are recomputed)."""
+    import csv
+    import hashlib
+    import math
+    import statistics
+    from pathlib import Path
+
+    d = Path(root)
+    sums = dict(reversed(line.split("  ")) for line in (d / f"{fig}.sha256").read_text().splitlines())
+    for name in (f"{fig}.csv", f"{fig}_runs.csv"):
+        assert hashlib.sha256((d / name).read_bytes()).hexdigest() == sums[name]
+    table = list(csv.DictReader(open(d / f"{fig}.csv", newline="")))
+    runs: dict[tuple, list[dict]] = {}
+    for r in csv.DictReader(open(d / f"{fig}_runs.csv", newline="")):
+        runs.setdefault(_point_key(r), []).append(r)
+    stored: dict[tuple, list[dict]] = {}
+    for f in (d / "store" / fig).glob("*.json"):
+        payload = json.loads(f.read_text())
+        body = {k: v for k, v in payload.items() if k != "sha256"}
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+        assert hashlib.sha256(canonical.encode()).hexdigest() == payload["sha256"], f
+        stored.setdefault(_point_key(payload["config"]), []).append(payload["result"])
+    num = lambda v: float(v) if v not in ("", "None") else math.nan  # noqa: E731
+    fin = lambda xs: [x for x in xs if math.isfinite(x)]  # noqa: E731
+    for row in table:
+        key, test = _point_key(row), num(row["test_error"])
+        errs = (json.loads(row["seed_errors"]) if row["seed_errors"] else None) or [test]
+        fresh = fin(errs[1:] if len(errs) > 1 else errs)
+        median = statistics.median(fresh) if fresh else math.nan
+        assert errs[0] == test or (math.isnan(errs[0]) and math.isnan(test)), key
+        assert num(row["median"]) == median or (math.isnan(median) and row["median"] in ("", "nan")), key
+        if fin(errs):
+            assert (num(row["seed_min"]), num(row["seed_max"])) == (min(fin(errs)), max(fin(errs))), key
+        exact = num(row["exact_test_error"])
+        plotted = exact if math.isfinite(exact) and not median <= exact else median
+        assert num(row["plotted"]) == plotted or (math.isnan(plotted) and row["plotted"] in ("", "nan")), key
+        mine = runs[key]
+        selected = [r for r in mine if r["selected"] == "True"]
+        assert len(selected) <= 1 and all(num(r["test_error"]) == test for r in selected), key
+        grid = [r for r in mine if r["role"] == "grid"]
+        if row["grid_size"]:
+            assert len(grid) == int(row["grid_size"]), key
+            assert sum(r["diverged"] == "True" for r in grid) == int(row["diverged"]), key
+        reruns = [num(r["test_error"]) for r in mine if r["role"] == "rerun"]
+        if reruns:
+            assert str(reruns) == str(errs[1:]), key  # NaN for a diverged rerun on both sides
+        same = [res for res in stored.get(key, []) if str(res.get("test_error")) == str(test)
+                and str(res.get("seed_errors")) == str(json.loads(row["seed_errors"]) if row["seed_errors"] else None)]
+        assert same, f"{fig} {key}: no stored point holds the table's numbers"
 
 
 # ----------------------------------------------------------------- tables carry their checksum

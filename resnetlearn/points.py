@@ -1,0 +1,161 @@
+"""Running one point of a figure: a learner at one width (or N) with its whole search.
+
+What a point runs is read from the point (:func:`run_point`): a network its lr × wd grid by SGD with
+the selected cell retrained on fresh seeds (arXiv v3 §8.1), and for a (last)/(ntk) point also the
+exact kernel solution it stands for; a kernel (mode ``kernel``) its ridge and parameter search
+(the §7 hard instance); ``hand_built`` the construction of §8.2, footnote 16. The figure's
+specification (:mod:`resnetlearn.figures`) gives the data seed and whether every grid run is kept.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+
+from .concept import Sample, companion_figure1, hard_instance, parity6_target, parity_instance
+from .device import select_device
+from .figures import point_label
+from .figures import spec as figure_spec
+from .selection import grid_edges
+from .training import Protocol, grid_search, train_models
+
+BATCH = Protocol().batch_size
+"""The mini-batch of a network point that names none (§8.1: 50); a point's ``batch_size`` overrides it."""
+
+RUN_KEYS = ("role", "lr", "wd", "seed", "setting", "ridge_rel", "train_error", "test_error", "val_error", "diverged",
+            "frobenius_W", "selected")
+"""Columns of the per-run table (``FIG_runs.csv``): one row per trained model or kernel candidate."""
+
+
+def run_point(config: dict) -> dict:
+    """Train one point (a learner at one width, its whole lr × wd grid) and
+    return the selected run and wall time. Top-level so executors can pickle it.
+
+    A point is all or nothing: when training is interrupted (the engine
+    catches Ctrl-C and returns ``interrupted=True``) this raises
+    KeyboardInterrupt instead of returning numbers from a half-trained grid."""
+    if config["mode"] == "kernel":
+        return _kernel_point(config)
+    if config["model"] == "hand_built":
+        return _hand_built_point(config)
+    return _sgd_point(config)
+
+
+def _sgd_point(config: dict) -> dict:
+    """A network point: its lr × wd grid by SGD, the selected cell retrained with fresh seeds, and for a
+    (last)/(ntk) point the exact kernel solution it stands for."""
+    spec = figure_spec(config["figure"])
+    target = target_of(config)
+    t0 = time.perf_counter()
+    g = grid_search(target, config["model"], config["mode"], config["m"], config["n_train"],
+                    config["lrs"], config["wds"], rerun_seeds=config.get("rerun_seeds", []),
+                    select=config["select"], n_test=config["n_test"], data_seed=spec.data_seed,
+                    init=config.get("init", "paper"),
+                    protocol=Protocol(epochs=config["epochs"], batch_size=config.get("batch_size", BATCH),
+                                      lr_drop_epoch=config["epochs"] // 2, eval_every=config["epochs"]),
+                    device=config.get("device"), progress=False)
+    if g.interrupted:  # the engine stopped early on Ctrl-C: these numbers are not the point's result
+        raise KeyboardInterrupt(f"{point_label(config)} was interrupted during training")
+    best = g.best or {}
+    grid_rows = [r for r in g.rows if r["role"] == "grid"]
+    kept = {"train_error": best.get("train_error"), "frobenius_W": best.get("frobenius_W"),
+            "grid": [[r["train_error"], r["test_error"], r["frobenius_W"]] for r in grid_rows if not r["diverged"]]} \
+        if spec.keeps_grid else {}
+    runs = [{k: r.get(k) for k in RUN_KEYS if k in r} for r in g.rows]
+    seeds = [best.get("test_error", math.nan)] + [r["test_error"] for r in g.reruns] if best else []
+    out = {**kept, "runs": runs, "test_error": best.get("test_error", math.nan), "lr": best.get("lr"),
+           "wd": best.get("wd"), "lr_at_grid_edge": _at_edge("lr", best, config["lrs"]),
+           "wd_at_grid_edge": _at_edge("wd", best, config["wds"]),
+           "seed_errors": seeds, "diverged": sum(r["diverged"] for r in grid_rows), "grid_size": len(grid_rows)}
+    if config["mode"] in ("last", "ntk"):
+        out.update(_exact_kernel(config, target, data_seed=spec.data_seed))
+    return {**out, "seconds": round(time.perf_counter() - t0, 2), "device": str(select_device(config.get("device")))}
+
+
+def _at_edge(axis: str, best: dict, grid) -> bool:
+    """Whether the selected lr or wd sits on an end of its grid (the optimum may lie outside: widen the grid),
+    by the project's one grid-edge rule (:func:`resnetlearn.selection.grid_edges`); wd = 0 cannot be extended."""
+    return bool(grid_edges({axis: grid}, {axis: best.get(axis)}, hard_bounds={"wd": 0.0}))
+
+
+def _exact_kernel(config: dict, target, *, data_seed: int) -> dict:
+    """The kernel method a (last)/(ntk) point stands for, solved exactly: ridge regression with the
+    conjugate kernel / empirical NTK of the same initial network (seed 0, the point's init), the ridge
+    chosen by the point's own selection rule (:func:`resnetlearn.kernels.network_kernel_errors`).
+
+    The NTK is used output by output (``coupling="per_output"``: the scalar empirical NTK of each
+    output, the kernel usually meant by "the NTK"). It is cheap (an N × N Gram) and on §8.1 it is the
+    stronger kernel: the fully coupled kN × kN kernel, which is what SGD on the linearised network
+    converges to, did worse where we measured it (§8.1, N = m = 500: 10.2 vs 7.4), which is why this
+    per-output kernel is the one computed here; the SGD-trained linear model stands beside it."""
+    from .concept import data_split
+    from .kernel_experiments import network_kernel_errors
+
+    split = data_split(target, config["n_train"], n_test=config["n_test"], seed=data_seed, dtype=torch.float64)
+    r = network_kernel_errors(split.train, split.test, config["model"], config["m"], config["mode"], seed=0,
+                              init=config.get("init", "paper"), select=config["select"],
+                              coupling="per_output")
+    return {"exact_test_error": r["test_error"], "exact_train_error": r["train_error"],
+            "exact_ridge_rel": r["ridge_rel"], "exact_ridge_at_grid_edge": r["ridge_at_grid_edge"]}
+
+
+def _kernel_point(config: dict) -> dict:
+    from .kernel_experiments import kernel_errors
+
+    t0 = time.perf_counter()
+    r = kernel_errors(target_of(config), config["n_train"], kernels=[config["model"]], select=config["select"],
+                      n_test=config["n_test"], data_seed=figure_spec(config["figure"]).data_seed, m=config["m"],
+                      progress=False)[0]
+    err = "test_error" if config["select"] == "test" else "val_error"
+    runs = [{"setting": lab, "ridge_rel": rel, err: e, "selected": (lab, rel) == (r["setting"], r["ridge_rel"])}
+            for lab, rel, e in r["path"]]
+    return {"runs": runs, "test_error": r["test_error"], "ridge_rel": r["ridge_rel"], "setting": r["setting"],
+            "ridge_at_grid_edge": r.get("ridge_at_grid_edge"), "param_at_grid_edge": r.get("param_at_grid_edge"),
+            "grid_edges": r.get("grid_edges"),
+            "seconds": round(time.perf_counter() - t0, 2), "device": "cpu"}
+
+
+def _hand_built_point(config: dict) -> dict:
+    """§8.2 footnote 16: train aᵀσ(Wx) with m = 200 on all 64 inputs of the d = 6
+    problem (so its test error is exact), then pad W with d − 6 zero columns
+    (scaling the 6 used columns by √(d/6), since inputs are ±1/√d) and
+    duplicate rows up to width m with rescaling by √(200/m): the same function,
+    the same test error, ‖W‖_F = √(d/6)·‖W₆‖_F at every width."""
+    import itertools
+
+    t0 = time.perf_counter()
+    x6 = torch.tensor(list(itertools.product((1.0, -1.0), repeat=6)), dtype=torch.float64) / 6**0.5
+    y6 = parity6_target(6)(x6)
+    full = Sample(x6, y6, None, None)
+    res = train_models(full, full, "2layer_signs", "hidden", m=200, lrs=[0.5], wds=[config["wd"]],
+                       seeds=[config.get("seed", 0)],
+                       protocol=Protocol(epochs=config["epochs"], batch_size=16,
+                                         lr_drop_epoch=config["epochs"] * 2 // 3, eval_every=config["epochs"]),
+                       dtype=torch.float64, device="cpu", progress=False)
+    if res.interrupted:
+        raise KeyboardInterrupt(f"{point_label(config)} was interrupted during training")
+    W6 = res.params["W"][0]
+    d, m = config["d"], config["m"]
+    Wd = torch.zeros(200, d, dtype=torch.float64)
+    Wd[:, :6] = W6 * (d / 6) ** 0.5
+    Wm = Wd.repeat(m // 200, 1) * (200 / m) ** 0.5
+    run = {"wd": config["wd"], "seed": config.get("seed", 0), "train_error": float(res.test_error[0]),
+           "test_error": float(res.test_error[0]), "frobenius_W": float(Wm.norm()), "selected": True}
+    return {"runs": [run], "test_error": float(res.test_error[0]), "train_error": float(res.test_error[0]),
+            "frobenius_W": float(Wm.norm()), "seconds": round(time.perf_counter() - t0, 2), "device": "cpu"}
+
+
+TARGET_BUILDERS = {
+    "parity": lambda c: parity_instance(alpha=c["alpha"], beta=c["beta"]),  # §8.1: β·F + α·G(F)
+    "parity6": lambda c: parity6_target(c["d"]),  # §8.2: a degree-6 parity in d dimensions
+    "hard": lambda c: hard_instance(c["d"], c["k"], alpha=c["alpha"], seed=0),  # §7's hard instance, seed 0
+    "companion": lambda c: companion_figure1(),  # the companion paper's Figure 1 target
+}
+"""How each target of :data:`resnetlearn.figures.TARGETS` is built from a point's configuration."""
+
+
+def target_of(config: dict):
+    """The target a point learns, from its ``target`` (:data:`TARGET_BUILDERS`)."""
+    return TARGET_BUILDERS[config["target"]](config)
