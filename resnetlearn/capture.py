@@ -29,7 +29,7 @@ class CapturedEpochs:
     """Replays one epoch of ``state``'s SGD steps on the fixed data ``x``, ``y`` (one per training phase).
 
     Use it in place of ``state.epoch``: ``runner.epoch(x, y, epoch, cancel)``. Cancellation is checked
-    between epochs (an epoch is one replay); ``x``/``y`` must be the tensors it was built with.
+    between epochs by the caller (an epoch is one replay); ``x``/``y`` must be the tensors it was built with.
     """
 
     def __init__(self, state, x: torch.Tensor, y: torch.Tensor, *, record: bool = True):
@@ -76,13 +76,11 @@ class CapturedEpochs:
             for t, v in zip((*st.trainable, *st.bufs, st.alive), saved):
                 t.copy_(v)
 
-    def epoch(self, x, y, epoch: int, cancel) -> None:
-        from .training import _Cancelled, _is_cancelled
-
+    def epoch(self, x, y, epoch: int, cancel=None) -> None:
+        """One epoch (a replay). ``cancel`` is not looked at here: a replay cannot stop mid-epoch, so
+        :func:`resnetlearn.training.train_models` checks it before every epoch."""
         if x is not self.x or y is not self.y:
             raise ValueError("a recorded epoch replays on the data it was recorded with; pass the same x and y")
-        if _is_cancelled(cancel):
-            raise _Cancelled
         st = self.state
         perm = torch.stack([torch.randperm(x.shape[0], generator=g) for g in st.gens])
         if x.device.type == "cuda":

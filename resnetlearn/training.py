@@ -317,6 +317,8 @@ def train_models(train, test, arch: str, mode: str, *, m: int, lrs, wds, seeds,
             state.start_phase(phase)
             runner = _captured_or_eager(state, xtr, ytr, capture, explicit=capture_asked)
             for epoch in range(protocol.epochs):
+                if _is_cancelled(cancel):  # between epochs (a recorded epoch cannot stop inside)
+                    raise _Cancelled
                 runner.epoch(xtr, ytr, epoch, cancel)
                 done += 1
                 bar.update(1)
