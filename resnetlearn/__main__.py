@@ -158,7 +158,7 @@ def main(argv=None) -> int:
             context = multiprocessing.get_context("spawn") if device.type == "cuda" else None
             executor = ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init,
                                            initargs=(os.getpid(),))
-        _announce_work(args, figures, device, out, workers)
+        _announce_work(args, figures, device=device, out=out, workers=workers)
         for fig in figures:
             res = run_figure(fig, args.scale, args.device, out=out / "store", executor=executor,
                              select=args.select)
@@ -171,7 +171,8 @@ def main(argv=None) -> int:
         completed = True
     except KeyboardInterrupt as e:
         by_sigterm = _on_sigterm.seen
-        _report_interrupt(e, finished, out, command, "terminated (SIGTERM)" if by_sigterm else "interrupted (Ctrl-C)")
+        _report_interrupt(e, finished, out=out, command=command,
+                          how="terminated (SIGTERM)" if by_sigterm else "interrupted (Ctrl-C)")
         return TERMINATED if by_sigterm else INTERRUPTED
     except WorkersUnavailable as e:
         print(f"\n{e}.\nfinished points are stored in {out / 'store'}; resume with fewer --workers:\n  {command}",
@@ -188,7 +189,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def _announce_work(args, figures, device, out: Path, workers: int) -> None:
+def _announce_work(args, figures, *, device, out: Path, workers: int) -> None:
     """Before the first point: what the run will compute and how long its SGD steps take here (timed on a
     few real steps), and that the paper's scale is meant for a GPU when there is none."""
     if args.scale == "tiny":
@@ -201,7 +202,7 @@ def _announce_work(args, figures, device, out: Path, workers: int) -> None:
     print(est.text(args.scale, workers), file=sys.stderr, flush=True)
 
 
-def _report_interrupt(e: KeyboardInterrupt, finished: list[str], out: Path, command: str, how: str) -> None:
+def _report_interrupt(e: KeyboardInterrupt, finished: list[str], *, out: Path, command: str, how: str) -> None:
     """Say on stderr what Ctrl-C (or SIGTERM) kept and how to go on."""
     lines = ["", f"{how}."]
     if finished:

@@ -221,7 +221,7 @@ class FigureSpec:
         return f"{self.name}: {self.claim} ({self.source}) {text} -> {_verdict_word(ok)} at this scale", ok
 
 
-def _base(spec: FigureSpec, scale: str, s: dict, select: str, device) -> dict:
+def _base(spec: FigureSpec, scale: str, *, s: dict, select: str, device) -> dict:
     return dict(figure=spec.name, scale=scale, epochs=s["epochs"], lrs=s["lrs"], wds=s["wds"], n_test=s["n_test"],
                 select=select, device=device, target=spec.target, alpha=0.3, beta=1.0, rerun_seeds=s["rerun_seeds"])
 
@@ -608,7 +608,7 @@ def points(name: str, scale: str, *, device=None, select: str = "test") -> list[
     fig = spec(name)
     if scale not in fig.scales:
         raise ValueError(f"{name} is defined at scale(s) {', '.join(fig.scales)} only, not at scale {scale!r}")
-    return fig.points(scale, _base(fig, scale, s, select, device))
+    return fig.points(scale, _base(fig, scale, s=s, select=select, device=device))
 
 
 def names_at(scale: str) -> tuple[str, ...]:

@@ -386,7 +386,7 @@ def result_figure(result, runs: list[dict] | None = None, *, title: str | None =
     return _error_vs_x(rows, spec, head)
 
 
-def _points_trace(pts: list[dict], xkey: str, label: str, style: dict, fields, **kw) -> go.Scatter:
+def _points_trace(pts: list[dict], xkey: str, *, label: str, style: dict, fields, **kw) -> go.Scatter:
     pts = sorted(pts, key=lambda r: r[xkey])
     custom, lines = _hover(pts, fields)
     what = "N" if xkey == "n_train" else "m"
@@ -443,8 +443,9 @@ def _error_vs_x(rows: list[dict], spec, head: str) -> go.Figure:
         for (model, mode) in sorted(groups, key=lambda k: _family_rank(*k)):
             st = learner_style(model, mode)
             label = learner(groups[(model, mode)][0], with_mode=spec.mode_in_label)
-            fig.add_trace(_points_trace(groups[(model, mode)], xk, label, st, fields, legendgroup=st["family"],
-                                        legendgrouptitle=dict(text=st["family"]), showlegend=col == 1), **where)
+            fig.add_trace(_points_trace(groups[(model, mode)], xk, label=label, style=st, fields=fields,
+                                        legendgroup=st["family"], legendgrouptitle=dict(text=st["family"]),
+                                        showlegend=col == 1), **where)
         xs = sorted({r[xk] for r in part})
         ys += [r.get(k) for r in part for k in ("test_error", "test_error_min", "test_error_max")]  # bars inside
         ys += _add_lines(fig, spec.name, xs[0] / 1.25, xs[-1] * 1.25, **where) if col == 1 else []
@@ -481,7 +482,7 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
             if not pts:
                 continue
             st = {"color": colours[b], "dash": "solid", "marker": "circle"}
-            fig.add_trace(_points_trace(pts, "m", f"β = {b:g}", st, fields, legendgroup=f"β={b:g}",
+            fig.add_trace(_points_trace(pts, "m", label=f"β = {b:g}", style=st, fields=fields, legendgroup=f"β={b:g}",
                                         showlegend=j == 1), 1, j)
         fig.add_trace(threshold_trace(thr, xs[0] / 1.25, xs[-1] * 1.25, showlegend=j == 1), 1, j)
     ys = [r.get(k) for r in rows for k in ("test_error", "test_error_min", "test_error_max")]  # bars inside

@@ -49,8 +49,8 @@ def _sgd_point(config: dict) -> dict:
     spec = figure_spec(config["figure"])
     target = target_of(config)
     t0 = time.perf_counter()
-    g = grid_search(target, config["model"], config["mode"], config["m"], config["n_train"],
-                    config["lrs"], config["wds"], rerun_seeds=config.get("rerun_seeds", []),
+    g = grid_search(target, config["model"], config["mode"], m=config["m"], n_train=config["n_train"],
+                    lrs=config["lrs"], wds=config["wds"], rerun_seeds=config.get("rerun_seeds", []),
                     select=config["select"], n_test=config["n_test"], data_seed=spec.data_seed,
                     init=config.get("init", "paper"),
                     protocol=Protocol(epochs=config["epochs"], batch_size=config.get("batch_size", BATCH),
@@ -94,7 +94,7 @@ def _exact_kernel(config: dict, target, *, data_seed: int) -> dict:
     from .kernel_experiments import network_kernel_errors
 
     split = data_split(target, config["n_train"], n_test=config["n_test"], seed=data_seed, dtype=torch.float64)
-    r = network_kernel_errors(split.train, split.test, config["model"], config["m"], config["mode"], seed=0,
+    r = network_kernel_errors(split.train, split.test, arch=config["model"], m=config["m"], mode=config["mode"], seed=0,
                               init=config.get("init", "paper"), select=config["select"],
                               coupling="per_output")
     return {"exact_test_error": r["test_error"], "exact_train_error": r["train_error"],

@@ -102,7 +102,7 @@ def _expected_points(name: str, directory: Path, prov: dict) -> list[dict]:
     return expected
 
 
-def _match_points(path: Path, name: str, scale: str, rows: list[tuple[int, dict]], expected: list[dict],
+def _match_points(path: Path, rows: list[tuple[int, dict]], *, name: str, scale: str, expected: list[dict],
                   one_row_each: bool) -> dict[tuple, list[dict]]:
     """Rows grouped by the point they belong to; rows of another figure, scale or point, duplicated
     points (``one_row_each``) and missing points raise a ValueError naming the file and the points."""
@@ -160,7 +160,7 @@ def load_figure(name: str, directory) -> FigureResult:
         if r["seed_errors"] is not None and len(r["seed_errors"]) != r["n_seeds"]:
             raise ValueError(f"{where}: {len(r['seed_errors'])} seed errors but n_seeds = {r['n_seeds']}")
         r["panel"] = r.get("panel") or None
-    groups = _match_points(path, name, prov["scale"], rows, expected, one_row_each=True)
+    groups = _match_points(path, rows, name=name, scale=prov["scale"], expected=expected, one_row_each=True)
     for p in expected:
         r = groups[point_id(p)][0]
         want = 1 + len(p.get("rerun_seeds") or []) if p["model"] != "hand_built" and p["mode"] != "kernel" else None
@@ -212,7 +212,7 @@ def load_runs(name: str, directory) -> list[dict]:
                ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"),
                ("selected", "diverged"), where=f"{path}, line {line}")
         r["role"] = r.get("role") or "grid"
-    groups = _match_points(path, name, prov["scale"], rows, expected, one_row_each=False)
+    groups = _match_points(path, rows, name=name, scale=prov["scale"], expected=expected, one_row_each=False)
     for p in expected:
         runs = groups[point_id(p)]
         grid = p["model"] != "hand_built" and p["mode"] != "kernel"

@@ -24,7 +24,7 @@ from .training import Protocol
 
 
 @functools.cache
-def _target_dims(target: str, d, k, alpha, beta) -> tuple[int, int]:
+def _target_dims(target: str, *, d, k, alpha, beta) -> tuple[int, int]:
     """(d, k) of a point's target (built once per distinct target)."""
     t = target_of(dict(target=target, d=d, k=k, alpha=alpha, beta=beta))
     return t.d, t.k
@@ -38,7 +38,8 @@ def _sgd_batches(config: dict) -> list[tuple[int, int, int]]:
     if config["model"] == "hand_built":  # footnote 16: one 2layer_signs of width 200 on the 64 inputs, batch 16
         params = sum(math.prod(s) for s in param_shapes("2layer_signs", 6, 1, 200).values())
         return [(1, config["epochs"] * math.ceil(64 / 16), params)]
-    d, k = _target_dims(config["target"], config.get("d"), config.get("k"), config.get("alpha"), config.get("beta"))
+    d, k = _target_dims(config["target"], d=config.get("d"), k=config.get("k"), alpha=config.get("alpha"),
+                        beta=config.get("beta"))
     n_fit = config["n_train"] - (round(0.2 * config["n_train"]) if config["select"] == "val" else 0)
     steps = config["epochs"] * math.ceil(n_fit / config.get("batch_size", BATCH))
     params = sum(math.prod(s) for s in param_shapes(config["model"], d, k, config["m"]).values())
@@ -59,7 +60,7 @@ def point_work(config: dict) -> float:
     return float(sum(n * (g * params + STEP_OVERHEAD) for g, n, params in _sgd_batches(config)))
 
 
-def _seconds_per_step(arch: str, mode: str, m: int, models: int, device) -> float:
+def _seconds_per_step(arch: str, mode: str, *, m: int, models: int, device) -> float:
     """Wall time of one SGD step of ``models`` networks at width m here, measured on a few steps."""
     from .training import train_models
 
@@ -136,7 +137,7 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
         if (arch, mode) not in cost:
             from .networks import param_shapes
 
-            t = [_seconds_per_step(arch, mode, w, 4, dev) for w in (10, probe_width)]  # d = 30, k = 15
+            t = [_seconds_per_step(arch, mode, m=w, models=4, device=dev) for w in (10, probe_width)]  # d = 30, k = 15
             P = [sum(math.prod(s) for s in param_shapes(arch, 30, 15, w).values()) for w in (10, probe_width)]
             b = max(0.0, (t[1] - t[0]) / (4 * (P[1] - P[0])))
             cost[(arch, mode)] = (max(0.0, t[0] - 4 * b * P[0]), b)
@@ -145,4 +146,5 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
             networks += g
             steps += g * n_steps
             seconds += n_steps * (a + b * g * params)
-    return WorkEstimate(len(pending), len(pending) - len(nets), networks, steps, seconds, str(dev))
+    return WorkEstimate(points=len(pending), kernel_points=len(pending) - len(nets), networks=networks, steps=steps,
+                        seconds=seconds, device=str(dev))

@@ -66,7 +66,7 @@ def test_the_paper_scale_on_a_cpu_says_what_it_costs_before_the_first_point(tmp_
     from resnetlearn import __main__ as cli
     from resnetlearn import work_estimate
 
-    monkeypatch.setattr(work_estimate, "_seconds_per_step", lambda *a: 1e-3)  # every step 1 ms: a = 1 ms, b = 0
+    monkeypatch.setattr(work_estimate, "_seconds_per_step", lambda *a, **k: 1e-3)  # every step 1 ms: a = 1 ms, b = 0
 
     def first_point(*a, **k):  # the announcement must already be out when the first point would start
         said.append(capsys.readouterr().err)
@@ -92,4 +92,4 @@ def test_point_work_by_hand_and_a_real_step_is_timed():
     # batches = 4000 steps for the 4 x 3 grid (12 networks) and again for the 4 fresh seeds
     assert point_work(p[0]) == 4000 * (12 * 3100 + 50_000) + 4000 * (4 * 3100 + 50_000)
     assert point_work([q for q in figure_points("thm3", "quick") if q["mode"] == "kernel"][0]) == 0
-    assert 0 <= _seconds_per_step("2layer", "all", 10, 4, "cpu") < 0.5
+    assert 0 <= _seconds_per_step("2layer", "all", m=10, models=4, device="cpu") < 0.5
