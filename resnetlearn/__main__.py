@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .device import select_device
-from .figures import FIGURES, NAMES, SCALES, names_at
+from .figures import NAMES, SCALES, SPECS, names_at
 from .figures import points as figure_points
 from .reproduce import (
     FigureInterrupted,
@@ -77,7 +77,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                                     "(FIG.sha256, checked whenever the tables are read back) to OUT. "
                                     "Before the first point it says how much work lies ahead.",
                         formatter_class=argparse.RawTextHelpFormatter)
-    only = [f"{name} ({', '.join(s.scales)} only)" for name, s in FIGURES.items() if s.scales != SCALES]
+    only = [f"{name} ({', '.join(s.scales)} only)" for name, s in SPECS.items() if s.scales != SCALES]
     rp.add_argument("figure", choices=NAMES + ("all",),
                     help="the experiment; all: every figure defined at --scale"
                          + (f"; defined at some scales only: {'; '.join(only)}" if only else ""))
@@ -118,8 +118,8 @@ def _check(args):
     """Every argument checked before the first point starts; returns the output directory and the device."""
     if args.workers < 0:
         raise ValueError(f"--workers must be an integer >= 0 (0: run in this process), got {args.workers}")
-    if args.figure != "all" and args.scale not in FIGURES[args.figure].scales:
-        raise ValueError(f"{args.figure} is defined at --scale {', '.join(FIGURES[args.figure].scales)} only, "
+    if args.figure != "all" and args.scale not in SPECS[args.figure].scales:
+        raise ValueError(f"{args.figure} is defined at --scale {', '.join(SPECS[args.figure].scales)} only, "
                          f"not at --scale {args.scale}")
     try:
         device = select_device(args.device)

@@ -1,12 +1,18 @@
 """The paper's experiments, one definition each: points per scale, the claim
 in the paper's terms, the verdict rule, curve labels and reference lines.
 
-Every experiment of arXiv v3 §8 (Figures 2(a), 2(b), 3, 4), the kernel lower
-bound on the §7 hard instance, and the companion paper's Figure 1 is a
-:class:`FigureSpec` in :data:`FIGURES`. :mod:`resnetlearn.reproduce` runs the
-points, stores them and writes tables and plots from these definitions, so a
-new experiment is one new entry here (and a missing piece fails when the
-module is imported, before any compute).
+Every experiment of arXiv v3 §8 (Figures 2(a), 2(b), 3, 4(a), 4(b)), the kernel
+lower bound on the §7 hard instance (arXiv v3 Theorem 2; the NeurIPS version
+sketches it as Theorem 3 and states it as Theorem 2 in its §7; the key ``thm3``
+is kept because it names stored files), and the companion paper's Figure 1 is a
+:class:`FigureSpec` in :data:`SPECS`. :mod:`resnetlearn.reproduce` runs the
+points, stores them and writes tables and plots from these definitions and
+never from a figure's name, so a new experiment is one new entry here: its
+titles, source and claim, a point builder (scale, base configuration -> points,
+each a complete configuration), a verdict, and where it differs from the
+defaults its target, plot kind, labels, reference lines and scales (a wrong
+plot kind, target or scale fails when the module is imported, before any
+compute). Figure 4(b) was added this way, sharing Figure 4(a)'s builders.
 
 A *point* is one learner at one width (or sample size) with its own lr × wd
 grid search (networks) or ridge/kernel-parameter search (kernels). Network
@@ -528,7 +534,7 @@ def companion_zero() -> float:
 # ----------------------------------------------------------------- the registry
 _PARITY_LINES = lambda: [(parity_threshold(), "kα²"), (parity_zero(), "predict 0")]  # noqa: E731
 
-FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
+SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
     FigureSpec(
         name="fig2a", title="Figure 2(a): N = 500, all layers trained",
         headline="Figure 2(a), N = 500, all layers trained (paper: only 3resnet(all) gets below kα²)",
@@ -590,16 +596,16 @@ FIGURES: dict[str, FigureSpec] = {spec.name: spec for spec in (
         label=lambda r: learner(r) + (f" m={r['m']}" if r.get("panel") == "width" else ""),
         lines=lambda: [(companion_zero(), "predict 0")]),
 )}
-NAMES = tuple(FIGURES)
+NAMES = tuple(SPECS)
 """Every figure defined here."""
-EVERY_SCALE = tuple(name for name, s in FIGURES.items() if s.scales == SCALES)
+EVERY_SCALE = tuple(name for name, s in SPECS.items() if s.scales == SCALES)
 """The figures defined at every scale: what ``reproduce all`` runs at every scale and ``results/quick`` holds."""
 
 
 def spec(name: str) -> FigureSpec:
-    if name not in FIGURES:
+    if name not in SPECS:
         raise ValueError(f"unknown figure {name!r}; allowed: {', '.join(NAMES)}")
-    return FIGURES[name]
+    return SPECS[name]
 
 
 def points(name: str, scale: str, *, device=None, select: str = "test") -> list[dict]:
@@ -614,7 +620,7 @@ def points(name: str, scale: str, *, device=None, select: str = "test") -> list[
 def names_at(scale: str) -> tuple[str, ...]:
     """The figures defined at ``scale`` (what ``reproduce all --scale SCALE`` runs)."""
     scale_settings(scale)  # a clear error for an unknown scale
-    return tuple(name for name, s in FIGURES.items() if scale in s.scales)
+    return tuple(name for name, s in SPECS.items() if scale in s.scales)
 
 
 # ----------------------------------------------------------------- a point's name, and a figure's verdict
@@ -630,7 +636,7 @@ _SYMBOLS = {"beta": "β"}
 def point_label(p: dict) -> str:
     """A short human name for a point, e.g. ``3resnet(last) m=200`` or ``gaussian N=250``: the learner, its
     figure's x (N when the figure plots against N, else m) and the figure's :attr:`FigureSpec.label_keys`."""
-    fig = FIGURES.get(p.get("figure"))
+    fig = SPECS.get(p.get("figure"))
     parts = [learner({"model": p.get("model"), "mode": p.get("mode")})]
     parts += [f"{_SYMBOLS.get(k, k)}={p.get(k)}" for k in (fig.label_keys if fig else ())]
     parts.append(f"N={p.get('n_train')}" if fig is not None and fig.xkey == "n_train" else f"m={p.get('m')}")

@@ -54,7 +54,7 @@ from .work_estimate import WorkEstimate, estimate_work, point_work
 
 FIGURES = EVERY_SCALE
 """The names of the figures every scale defines, in the order ``reproduce all`` runs them (the
-specifications, every figure included, are :data:`resnetlearn.figures.FIGURES`)."""
+specifications, every figure included, are :data:`resnetlearn.figures.SPECS`)."""
 
 __all__ = [
     "FIGURES", "SCALES", "SCALE_NOTES", "FigureInterrupted", "FigureResult", "ResultsStore", "StoreWarning",
