@@ -247,7 +247,7 @@ def _arch(arch, allowed, what):
     if isinstance(arch, str) and arch in ARCH_KERNELS and arch not in allowed and ARCH_KERNELS[arch].note:
         raise ValueError(f"no {what} kernel for arch {arch!r}: {ARCH_KERNELS[arch].note}; allowed: {allowed}")
     V.choice("arch", arch, allowed)
-    return ARCH_KERNELS[arch]
+    return networks.ARCHITECTURES[arch]
 
 
 def _single(params: dict, arch: str | None = None, d: int | None = None) -> dict:

@@ -245,8 +245,8 @@ def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]
 
 
 def check_arch(arch: str) -> str:
-    if not isinstance(arch, str) or arch not in ARCHS:
-        raise ValueError(f"unknown model {arch!r}; allowed: {ARCHS}")
+    if not isinstance(arch, str) or arch not in ARCHITECTURES:
+        raise ValueError(f"unknown model {arch!r}; allowed: {tuple(ARCHITECTURES)}")
     return arch
 
 

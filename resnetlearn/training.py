@@ -255,7 +255,7 @@ def train_models(train, test, arch: str, mode: str, *, m: int, lrs, wds, seeds,
     devices, eager elsewhere; True on a non-CUDA device is an error). The recorded kernels are the eager
     ones; cancellation is then checked between epochs.
     """
-    V.choice("arch", arch, networks.ARCHS)
+    V.choice("arch", arch, networks.ARCHITECTURES)
     V.choice("mode", mode, MODES)
     m = V.integer("m (width)", m, lo=1)
     if not isinstance(protocol, Protocol):

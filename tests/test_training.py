@@ -375,3 +375,42 @@ def test_networks_forward_is_the_all_and_hidden_model(data):
                          progress=False)
         same = torch.equal(networks.forward("3resnet", r.params, x), r.predict(x))
         assert same == (mode == "all"), mode
+
+
+def test_a_new_architecture_is_one_entry(data, monkeypatch):
+    """Adding a network is one Architecture entry (here a four-layer ReLU network, which no code
+    was written for): its parameters, batched forward, training in every mode (with the public
+    evaluation reproducing the reported error) and its empirical NTK follow from the layer graph.
+    The NTK (back-propagated signals derived from the graph) equals J Jᵀ with J from autograd of
+    the network written out by hand here."""
+    from torch.func import jacrev
+
+    from resnetlearn import kernels as K
+
+    n = networks
+    rec = n.Architecture("4layer", "A·σ(U σ(V σ(W x + b₁) + b₂) + b₃)",
+                         (n.dense("h1", "x", "W", "b1"), n.relu("a1", "h1"), n.dense("h2", "a1", "V", "b2"),
+                          n.relu("a2", "h2"), n.dense("h3", "a2", "U", "b3"), n.relu("a3", "h3"),
+                          n.readout("out1", "a3")), out1="out1")
+    monkeypatch.setitem(n.ARCHITECTURES, "4layer", rec)
+    monkeypatch.setattr(K, "NETWORK_ARCHS", K.NETWORK_ARCHS + ("4layer",))
+    assert n.param_shapes("4layer", 5, 3, 7) == dict(W=(7, 5), b1=(7,), V=(7, 7), b2=(7,), U=(7, 7), b3=(7,),
+                                                     A=(3, 7))
+    p = n.init_params("4layer", 5, 3, 7, [1], dtype=F64)
+    x = torch.randn(6, 5, dtype=F64, generator=torch.Generator().manual_seed(0))
+
+    def by_hand(W, b1, V, b2, U, b3, A):
+        return torch.relu(torch.relu(torch.relu(x @ W.T + b1) @ V.T + b2) @ U.T + b3) @ A.T
+
+    q = {k: v[0] for k, v in p.items()}
+    assert torch.allclose(n.forward("4layer", p, x)[0], by_hand(**q), atol=1e-12)
+    J = torch.cat([j.reshape(6, 3, -1) for j in jacrev(by_hand, argnums=tuple(range(7)))(*q.values())], dim=2)
+    J = J.permute(1, 0, 2)  # (k, N, P)
+    ntk = K.ntk(x, arch="4layer", params=p, outputs="full")
+    assert torch.allclose(ntk, torch.einsum("anp,bmp->anbm", J, J), atol=1e-10)
+    inst, _, _ = data
+    tr, te = inst.sample(100, seed=0), inst.sample(200, seed=1)
+    for mode in rl.training.MODES:
+        r = train_models(tr, te, "4layer", mode, m=12, lrs=[0.05], wds=[0.0], seeds=[0], protocol=Protocol.quick(1),
+                         progress=False)
+        assert torch.isfinite(r.test_error).all() and torch.equal(r.error(te), r.test_error), mode
