@@ -21,6 +21,13 @@ Modules, one per concept of the papers:
 * :mod:`resnetlearn.plots`, :mod:`resnetlearn.live` — figures and live widgets for the notebooks, built on
   :mod:`resnetlearn.live_run` (the background job every widget shares); :mod:`resnetlearn.race` — the race
   of notebooks 00 and 03 as a computation (no widgets needed)
+* :mod:`resnetlearn.figures` — the papers' experiments, one :class:`~resnetlearn.figures.FigureSpec` each
+  (arXiv v3 §8, the §7 kernel theorem, companion Figure 1); :mod:`resnetlearn.reproduce` runs them
+  (``python -m resnetlearn reproduce``) through :mod:`resnetlearn.store` (durable results, checksums),
+  :mod:`resnetlearn.points` (one point), :mod:`resnetlearn.running` (a figure, workers, signals),
+  :mod:`resnetlearn.work_estimate`, :mod:`resnetlearn.figure_tables` (tables and plot written) and
+  :mod:`resnetlearn.table_reading` (tables read back and checked); :mod:`resnetlearn.figures_plotly`
+  draws them interactively
 * :mod:`resnetlearn.device` — GPU when present, CPU otherwise
 """
 
