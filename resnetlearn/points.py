@@ -23,6 +23,8 @@ from .training import Protocol, grid_search, train_models
 
 BATCH = Protocol().batch_size
 """The mini-batch of a network point that names none (§8.1: 50); a point's ``batch_size`` overrides it."""
+HAND_BUILT_BATCH = 16
+"""The mini-batch of the footnote-16 construction (all 64 inputs of the d = 6 parity)."""
 
 RUN_KEYS = ("role", "lr", "wd", "seed", "setting", "ridge_rel", "train_error", "test_error", "val_error", "diverged",
             "frobenius_W", "selected")
@@ -131,7 +133,7 @@ def _hand_built_point(config: dict) -> dict:
     full = Sample(x6, y6, None, None)
     res = train_models(full, full, "2layer_signs", "hidden", m=200, lrs=[0.5], wds=[config["wd"]],
                        seeds=[config.get("seed", 0)],
-                       protocol=Protocol(epochs=config["epochs"], batch_size=16,
+                       protocol=Protocol(epochs=config["epochs"], batch_size=HAND_BUILT_BATCH,
                                          lr_drop_epoch=config["epochs"] * 2 // 3, eval_every=config["epochs"]),
                        dtype=torch.float64, device="cpu", progress=False)
     if res.interrupted:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .concept import parity_instance
 from .device import select_device
 from .figures import points as figure_points
-from .points import BATCH, target_of
+from .points import BATCH, HAND_BUILT_BATCH, target_of
 from .store import ResultsStore
 from .training import Protocol
 
@@ -37,7 +37,7 @@ def _sgd_batches(config: dict) -> list[tuple[int, int, int]]:
 
     if config["model"] == "hand_built":  # footnote 16: one 2layer_signs of width 200 on the 64 inputs, batch 16
         params = sum(math.prod(s) for s in param_shapes("2layer_signs", 6, 1, 200).values())
-        return [(1, config["epochs"] * math.ceil(64 / 16), params)]
+        return [(1, config["epochs"] * math.ceil(64 / HAND_BUILT_BATCH), params)]
     d, k = _target_dims(config["target"], d=config.get("d"), k=config.get("k"), alpha=config.get("alpha"),
                         beta=config.get("beta"))
     n_fit = config["n_train"] - (round(0.2 * config["n_train"]) if config["select"] == "val" else 0)
@@ -83,7 +83,7 @@ def _seconds_per_step(arch: str, mode: str, *, m: int, models: int, device) -> f
 @dataclass
 class WorkEstimate:
     """What a run will compute: its points not yet stored, the networks they train, the SGD steps
-    (each of ``BATCH`` samples) and the wall time those steps take here, extrapolated from steps
+    (of ``batch_sizes`` samples each) and the wall time those steps take here, extrapolated from steps
     measured on this device (kernel solves and evaluations not counted)."""
 
     points: int
@@ -92,6 +92,7 @@ class WorkEstimate:
     steps: int
     seconds: float
     device: str
+    batch_sizes: tuple[int, ...] = (BATCH,)
 
     def text(self, scale: str, workers: int = 0) -> str:
         kern = f" and {self.kernel_points} kernel point(s)" if self.kernel_points else ""
@@ -101,8 +102,9 @@ class WorkEstimate:
         if workers > 1:
             at_most = min(workers, os.cpu_count() or 1) if self.device == "cpu" else workers
             par = f"; with {workers} workers at best {_duration(self.seconds / at_most)}"
+        batches = " and ".join(map(str, self.batch_sizes))
         return (f"work ahead at scale {scale}: {self.points} point(s) to compute{kern}; {self.networks:,} networks "
-                f"trained for {self.steps:,} SGD steps in all (mini-batches of {BATCH}); from steps timed just now "
+                f"trained for {self.steps:,} SGD steps in all (mini-batches of {batches}); from steps timed just now "
                 f"on {self.device}, the steps alone take roughly {_duration(self.seconds)} in one process{par} "
                 f"(set-up, evaluation and kernel solves come on top)")
 
@@ -146,5 +148,7 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
             networks += g
             steps += g * n_steps
             seconds += n_steps * (a + b * g * params)
+    batches = tuple(sorted({HAND_BUILT_BATCH if p["model"] == "hand_built" else p.get("batch_size", BATCH)
+                            for p in nets})) or (BATCH,)
     return WorkEstimate(points=len(pending), kernel_points=len(pending) - len(nets), networks=networks, steps=steps,
-                        seconds=seconds, device=str(dev))
+                        seconds=seconds, device=str(dev), batch_sizes=batches)

@@ -93,3 +93,16 @@ def test_point_work_by_hand_and_a_real_step_is_timed():
     assert point_work(p[0]) == 4000 * (12 * 3100 + 50_000) + 4000 * (4 * 3100 + 50_000)
     assert point_work([q for q in figure_points("thm3", "quick") if q["mode"] == "kernel"][0]) == 0
     assert 0 <= _seconds_per_step("2layer", "all", m=10, models=4, device="cpu") < 0.5
+
+
+def test_the_work_of_figure_4b_counts_its_own_mini_batches(monkeypatch):
+    """arXiv v3 §8.2, Figure 4(b): N = 50000 in mini-batches of 100 is 500 steps an epoch, 800 epochs; the
+    hand-built solution trains on the 64 inputs of d = 6 in mini-batches of 16 (4 steps an epoch, 3000 epochs)."""
+    from resnetlearn import work_estimate
+
+    monkeypatch.setattr(work_estimate, "_seconds_per_step", lambda *a, **k: 1e-3)
+    est = work_estimate.estimate_work(["fig4b"], "paper", device="cpu")
+    grid = 9 * 10  # the paper's lr x wd grid, then 8 fresh seeds of the selected cell
+    assert (est.points, est.networks) == (8, 4 * (grid + 8) + 4)
+    assert est.steps == 4 * (grid + 8) * 800 * 500 + 4 * 3000 * 4
+    assert "(mini-batches of 16 and 100)" in est.text("paper")
