@@ -86,7 +86,7 @@ def _pair(X1, X2):
     X1 = _as2d(X1, "X1")
     X2 = X1 if X2 is None else _as2d(X2, "X2")
     if X2 is not X1:
-        V.compatible("X1", X1, "X2", X2, "dimension d")
+        V.compatible("X1", X1, "X2", X2, what="dimension d")
     check_memory(X1.shape[0], X2.shape[0])
     return X1, X2
 
