@@ -129,11 +129,11 @@ def test_layerwise_phases(data):
 
 def test_grid_search_selection_rules(data):
     inst = data[0]
-    g = grid_search(inst, "2layer", "all", 8, 100, [0.01, 0.05], [0.0], n_test=100,
+    g = grid_search(inst, "2layer", "all", m=8, n_train=100, lrs=[0.01, 0.05], wds=[0.0], n_test=100,
                     protocol=Protocol.quick(2), progress=False, dtype=F64)
     assert len(g.rows) == 2 and sum(r["selected"] for r in g.rows) == 1
     assert g.best["test_error"] == min(r["test_error"] for r in g.rows)
-    v = grid_search(inst, "2layer", "all", 8, 100, [0.01, 0.05], [0.0], select="val", n_test=100,
+    v = grid_search(inst, "2layer", "all", m=8, n_train=100, lrs=[0.01, 0.05], wds=[0.0], select="val", n_test=100,
                     protocol=Protocol.quick(2), progress=False, dtype=F64)
     assert v.best["val_error"] == min(r["val_error"] for r in v.rows)
     assert all(r["n_train"] == 80 and r["select"] == "val" for r in v.rows)
@@ -244,7 +244,7 @@ def test_bad_data_is_refused_before_training(data):
         train_models(tr, te, "2layer", "all", m=4, lrs=[0.1], wds=[0], seeds=[0],
                      protocol=Protocol(epochs=1, lr_drop_epoch=None, batch_size=500), progress=False)
     with pytest.raises(ValueError, match="select"):
-        grid_search(data[0], "2layer", "all", 4, 100, [0.1], [0], select="best")
+        grid_search(data[0], "2layer", "all", m=4, n_train=100, lrs=[0.1], wds=[0], select="best")
 
 
 @pytest.mark.parametrize("arch", ["2layer", "3layer", "3resnet", "3resnet_eq21"])
@@ -324,7 +324,8 @@ def test_per_model_targets_match_separate_runs(data):
 
 def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
     inst = data[0]
-    g = grid_search(inst, "2layer", "all", 8, 100, [0.01, 0.05], [0.0, 1e-3], rerun_seeds=[1, 2, 3], n_test=100,
+    g = grid_search(inst, "2layer", "all", m=8, n_train=100, lrs=[0.01, 0.05], wds=[0.0, 1e-3], rerun_seeds=[1, 2, 3],
+                    n_test=100,
                     protocol=Protocol.quick(2), progress=False, dtype=F64)
     grid = [r for r in g.rows if r["role"] == "grid"]
     assert len(grid) == 4 and len(g.reruns) == 3 and len(g.rows) == 7
@@ -338,7 +339,7 @@ def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
                          dtype=F64, progress=False)
     assert g.reruns[1]["test_error"] == pytest.approx(float(alone.test_error[0]), rel=1e-12)
     with pytest.raises(ValueError, match="rerun_seeds must be fresh"):
-        grid_search(inst, "2layer", "all", 8, 100, [0.01], [0.0], rerun_seeds=[0], n_test=100,
+        grid_search(inst, "2layer", "all", m=8, n_train=100, lrs=[0.01], wds=[0.0], rerun_seeds=[0], n_test=100,
                     protocol=Protocol.quick(2), progress=False)
 
 
