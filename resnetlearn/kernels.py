@@ -30,9 +30,11 @@ accepted keywords, the hyperparameter grid the experiments search):
   spread at any width (:func:`ntk_spread`), so no infinite kernel is named
   after it.
 
-Every architecture's kernel side — hidden representation, back-propagated
-signals for the empirical NTK, infinite-width recursion — is one entry of
-:data:`ARCH_KERNELS`.
+Every architecture's kernel side follows from its one entry of
+:data:`resnetlearn.networks.ARCHITECTURES`: the hidden representation and the
+back-propagated signals of the empirical NTK from its layer graph (evaluated in
+float64 with the parameterisation's multipliers), the infinite-width recursion
+from its ``infinite``; :data:`ARCH_KERNELS` is the selection with kernels here.
 
 On the hypercube all these inner-product kernels act degree by degree on
 parities, which is why none of them can learn the degree-8 composite signal
