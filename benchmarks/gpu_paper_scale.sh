@@ -4,8 +4,10 @@
 # the same line until it reports all points reused, carrying results/<scale>
 # back between calls).
 #
-#   1. checks and benchmarks (about 5 minutes on an H100; CHECK=quick: about a minute):
+#   1. checks and benchmarks (about 5 minutes on an H100; CHECK=quick: about a minute), then the live
+#      race headless at m = 200 and 1000:
 #        python benchmarks/gpu_check.py [--quick] --out benchmarks/results/gpu_check.json
+#        python benchmarks/race_headless.py --json benchmarks/results/race_headless_gpu.json
 #   2. the figures at SCALE (default paper: widths 20-2000, the 9 x 10 lr x wd grid, 800 epochs):
 #        timeout -s INT 540 python -m resnetlearn reproduce fig2a --scale paper --out results/paper --workers 6
 #      then the other FIGURES the same way.
@@ -27,20 +29,21 @@ BUDGET=${BUDGET:-540}
 SCALE=${SCALE:-paper}
 # fig4b (arXiv v3 §8.2, Figure 4(b): d = 100, N = 50000, mini-batch 100) is defined at paper scale only:
 # at another SCALE the command refuses it at once (exit 2, naming its scales) and the loop goes on.
-FIGURES=${FIGURES:-fig2a fig2b fig3 companion fig4 fig4b thm3}
+FIGURES=${FIGURES:-fig2a fig2b fig3 companion thm3 fig4 fig4b}
 WORKERS=${WORKERS:-6}
 CHECK=${CHECK:-full}
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 start=$(date +%s)
 save() {
   [ -n "${OUT:-}" ] || return 0
-  cp benchmarks/results/gpu_check.json "$OUT/" 2>/dev/null
+  cp benchmarks/results/gpu_check.json benchmarks/results/race_headless_gpu.json "$OUT/" 2>/dev/null
   tar czf "$OUT/results_${SCALE}.tgz" "results/${SCALE}"
 }
 case "$CHECK" in
   full) python benchmarks/gpu_check.py --out benchmarks/results/gpu_check.json || exit 1 ;;
   quick) python benchmarks/gpu_check.py --quick --out benchmarks/results/gpu_check.json || exit 1 ;;
 esac
+python benchmarks/race_headless.py --json benchmarks/results/race_headless_gpu.json  # the live race, ~1 min
 save
 for fig in $FIGURES; do
   left=$(( BUDGET - ($(date +%s) - start) ))
