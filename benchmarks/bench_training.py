@@ -34,7 +34,7 @@ import torch
 
 import resnetlearn as rl
 from resnetlearn import networks
-from resnetlearn.training import Protocol, _order_seed, paper_grid, train_models
+from resnetlearn.training import Learner, Protocol, _order_seed, paper_grid, train_models
 
 LRS = [0.02, 0.05, 0.1, 0.2]
 WDS = [0.0, 1e-3, 5e-3]
@@ -113,11 +113,11 @@ def main():
     for _ in range(args.repeats):  # interleaved, so drifts in machine load hit all alike
         plain, t = timed(lambda: plain_loop(tr, te, args.m, lrs=lrs, wds=wds, seed=0, epochs=args.epochs))
         times["plain"].append(t)
-        eng, t = timed(lambda: train_models(tr, te, arch="3resnet", mode="all", m=args.m, lrs=lrs, wds=wds,
+        eng, t = timed(lambda: train_models(tr, te, Learner("3resnet", "all", m=args.m), lrs=lrs, wds=wds,
                                             seeds=[0] * len(grid), **kw).test_error)
         times["engine"].append(t)
         if cuda:
-            cap, t = timed(lambda: train_models(tr, te, arch="3resnet", mode="all", m=args.m, lrs=lrs, wds=wds,
+            cap, t = timed(lambda: train_models(tr, te, Learner("3resnet", "all", m=args.m), lrs=lrs, wds=wds,
                                                 seeds=[0] * len(grid), **(kw | {"capture": True})).test_error)
             times["captured"].append(t)
     out = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine=platform.machine(),
@@ -142,7 +142,7 @@ def main():
     checks = {"plain": plain}
     if not args.no_sequential:
         seq, t_seq = timed(lambda: torch.stack([
-            train_models(tr, te, arch="3resnet", mode="all", m=args.m, lrs=[lr], wds=[wd], seeds=[0],
+            train_models(tr, te, Learner("3resnet", "all", m=args.m), lrs=[lr], wds=[wd], seeds=[0],
                          **kw).test_error[0] for lr, wd in grid]))
         out["sequential_s"] = round(t_seq, 2)
         out["sequential_over_engine"] = round(t_seq / t_eng, 2)

@@ -43,7 +43,7 @@ def grid(cfg: RaceConfig, device) -> dict:
     out = {}
     for spec in RACE_LEARNERS:
         t0 = time.perf_counter()
-        res = train_models(tr, te, arch=spec.arch, mode=spec.mode, m=cfg.m, lrs=lrs, wds=wds,
+        res = train_models(tr, te, spec.learner(m=cfg.m), lrs=lrs, wds=wds,
                            seeds=[cfg.seed] * len(lrs), protocol=Protocol.quick(cfg.epochs), device=device,
                            progress=False)
         errs = {f"lr {lr:g}, wd {wd:g}": round(float(e), 3) for lr, wd, e in zip(lrs, wds, res.test_error.tolist())}

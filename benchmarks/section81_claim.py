@@ -12,7 +12,7 @@ import argparse
 import time
 
 import resnetlearn as rl
-from resnetlearn.training import Protocol, grid_search, paper_grid
+from resnetlearn.training import Learner, Protocol, grid_search, paper_grid
 
 LEARNERS = [("3resnet", "all"), ("2layer", "all"), ("3layer", "all"), ("3resnet", "last"), ("3resnet", "ntk")]
 
@@ -37,7 +37,8 @@ def main():
     for spec in args.learners:
         arch, mode = spec.split(":")
         t0 = time.perf_counter()
-        res = grid_search(inst, arch, mode, m=args.m, n_train=args.n_train, lrs=lrs, wds=wds, select=args.select,
+        res = grid_search(inst, Learner(arch, mode, m=args.m), n_train=args.n_train, lrs=lrs, wds=wds,
+                          select=args.select,
                           protocol=protocol, device=args.device, progress=False)
         b = res.best
         verdict = "below kα²/2" if b["test_error"] < kalpha2 / 2 else (

@@ -18,7 +18,7 @@ import time
 
 import resnetlearn as rl
 from resnetlearn.kernel_experiments import kernel_errors
-from resnetlearn.training import Protocol, grid_search
+from resnetlearn.training import Learner, Protocol, grid_search
 
 
 def main():
@@ -48,7 +48,7 @@ def main():
         if not args.no_resnet:
             epochs = max(10, min(800, round(args.resnet_steps * 50 / n)))
             t0 = time.perf_counter()
-            g = grid_search(inst, "3resnet", "all", m=args.m, n_train=n, lrs=[0.05, 0.1, 0.2],
+            g = grid_search(inst, Learner("3resnet", "all", m=args.m), n_train=n, lrs=[0.05, 0.1, 0.2],
                             wds=[1e-3, 2e-3, 5e-3, 1e-2], protocol=Protocol(epochs=epochs, lr_drop_epoch=epochs // 2),
                             progress=False)
             b = g.best

@@ -64,7 +64,7 @@ from .concept import (
     talk_instance,
 )
 from .device import describe_device, select_device
-from .training import Protocol, grid_search, paper_grid, train_models  # noqa: E402
+from .training import Learner, Protocol, grid_search, paper_grid, train_models  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -78,5 +78,5 @@ __all__ = [
     "random_concept", "sample_inputs", "talk_instance", "Split", "data_split",
     "describe_device", "select_device",
     "kernels", "networks", "plots", "training", "figures", "validation",
-    "Protocol", "grid_search", "paper_grid", "train_models",
+    "Learner", "Protocol", "grid_search", "paper_grid", "train_models",
 ]

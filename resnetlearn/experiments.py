@@ -15,7 +15,7 @@ import torch
 from . import networks
 from .concept import Sample, data_split, parity_instance
 from .device import select_device
-from .training import PAPER_PROTOCOL, Protocol, train_models
+from .training import PAPER_PROTOCOL, Learner, Protocol, train_models
 
 
 def _stack(samples) -> Sample:
@@ -47,7 +47,7 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 
     tr = _stack([trs[c[0]] for c in combos])
     te = _stack([tes[c[0]] for c in combos])
     G = len(combos)
-    res = train_models(tr, te, arch="3resnet", mode=mode, m=m, lrs=[c[1] for c in combos],
+    res = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[c[1] for c in combos],
                        wds=[c[2] for c in combos], seeds=[seed] * G, protocol=protocol, device=dev, progress=progress)
     for g, c in enumerate(combos):
         res.configs[g]["beta"] = c[0]
@@ -77,7 +77,7 @@ def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, 
     out = {}
     for name, lw in (("joint", False), ("layerwise", True)):
         p = Protocol(**{**protocol.__dict__, "layerwise": lw})
-        out[name] = train_models(tr, te, arch="3resnet", mode=mode, m=m, lrs=[lr], wds=[wd], seeds=[seed], protocol=p,
+        out[name] = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[lr], wds=[wd], seeds=[seed], protocol=p,
                                  device=dev,
                                  progress=progress)
     return out
@@ -103,10 +103,10 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr: float = 0.05, 
     tr, te = split.train, split.test
     rows = []
     for m in widths:
-        full = train_models(tr, te, arch=arch, mode="all", m=m, lrs=[lr], wds=[0.0], seeds=[seed], protocol=protocol,
+        full = train_models(tr, te, Learner(arch, "all", m=m), lrs=[lr], wds=[0.0], seeds=[seed], protocol=protocol,
                             device=dev,
                             progress=progress, init_scale=init_scale)
-        lin = train_models(tr, te, arch=arch, mode="ntk", m=m, lrs=[lr], wds=[0.0], seeds=[seed], protocol=protocol,
+        lin = train_models(tr, te, Learner(arch, "ntk", m=m), lrs=[lr], wds=[0.0], seeds=[seed], protocol=protocol,
                            device=dev,
                            progress=progress, init_scale=init_scale)
         drawn = networks.init_params(arch, d=inst.d, k=inst.k, m=m, seeds=[seed])
@@ -215,7 +215,7 @@ def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: s
     tr, te = split.train, split.test
     rows = []
     for m in widths:
-        res = train_models(tr, te, arch="3resnet", mode=mode, m=m, lrs=[lr], wds=[wd], seeds=[seed], protocol=protocol,
+        res = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[lr], wds=[wd], seeds=[seed], protocol=protocol,
                            device=dev,
                            progress=progress)
         p0 = networks.init_params("3resnet", d=inst.d, k=inst.k, m=m, seeds=[seed])

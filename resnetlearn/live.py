@@ -42,7 +42,7 @@ from .race import (
     race_state,
     run_race,
 )
-from .training import Protocol, train_models
+from .training import Learner, Protocol, train_models
 
 WIDTHS = (20, 50, 100, 200, 500, 1000)
 """Widths offered by the m sliders (a config's own width is added when it is not one of them)."""
@@ -169,7 +169,7 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     tr, te = split.train, split.test
     protocol = Protocol(epochs=cfg.epochs, lr_drop_epoch=cfg.epochs // 2, eval_every=callback_every,
                         layerwise=cfg.layerwise)
-    res = train_models(tr, te, "3resnet", "all", m=cfg.m, lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed],
+    res = train_models(tr, te, Learner("3resnet", "all", m=cfg.m), lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed],
                        protocol=protocol, device=dev, progress=False, callback=callback,
                        callback_every=callback_every, cancel=cancel)
     return inst, res

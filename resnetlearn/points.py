@@ -19,7 +19,7 @@ from .device import select_device
 from .figures import point_label
 from .figures import spec as figure_spec
 from .selection import grid_edges
-from .training import Protocol, grid_search, train_models
+from .training import Learner, Protocol, grid_search, train_models
 
 BATCH = Protocol().batch_size
 """The mini-batch of a network point that names none (§8.1: 50); a point's ``batch_size`` overrides it."""
@@ -45,16 +45,21 @@ def run_point(config: dict) -> dict:
     return _sgd_point(config)
 
 
+def learner_of(config: dict) -> Learner:
+    """The :class:`~resnetlearn.training.Learner` a network point trains: its row's architecture (``model``),
+    mode, width and initialisation (``init``, §8.1's ``"paper"`` where the point names none)."""
+    return Learner(config["model"], config["mode"], m=config["m"], init=config.get("init", "paper"))
+
+
 def _sgd_point(config: dict) -> dict:
     """A network point: its lr × wd grid by SGD, the selected cell retrained with fresh seeds, and for a
     (last)/(ntk) point the exact kernel solution it stands for."""
     spec = figure_spec(config["figure"])
     target = target_of(config)
     t0 = time.perf_counter()
-    g = grid_search(target, config["model"], config["mode"], m=config["m"], n_train=config["n_train"],
+    g = grid_search(target, learner_of(config), n_train=config["n_train"],
                     lrs=config["lrs"], wds=config["wds"], rerun_seeds=config.get("rerun_seeds", []),
                     select=config["select"], n_test=config["n_test"], data_seed=spec.data_seed,
-                    init=config.get("init", "paper"),
                     protocol=Protocol(epochs=config["epochs"], batch_size=config.get("batch_size", BATCH),
                                       lr_drop_epoch=config["epochs"] // 2, eval_every=config["epochs"]),
                     device=config.get("device"), progress=False)
@@ -131,7 +136,7 @@ def _hand_built_point(config: dict) -> dict:
     x6 = torch.tensor(list(itertools.product((1.0, -1.0), repeat=6)), dtype=torch.float64) / 6**0.5
     y6 = parity6_target(6)(x6)
     full = Sample(x6, y6, None, None)
-    res = train_models(full, full, "2layer_signs", "hidden", m=200, lrs=[0.5], wds=[config["wd"]],
+    res = train_models(full, full, Learner("2layer_signs", "hidden", m=200), lrs=[0.5], wds=[config["wd"]],
                        seeds=[config.get("seed", 0)],
                        protocol=Protocol(epochs=config["epochs"], batch_size=HAND_BUILT_BATCH,
                                          lr_drop_epoch=config["epochs"] * 2 // 3, eval_every=config["epochs"]),

@@ -8,7 +8,7 @@ and tests (``benchmarks/live_race.py``); :class:`resnetlearn.live.LiveRace` is t
 drives it. :func:`race_figure` (plotly) and :func:`race_figure_mpl` (matplotlib) draw one frame.
 
 :data:`RUN_RULES` and :data:`STEP_RULES` declare once the checks that every live configuration
-(:class:`RaceConfig`, :class:`Learner`, :class:`resnetlearn.live.LiveConfig`) applies to its fields.
+(:class:`RaceConfig`, :class:`Runner`, :class:`resnetlearn.live.LiveConfig`) applies to its fields.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .concept import data_split, parity_instance
 from .device import select_device
 from .networks import ARCHITECTURES
 from .plots import has_threshold, learner_style, threshold_label
-from .training import MODES, Protocol, train_models
+from .training import Learner, Protocol, train_models
 
 RUN_RULES = {
     "alpha": (V.real, {"lo": 0, "hi": 1, "hi_open": True}),
@@ -64,8 +64,10 @@ def check_learners_fit(learners, *, m: int, n_eval: int, n_gram: int | None, wha
 
 
 @dataclass(frozen=True)
-class Learner:
-    """One runner of the race: an architecture trained in a mode with its own lr and weight decay."""
+class Runner:
+    """One runner of the race: an architecture trained in a mode with its own lr and weight decay. The
+    width and initialisation are the race's (every runner trains at ``RaceConfig.m`` from §8.1's
+    initialisation), so what it trains is :meth:`learner` of that width."""
 
     arch: str
     mode: str = "all"
@@ -74,18 +76,22 @@ class Learner:
     wd: float = 0.005
 
     def __post_init__(self):
-        V.check_fields(self, {"arch": (V.choice, {"allowed": ARCHITECTURES}), "mode": (V.choice, {"allowed": MODES}),
-                              **STEP_RULES})
+        self.learner(m=1)  # the arch / mode checks are the Learner's
+        V.check_fields(self, STEP_RULES)
+
+    def learner(self, *, m: int) -> Learner:
+        """The :class:`~resnetlearn.training.Learner` this runner trains at the race's width ``m``."""
+        return Learner(self.arch, self.mode, m=m)
 
     @property
     def label(self) -> str:
-        return f"{self.arch}({self.mode})"
+        return self.learner(m=1).label
 
 
 RACE_LEARNERS = (
-    Learner("3resnet", "all", lr=0.1, wd=0.01),
-    Learner("3layer", "all", lr=0.1, wd=0.005),
-    Learner("2layer", "all", lr=0.05, wd=0.01),
+    Runner("3resnet", "all", lr=0.1, wd=0.01),
+    Runner("3layer", "all", lr=0.1, wd=0.005),
+    Runner("2layer", "all", lr=0.05, wd=0.01),
 )
 """The default runners, each with the lr / wd that gave it its lowest test error in a 3 × 3 grid
 (lr 0.05-0.2, wd 0.001-0.01) at the race's default settings (benchmarks/live_race.py)."""
@@ -118,8 +124,8 @@ class RaceConfig:
     def __post_init__(self):
         V.check_fields(self, {**RUN_RULES, "chunk": (V.integer, {"lo": 1, "hi": 100_000})})
         learners = tuple(self.learners)
-        if not learners or not all(isinstance(x, Learner) for x in learners):
-            raise TypeError(f"learners must be a non-empty sequence of Learner, got {self.learners!r}")
+        if not learners or not all(isinstance(x, Runner) for x in learners):
+            raise TypeError(f"learners must be a non-empty sequence of Runner, got {self.learners!r}")
         if len({x.label for x in learners}) != len(learners):
             raise ValueError(f"learners must differ in arch/mode, got {[x.label for x in learners]}")
         object.__setattr__(self, "learners", learners)
@@ -258,7 +264,7 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
             if not first_data:
                 first_data.append(time.perf_counter() - t0)
 
-    def learner(i: int, spec: Learner) -> None:
+    def learner(i: int, spec: Runner) -> None:
         try:
             turns.wait(i, cancelled)
             if cancelled():
@@ -270,7 +276,7 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
                 turns.pass_on(i)
                 turns.wait(i, cancelled)
 
-            res = train_models(tr, te, spec.arch, spec.mode, m=cfg.m, lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed],
+            res = train_models(tr, te, spec.learner(m=cfg.m), lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed],
                                protocol=protocol, device=dev, progress=False, callback=chunk_done,
                                callback_every=cfg.chunk, cancel=cancelled)
             record(spec.label, res.epochs, res.curves)

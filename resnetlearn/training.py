@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 
 import torch
 from tqdm.auto import tqdm
@@ -43,6 +43,33 @@ MODES = ("all", "hidden", "last", "ntk")
 SELECTIONS = ("test", "val")
 DIVERGENCE_LOSS = 1e8
 """A mini-batch loss above this (or non-finite) marks a model as diverged."""
+
+
+@dataclass(frozen=True)
+class Learner:
+    """What is trained, apart from its SGD hyperparameters: an architecture (a
+    :data:`resnetlearn.networks.ARCHITECTURES` entry; eq 2.1 / §6 of arXiv v3), the weights SGD moves
+    (``mode``, one of :data:`MODES`, §8.1), the width ``m`` and the initialisation (one of
+    :data:`resnetlearn.networks.INITS`; ``"paper"`` is §8.1's). Training, the grid search, the
+    reproduce points and the race pass this one record instead of four loose arguments.
+    """
+
+    arch: str
+    mode: str = "all"
+    _: KW_ONLY
+    m: int
+    init: str = "paper"
+
+    def __post_init__(self):
+        V.choice("arch", self.arch, networks.ARCHITECTURES)
+        V.choice("mode", self.mode, MODES)
+        object.__setattr__(self, "m", V.integer("m (width)", self.m, lo=1))
+        V.choice("init", self.init, networks.INITS)
+
+    @property
+    def label(self) -> str:
+        """``arch(mode)``, the name tables and plots give this learner."""
+        return f"{self.arch}({self.mode})"
 
 
 @dataclass(frozen=True)
@@ -200,6 +227,12 @@ def _per_model(name: str, values, G: int, **bounds) -> torch.Tensor:
     return torch.tensor(vals, dtype=torch.float64)
 
 
+def _check_learner(learner) -> None:
+    """A :class:`Learner` record, not the loose (arch, mode, m) of older call sites."""
+    if not isinstance(learner, Learner):
+        raise TypeError(f"learner must be a Learner(arch, mode, m=..., init=...), got {type(learner).__name__}")
+
+
 def _check_sample(sample, name: str, G: int) -> None:
     """x (N, d) and y (N, k) or (G, N, k) (one target per model), the same N, finite; base/composite like y."""
     V.tensor(f"{name}.x", sample.x, ndim=2)
@@ -233,12 +266,12 @@ def _is_cancelled(cancel) -> bool:
     return bool(cancel()) if callable(cancel) else bool(cancel.is_set())
 
 
-def train_models(train, test, arch: str, mode: str, *, m: int, lrs, wds, seeds,
-                 protocol: Protocol = Protocol(), init: str = "paper", device=None,
+def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
+                 protocol: Protocol = Protocol(), device=None,
                  dtype=torch.float32, progress: bool = True, callback=None,
                  callback_every: int | None = None, cancel=None, holdout=None,
                  init_scale: float = 1.0, capture: bool | None = None) -> TrainResult:
-    """Train G = len(seeds) models of one architecture/mode/width together.
+    """Train G = len(seeds) models of one :class:`Learner` (architecture, mode, width, initialisation) together.
 
     ``train``/``test``: :class:`~resnetlearn.concept.Sample` objects (x, y,
     and for the error decomposition base, composite); y (and base,
@@ -255,9 +288,8 @@ def train_models(train, test, arch: str, mode: str, *, m: int, lrs, wds, seeds,
     devices, eager elsewhere; True on a non-CUDA device is an error). The recorded kernels are the eager
     ones; cancellation is then checked between epochs.
     """
-    V.choice("arch", arch, networks.ARCHITECTURES)
-    V.choice("mode", mode, MODES)
-    m = V.integer("m (width)", m, lo=1)
+    _check_learner(learner)
+    arch, mode, m, init = learner.arch, learner.mode, learner.m, learner.init
     if not isinstance(protocol, Protocol):
         raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
     if protocol.layerwise and not networks.ARCHITECTURES[arch].residual:
@@ -272,7 +304,6 @@ def train_models(train, test, arch: str, mode: str, *, m: int, lrs, wds, seeds,
     init_scale = V.real("init_scale", init_scale, lo=0, lo_open=True)
     if capture is not None:
         capture = V.boolean("capture", capture)
-    V.choice("init", init, networks.INITS)
     callback_every = None if callback_every is None else V.integer("callback_every", callback_every, lo=1)
     for name, smp in (("train", train), ("test", test), ("holdout", holdout)):
         if smp is not None:
@@ -545,12 +576,12 @@ class GridResult:
     reruns: list[dict] = field(default_factory=list)
 
 
-def grid_search(target, arch: str, mode: str, m: int, n_train: int, lrs, wds, *, seeds=(0,), rerun_seeds=(),
+def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,), rerun_seeds=(),
                 select: str = "test", val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0,
-                protocol: Protocol = Protocol(), init: str = "paper", device=None,
+                protocol: Protocol = Protocol(), device=None,
                 dtype=torch.float32, progress: bool = True, max_batch: int | None = None,
                 callback=None, cancel=None) -> GridResult:
-    """Train the whole lr × wd × seed grid on one target as batched programs,
+    """Train the whole lr × wd × seed grid of one :class:`Learner` on one target as batched programs,
     select the best run, then retrain the selected cell with ``rerun_seeds``.
 
     Data come from :func:`~resnetlearn.concept.data_split` (``n_train`` with
@@ -563,6 +594,7 @@ def grid_search(target, arch: str, mode: str, m: int, n_train: int, lrs, wds, *,
     """
     from .concept import data_split
 
+    _check_learner(learner)
     V.choice("select", select, SELECTIONS)
     lrs = V.reals("lrs (learning rates)", lrs, lo=0, lo_open=True)
     wds = V.reals("wds (weight decays)", wds, lo=0)
@@ -578,16 +610,16 @@ def grid_search(target, arch: str, mode: str, m: int, n_train: int, lrs, wds, *,
         protocol.check(split.train.x.shape[0] + n_val, held_out=n_val,
                        why=f"select='val' with val_fraction = {val_fraction:g}")
     combos = [(lr, wd, s) for lr in lrs for wd in wds for s in seeds]
-    kw = dict(protocol=protocol, init=init, device=device, dtype=dtype, progress=progress, callback=callback,
+    kw = dict(protocol=protocol, device=device, dtype=dtype, progress=progress, callback=callback,
               cancel=cancel, holdout=split.val)
     rows, t0 = [], time.perf_counter()
-    interrupted = _train_chunks(split, (arch, mode, m), combos, max_batch=max_batch, kw=kw, rows=rows, role="grid")
+    interrupted = _train_chunks(split, learner, combos, max_batch=max_batch, kw=kw, rows=rows, role="grid")
     key = "test_error" if select == "test" else "val_error"
     finite = [r for r in rows if not r["diverged"] and math.isfinite(r[key])]
     best = min(finite, key=lambda r: r[key]) if finite and not interrupted else None
     reruns = []
     if best is not None and rerun_seeds:
-        interrupted = _train_chunks(split, (arch, mode, m), [(best["lr"], best["wd"], s) for s in rerun_seeds],
+        interrupted = _train_chunks(split, learner, [(best["lr"], best["wd"], s) for s in rerun_seeds],
                                     max_batch=max_batch, kw=kw, rows=reruns, role="rerun")
     for r in rows + reruns:
         r.update(select=select, selected=r is best, n_test=n_test, data_seed=data_seed)
@@ -596,13 +628,12 @@ def grid_search(target, arch: str, mode: str, m: int, n_train: int, lrs, wds, *,
 
 
 def _train_chunks(split, learner, combos, *, max_batch, kw, rows, role) -> bool:
-    """Train (lr, wd, seed) combinations of ``learner`` = (arch, mode, m) in batches of at most ``max_batch``;
+    """Train (lr, wd, seed) combinations of ``learner`` in batches of at most ``max_batch``;
     append rows; True if interrupted."""
-    arch, mode, m = learner
     size = max_batch or len(combos)
     for start in range(0, len(combos), size):
         chunk = combos[start:start + size]
-        res = train_models(split.train, split.test, arch=arch, mode=mode, m=m, lrs=[c[0] for c in chunk],
+        res = train_models(split.train, split.test, learner, lrs=[c[0] for c in chunk],
                            wds=[c[1] for c in chunk], seeds=[c[2] for c in chunk], **kw)
         rows += [dict(r, role=role) for r in res.rows()]
         if res.interrupted:

@@ -20,7 +20,7 @@ from .device import select_device
 from .figures import points as figure_points
 from .points import BATCH, HAND_BUILT_BATCH, target_of
 from .store import ResultsStore
-from .training import Protocol
+from .training import Learner, Protocol
 
 
 @functools.cache
@@ -60,15 +60,15 @@ def point_work(config: dict) -> float:
     return float(sum(n * (g * params + STEP_OVERHEAD) for g, n, params in _sgd_batches(config)))
 
 
-def _seconds_per_step(arch: str, mode: str, *, m: int, models: int, device) -> float:
-    """Wall time of one SGD step of ``models`` networks at width m here, measured on a few steps."""
+def _seconds_per_step(learner, *, models: int, device) -> float:
+    """Wall time of one SGD step of ``models`` networks of ``learner`` (a Learner) here, measured on a few steps."""
     from .training import train_models
 
     sample = parity_instance().sample(3 * BATCH, seed=0)  # 3 steps an epoch
 
     def run(epochs: int) -> float:
         t0 = time.perf_counter()
-        train_models(sample, sample, arch, mode, m=m, lrs=[1e-3] * models, wds=[0.0] * models,
+        train_models(sample, sample, learner, lrs=[1e-3] * models, wds=[0.0] * models,
                      seeds=list(range(models)),
                      protocol=Protocol(epochs=epochs, batch_size=BATCH, eval_every=epochs), device=device,
                      progress=False)
@@ -139,7 +139,8 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
         if (arch, mode) not in cost:
             from .networks import param_shapes
 
-            t = [_seconds_per_step(arch, mode, m=w, models=4, device=dev) for w in (10, probe_width)]  # d = 30, k = 15
+            widths = (10, probe_width)  # d = 30, k = 15
+            t = [_seconds_per_step(Learner(arch, mode, m=w), models=4, device=dev) for w in widths]
             P = [sum(math.prod(s) for s in param_shapes(arch, 30, 15, w).values()) for w in (10, probe_width)]
             b = max(0.0, (t[1] - t[0]) / (4 * (P[1] - P[0])))
             cost[(arch, mode)] = (max(0.0, t[0] - 4 * b * P[0]), b)

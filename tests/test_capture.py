@@ -11,7 +11,7 @@ import torch
 import resnetlearn as rl
 from resnetlearn import networks
 from resnetlearn.capture import CapturedEpochs
-from resnetlearn.training import Protocol, _State, train_models
+from resnetlearn.training import Learner, Protocol, _State, train_models
 
 
 def _state(mode, seeds=(0, 1, 2)):
@@ -53,10 +53,10 @@ def test_recording_needs_cuda():
     inst = rl.parity_instance()
     tr, te = inst.sample(100, seed=0), inst.sample(100, seed=1)
     with pytest.raises(ValueError, match="capture=True .* needs a CUDA device, got 'cpu'"):
-        train_models(tr, te, "2layer", "all", m=8, lrs=[0.1], wds=[0.0], seeds=[0], protocol=Protocol.quick(2),
+        train_models(tr, te, Learner("2layer", "all", m=8), lrs=[0.1], wds=[0.0], seeds=[0], protocol=Protocol.quick(2),
                      device="cpu", progress=False, capture=True)
     with pytest.raises(TypeError, match="capture must be True or False"):
-        train_models(tr, te, "2layer", "all", m=8, lrs=[0.1], wds=[0.0], seeds=[0], protocol=Protocol.quick(2),
+        train_models(tr, te, Learner("2layer", "all", m=8), lrs=[0.1], wds=[0.0], seeds=[0], protocol=Protocol.quick(2),
                      device="cpu", progress=False, capture="yes")
 
 
@@ -64,7 +64,8 @@ def test_default_on_cpu_is_the_eager_engine():
     inst = rl.parity_instance()
     tr, te = inst.sample(100, seed=0), inst.sample(100, seed=1)
     kw = dict(protocol=Protocol.quick(3), device="cpu", progress=False)
-    a = train_models(tr, te, "3resnet", "all", m=8, lrs=[0.01, 0.02], wds=[0.0], seeds=[0, 1], **kw)
-    b = train_models(tr, te, "3resnet", "all", m=8, lrs=[0.01, 0.02], wds=[0.0], seeds=[0, 1], capture=False, **kw)
+    a = train_models(tr, te, Learner("3resnet", "all", m=8), lrs=[0.01, 0.02], wds=[0.0], seeds=[0, 1], **kw)
+    b = train_models(tr, te, Learner("3resnet", "all", m=8), lrs=[0.01, 0.02], wds=[0.0], seeds=[0, 1], capture=False,
+                     **kw)
     torch.testing.assert_close(a.test_error, b.test_error, rtol=0, atol=0, equal_nan=True)
     assert torch.isfinite(a.test_error).any()

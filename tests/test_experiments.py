@@ -51,7 +51,7 @@ def test_own_loop_matches_train_models_full_batch(data):
     _, tr, te = data
     p = rl.Protocol.quick(6, batch_size=100)
     ours = E.train_gated(tr, te, m=20, lrs=[0.05, 0.02], wds=[0.001, 0.0], seeds=[0, 1], gated=False, protocol=p)
-    lib = rl.train_models(tr, te, "3resnet", "all", m=20, lrs=[0.05, 0.02], wds=[0.001, 0.0], seeds=[0, 1],
+    lib = rl.train_models(tr, te, rl.Learner("3resnet", "all", m=20), lrs=[0.05, 0.02], wds=[0.001, 0.0], seeds=[0, 1],
                           protocol=p, progress=False)
     assert torch.allclose(ours["test_error"], lib.test_error, rtol=1e-4)
     for n in lib.params:
@@ -95,7 +95,8 @@ def test_block_laziness_row_by_hand():
 
     row = E.block_laziness(widths=(20,), n_train=100, n_test=100, protocol=TINY, progress=False)[0]
     split = _split()
-    res = rl.train_models(split.train, split.test, "3resnet", "all", m=20, lrs=[0.1], wds=[0.005], seeds=[0],
+    res = rl.train_models(split.train, split.test, rl.Learner("3resnet", "all", m=20), lrs=[0.1], wds=[0.005],
+                          seeds=[0],
                           protocol=TINY, progress=False)
     assert row["test_error"] == float(res.test_error[0]) and row["threshold"] == pytest.approx(15 * 0.3**2)
     d = torch.float64
@@ -138,8 +139,10 @@ def test_lr_budget_sweep_trains_the_stated_protocol():
     for r, lr, epochs in zip(rows, (0.02, 0.03), (4, 3)):
         proto = rl.Protocol(epochs=epochs, lr_drop_epoch=epochs // 2, lr_drop_factor=10.0)
         kw = dict(protocol=proto, progress=False)
-        full = rl.train_models(split.train, split.test, "2layer", "all", m=20, lrs=[lr], wds=[0.0], seeds=[0], **kw)
-        lin = rl.train_models(split.train, split.test, "2layer", "ntk", m=20, lrs=[lr], wds=[0.0], seeds=[0], **kw)
+        full = rl.train_models(split.train, split.test, rl.Learner("2layer", "all", m=20), lrs=[lr], wds=[0.0],
+                               seeds=[0], **kw)
+        lin = rl.train_models(split.train, split.test, rl.Learner("2layer", "ntk", m=20), lrs=[lr], wds=[0.0],
+                              seeds=[0], **kw)
         assert r["test_error"] == float(full.test_error[0]) and r["test_error_linear"] == float(lin.test_error[0])
         p0 = networks.init_params("2layer", 30, 15, 20, [0])
         change = math.sqrt(sum(float(((full.params[n] - p0[n]).double() ** 2).sum()) for n in ("W", "b1"))
@@ -165,7 +168,7 @@ def test_frozen_gate_rows_another_way():
     assert zero[0]["threshold"] == pytest.approx(1.35)
     full = rl.Protocol.quick(4, batch_size=100)
     rows = E.frozen_gate(m=20, lrs=(0.05, 0.02), wds=(0.0, 0.001), n_train=100, n_test=100, protocol=full)
-    lib = rl.train_models(split.train, split.test, "3resnet", "all", m=20, lrs=[0.05, 0.05, 0.02, 0.02],
+    lib = rl.train_models(split.train, split.test, rl.Learner("3resnet", "all", m=20), lrs=[0.05, 0.05, 0.02, 0.02],
                           wds=[0.0, 0.001, 0.0, 0.001], seeds=[0] * 4, protocol=full, progress=False)
     grid = torch.tensor([g["test_error"] for g in rows[0]["grid"]], dtype=d)
     assert torch.allclose(grid, lib.test_error, rtol=1e-4)

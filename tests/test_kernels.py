@@ -15,7 +15,7 @@ from resnetlearn.kernel_experiments import kernel_errors, network_kernel_errors,
 from resnetlearn.kernel_registry import DEFAULT_KERNELS, KERNEL_REGISTRY, KERNELS, _Context, kernel, parse_spec
 from resnetlearn.ridge import FeatureRidge, KernelRidge, effective_ridges, feature_ridge, krr_fit, ridge_path
 from resnetlearn.selection import grid_edges
-from resnetlearn.training import Protocol, train_models
+from resnetlearn.training import Learner, Protocol, train_models
 
 F64 = torch.float64
 
@@ -213,7 +213,7 @@ def test_training_last_equals_conjugate_kernel_regression(arch):
     inst = rl.talk_instance()
     tr, te = inst.sample(50, seed=0, dtype=F64), inst.sample(40, seed=1, dtype=F64)
     wd = 0.05
-    res = train_models(tr, te, arch, "last", m=16, lrs=[0.2], wds=[wd], seeds=[3],
+    res = train_models(tr, te, Learner(arch, "last", m=16), lrs=[0.2], wds=[wd], seeds=[3],
                        protocol=Protocol(epochs=3000, batch_size=50, lr_drop_epoch=3000, eval_every=3000),
                        dtype=F64, progress=False)
     p = networks.init_params(arch, 30, 8, 16, [3], dtype=F64)
@@ -228,7 +228,7 @@ def test_ntk_exact_equals_trained_linearised_network(arch, n):
     inst = rl.talk_instance()
     tr, te = inst.sample(n, seed=0, dtype=F64), inst.sample(30, seed=1, dtype=F64)
     wd, m = 0.05, 6
-    res = train_models(tr, te, arch, "ntk", m=m, lrs=[0.03], wds=[wd], seeds=[5],
+    res = train_models(tr, te, Learner(arch, "ntk", m=m), lrs=[0.03], wds=[wd], seeds=[5],
                        protocol=Protocol(epochs=2500, batch_size=n, lr_drop_epoch=2500, eval_every=2500),
                        dtype=F64, progress=False)
     p = networks.init_params(arch, 30, 8, m, [5], dtype=F64)

@@ -10,7 +10,7 @@ import torch
 from resnetlearn import race
 from resnetlearn.live import LiveConfig, LiveRace, LiveTrainer
 from resnetlearn.live_run import LiveRun, PngView
-from resnetlearn.race import Learner, RaceConfig, run_race
+from resnetlearn.race import RaceConfig, Runner, run_race
 
 LONG = LiveConfig(m=20, n_train=200, n_test=200, epochs=3000)  # long enough to be stopped mid-run
 TINY_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=20, chunk=5, kernel="ntk_inf:2layer")
@@ -140,7 +140,7 @@ def test_widgets_follow_the_config():
 
 @pytest.mark.parametrize("kw, match", [
     (dict(kernel="nope"), "unknown kernel"),
-    (dict(learners=(Learner("3resnet"), Learner("3resnet"))), "must differ"),
+    (dict(learners=(Runner("3resnet"), Runner("3resnet"))), "must differ"),
     (dict(chunk=0), "chunk must be an integer"),
     (dict(n_train=20), "n_train must be an integer"),
 ])
@@ -148,7 +148,17 @@ def test_race_config_rejects_bad_values(kw, match):
     with pytest.raises((ValueError, TypeError), match=match):
         RaceConfig(**kw)
     with pytest.raises(ValueError, match="unknown arch"):
-        Learner("4layer")
+        Runner("4layer")
+
+
+def test_race_runner_trains_a_learner_at_the_race_width():
+    """A runner is (arch, mode, lr, wd); what it trains is the one Learner record at the race's width."""
+    from resnetlearn.training import Learner
+
+    r = Runner("3layer", "hidden", lr=0.2, wd=0.0)
+    assert r.learner(m=30) == Learner("3layer", "hidden", m=30, init="paper") and r.label == "3layer(hidden)"
+    with pytest.raises(ValueError, match="unknown mode"):
+        Runner("3layer", "lazy")
 
 
 # ----------------------------------------------------------------- the trainer
@@ -241,9 +251,9 @@ def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
     seen, kernel_calls = [], []
     real_train, real_kernel = race.train_models, K.kernel_errors
 
-    def spy_train(train, test, arch, mode, *a, **kw):
-        seen.append((arch, train.x.clone(), train.y.clone(), test.x.clone()))
-        return real_train(train, test, arch, mode, *a, **kw)
+    def spy_train(train, test, learner, **kw):
+        seen.append((learner.arch, train.x.clone(), train.y.clone(), test.x.clone()))
+        return real_train(train, test, learner, **kw)
 
     def spy_kernel(target, n_train, **kw):
         kernel_calls.append((target, n_train, kw))

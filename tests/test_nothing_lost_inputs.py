@@ -13,6 +13,7 @@ import resnetlearn as rl
 from resnetlearn import check, complexity, concept, kernel_registry, kernels, live, memory, networks, ridge, training
 from resnetlearn.activations import activation
 from resnetlearn.race import RaceConfig
+from resnetlearn.training import Learner
 
 F64 = torch.float64
 
@@ -193,7 +194,8 @@ def test_self_checks_alpha_range_and_large_inputs():
 def test_training_refuses_an_integer_dtype():
     s = concept.data_split(rl.parity_instance(), 60, n_test=20)
     with pytest.raises(ValueError, match="dtype must be a floating torch dtype.*torch.int64"):
-        training.train_models(s.train, s.test, "2layer", "all", m=8, lrs=[0.1], wds=[0.0], seeds=[0], dtype=torch.int64,
+        training.train_models(s.train, s.test, Learner("2layer", "all", m=8), lrs=[0.1], wds=[0.0], seeds=[0],
+                              dtype=torch.int64,
                               progress=False)
 
 
@@ -240,7 +242,7 @@ def test_training_and_kernels_check_before_allocating(eight_gib, monkeypatch):
     s = concept.data_split(rl.parity_instance(), 60, n_test=20)
     monkeypatch.setattr(networks, "init_params", no_alloc)
     with pytest.raises(memory.InsufficientMemoryError, match=r"training 1 3layer\(all\) .* m = 60000 needs"):
-        training.train_models(s.train, s.test, "3layer", "all", m=60_000, lrs=[0.1], wds=[0.0], seeds=[0],
+        training.train_models(s.train, s.test, Learner("3layer", "all", m=60_000), lrs=[0.1], wds=[0.0], seeds=[0],
                               progress=False)
     X = torch.randn(10, 30, dtype=F64)
     with pytest.raises(memory.InsufficientMemoryError, match=r"3layer network kernel .* m = 60000 .* m = \d+ fits"):

@@ -4,7 +4,7 @@ worker processes that die with their parent, and the work of a run estimated bef
 import pytest
 
 from resnetlearn.concept import parity_instance
-from resnetlearn.training import Protocol, grid_search
+from resnetlearn.training import Learner, Protocol, grid_search
 
 
 # ----------------------------------------------------------------- Protocol: the lr drop follows epochs
@@ -27,11 +27,12 @@ def test_a_batch_larger_than_the_samples_left_after_the_hold_out_says_so():
     # n_train = 60, select="val" holds out round(0.2 * 60) = 12: SGD sees 48 < batch_size 50
     with pytest.raises(ValueError, match=r"N = 48: of n_train = 60, 12 are held out for validation "
                                          r"\(select='val' with val_fraction = 0.2\)"):
-        grid_search(parity_instance(), "3resnet", "all", 8, 60, [0.1], [0.0], select="val",
+        grid_search(parity_instance(), Learner("3resnet", "all", m=8), n_train=60, lrs=[0.1], wds=[0.0], select="val",
                     protocol=Protocol.quick(2), progress=False)
     # without a hold-out the message stays the plain one
     with pytest.raises(ValueError, match=r"must not exceed the number of training samples N = 40$"):
-        grid_search(parity_instance(), "3resnet", "all", 8, 40, [0.1], [0.0], protocol=Protocol.quick(2),
+        grid_search(parity_instance(), Learner("3resnet", "all", m=8), n_train=40, lrs=[0.1], wds=[0.0],
+                    protocol=Protocol.quick(2),
                     progress=False)
 
 
@@ -92,7 +93,7 @@ def test_point_work_by_hand_and_a_real_step_is_timed():
     # batches = 4000 steps for the 4 x 3 grid (12 networks) and again for the 4 fresh seeds
     assert point_work(p[0]) == 4000 * (12 * 3100 + 50_000) + 4000 * (4 * 3100 + 50_000)
     assert point_work([q for q in figure_points("thm3", "quick") if q["mode"] == "kernel"][0]) == 0
-    assert 0 <= _seconds_per_step("2layer", "all", m=10, models=4, device="cpu") < 0.5
+    assert 0 <= _seconds_per_step(Learner("2layer", "all", m=10), models=4, device="cpu") < 0.5
 
 
 def test_the_work_of_figure_4b_counts_its_own_mini_batches(monkeypatch):

@@ -1,15 +1,17 @@
 """Learner networks (eq 2.1, §6) and the SGD protocol (arXiv v3 §8.1), batched."""
 
+import dataclasses
 import re
 import threading
 
+import numpy as np
 import pytest
 import torch
 from torch.func import jvp
 
 import resnetlearn as rl
 from resnetlearn import networks
-from resnetlearn.training import Protocol, grid_search, paper_grid, train_models, trainable_names
+from resnetlearn.training import Learner, Protocol, grid_search, paper_grid, train_models, trainable_names
 
 F64 = torch.float64
 
@@ -20,9 +22,10 @@ def data():
     return inst, inst.sample(100, seed=0, dtype=F64), inst.sample(200, seed=1, dtype=F64)
 
 
-def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), epochs=2, m=16, protocol=None, **kw):
+def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), epochs=2, m=16, protocol=None,
+        init="paper", **kw):
     _, tr, te = data
-    return train_models(tr, te, arch, mode, m=m, lrs=lrs, wds=wds, seeds=seeds,
+    return train_models(tr, te, Learner(arch, mode, m=m, init=init), lrs=lrs, wds=wds, seeds=seeds,
                         protocol=protocol or Protocol.quick(epochs),
                         dtype=F64, progress=False, **kw)
 
@@ -122,18 +125,19 @@ def test_layerwise_phases(data):
     assert trainable_names("3resnet", "hidden", phase=1) == ["W", "b1"]
     assert trainable_names("3resnet", "all", phase=2) == ["V", "b2"]
     _, tr, te = data
-    r = train_models(tr, te, "3resnet", "hidden", m=16, lrs=[0.05], wds=[0.0], seeds=[0],
+    r = train_models(tr, te, Learner("3resnet", "hidden", m=16), lrs=[0.05], wds=[0.0], seeds=[0],
                      protocol=Protocol.quick(2, layerwise=True), dtype=F64, progress=False)
     assert r.epochs_done == 4 and r.rows()[0]["layerwise"] is True
 
 
 def test_grid_search_selection_rules(data):
     inst = data[0]
-    g = grid_search(inst, "2layer", "all", m=8, n_train=100, lrs=[0.01, 0.05], wds=[0.0], n_test=100,
+    g = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0], n_test=100,
                     protocol=Protocol.quick(2), progress=False, dtype=F64)
     assert len(g.rows) == 2 and sum(r["selected"] for r in g.rows) == 1
     assert g.best["test_error"] == min(r["test_error"] for r in g.rows)
-    v = grid_search(inst, "2layer", "all", m=8, n_train=100, lrs=[0.01, 0.05], wds=[0.0], select="val", n_test=100,
+    v = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0], select="val",
+                    n_test=100,
                     protocol=Protocol.quick(2), progress=False, dtype=F64)
     assert v.best["val_error"] == min(r["val_error"] for r in v.rows)
     assert all(r["n_train"] == 80 and r["select"] == "val" for r in v.rows)
@@ -182,6 +186,26 @@ def test_bad_inputs_name_the_parameter(data, kw, exc, words):
         run(data, **kw)
 
 
+def test_learner_is_one_checked_record(data):
+    """Training and the grid search take one Learner (arch, mode, width, init), checked when it is built,
+    never the loose (arch, mode, m) of before; a grid-search row trained from it records those four fields."""
+    net = Learner("2layer", "hidden", m=np.int64(8), init="fan_in")
+    assert (net.arch, net.mode, net.m, net.init, net.label) == ("2layer", "hidden", 8, "fan_in", "2layer(hidden)")
+    assert type(net.m) is int and Learner("3resnet", m=4).mode == "all" and Learner("3resnet", m=4).init == "paper"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        net.m = 16
+    with pytest.raises(TypeError):
+        Learner("2layer", "all", 8)  # the width is keyword-only
+    _, tr, te = data
+    with pytest.raises(TypeError, match="learner must be a Learner"):
+        train_models(tr, te, ("2layer", "all", 8), lrs=[0.1], wds=[0.0], seeds=[0])
+    with pytest.raises(TypeError, match="learner must be a Learner"):
+        grid_search(data[0], "2layer", n_train=100, lrs=[0.1], wds=[0.0])
+    g = grid_search(data[0], net, n_train=100, lrs=[0.05], wds=[0.0], n_test=100, protocol=Protocol.quick(1),
+                    progress=False, dtype=F64)
+    assert {(r["model"], r["mode"], r["m"], r["init"]) for r in g.rows} == {("2layer", "hidden", 8, "fan_in")}
+
+
 BAD_PROTOCOLS = [
     (dict(epochs=0), ValueError, "epochs"),
     (dict(epochs=2.0), TypeError, "epochs"),
@@ -208,10 +232,10 @@ def test_numpy_and_torch_scalars_are_accepted(data):
     import numpy as np
 
     _, tr, te = data
-    a = train_models(tr, te, "2layer", "all", m=np.int64(8), lrs=np.array([0.05]), wds=[np.float32(0.0)],
+    a = train_models(tr, te, Learner("2layer", "all", m=np.int64(8)), lrs=np.array([0.05]), wds=[np.float32(0.0)],
                      seeds=np.array([3]),
                      protocol=Protocol(epochs=np.int64(1), lr_drop_epoch=None), dtype=F64, progress=False)
-    b = train_models(tr, te, "2layer", "all", m=8, lrs=[0.05], wds=[0.0], seeds=[3],
+    b = train_models(tr, te, Learner("2layer", "all", m=8), lrs=[0.05], wds=[0.0], seeds=[3],
                      protocol=Protocol(epochs=1, lr_drop_epoch=None),
                      dtype=F64, progress=False)
     assert torch.equal(a.test_error, b.test_error) and a.configs[0]["m"] == 8
@@ -235,16 +259,17 @@ def test_bad_data_is_refused_before_training(data):
     cases.append((tr, rl.Sample(te.x, inf_y, None, None), "test.y contains NaN or inf"))
     for train, test, words in cases:
         with pytest.raises(ValueError, match=re.escape(words)):
-            train_models(train, test, "2layer", "all", m=4, lrs=[0.1], wds=[0], seeds=[0], protocol=slow,
+            train_models(train, test, Learner("2layer", "all", m=4), lrs=[0.1], wds=[0], seeds=[0], protocol=slow,
                          progress=False)
     with pytest.raises(ValueError, match="holdout.x has d = 5"):
-        train_models(tr, te, "2layer", "all", m=4, lrs=[0.1], wds=[0], seeds=[0], protocol=slow, progress=False,
+        train_models(tr, te, Learner("2layer", "all", m=4), lrs=[0.1], wds=[0], seeds=[0], protocol=slow,
+                     progress=False,
                      holdout=rl.Sample(te.x[:, :5], te.y, None, None))
     with pytest.raises(ValueError, match="batch_size .* must not exceed"):
-        train_models(tr, te, "2layer", "all", m=4, lrs=[0.1], wds=[0], seeds=[0],
+        train_models(tr, te, Learner("2layer", "all", m=4), lrs=[0.1], wds=[0], seeds=[0],
                      protocol=Protocol(epochs=1, lr_drop_epoch=None, batch_size=500), progress=False)
     with pytest.raises(ValueError, match="select"):
-        grid_search(data[0], "2layer", "all", m=4, n_train=100, lrs=[0.1], wds=[0], select="best")
+        grid_search(data[0], Learner("2layer", "all", m=4), n_train=100, lrs=[0.1], wds=[0], select="best")
 
 
 @pytest.mark.parametrize("arch", ["2layer", "3layer", "3resnet", "3resnet_eq21"])
@@ -260,7 +285,7 @@ def test_last_is_conjugate_kernel_regression(arch):
     p0 = networks.init_params(arch, 30, 8, m, [4], dtype=F64)
     phi_tr, phi_te = (sum(networks.readout_features(arch, p0, x))[0] for x in (tr.x, te.x))
     lr = 1 / float(torch.linalg.eigvalsh(phi_tr.T @ phi_tr / 40).max())  # stable full-batch step
-    r = train_models(tr, te, arch, "last", m=m, lrs=[lr], wds=[wd], seeds=[4],
+    r = train_models(tr, te, Learner(arch, "last", m=m), lrs=[lr], wds=[wd], seeds=[4],
                      protocol=Protocol(epochs=3000, batch_size=40,
                      lr_drop_epoch=None, eval_every=3000), dtype=F64, progress=False)
     exact = feature_ridge(phi_tr, tr.y, phi_te, 40 * wd, center=False)
@@ -312,10 +337,11 @@ def test_per_model_targets_match_separate_runs(data):
         return rl.Sample(samples[0].x, *(torch.stack([getattr(s, a) for s in samples])
                                          for a in ("y", "base", "composite")))
 
-    both = train_models(stack(trs), stack(tes), "3resnet", "all", m=16, lrs=[0.05, 0.05], wds=[0, 0], seeds=[0, 0],
+    both = train_models(stack(trs), stack(tes), Learner("3resnet", "all", m=16), lrs=[0.05, 0.05], wds=[0, 0],
+                        seeds=[0, 0],
                         protocol=Protocol.quick(2), dtype=F64, progress=False)
     for g in range(2):
-        one = train_models(trs[g], tes[g], "3resnet", "all", m=16, lrs=[0.05], wds=[0], seeds=[0],
+        one = train_models(trs[g], tes[g], Learner("3resnet", "all", m=16), lrs=[0.05], wds=[0], seeds=[0],
                            protocol=Protocol.quick(2),
                            dtype=F64, progress=False)
         assert torch.allclose(both.test_error[g], one.test_error[0], rtol=1e-10)
@@ -324,7 +350,8 @@ def test_per_model_targets_match_separate_runs(data):
 
 def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
     inst = data[0]
-    g = grid_search(inst, "2layer", "all", m=8, n_train=100, lrs=[0.01, 0.05], wds=[0.0, 1e-3], rerun_seeds=[1, 2, 3],
+    g = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0, 1e-3],
+                    rerun_seeds=[1, 2, 3],
                     n_test=100,
                     protocol=Protocol.quick(2), progress=False, dtype=F64)
     grid = [r for r in g.rows if r["role"] == "grid"]
@@ -334,12 +361,13 @@ def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
     # a rerun is exactly the model trained alone with that seed on the same data
     _, tr, te = data
     tr, te = inst.sample(100, seed=0, dtype=F64), inst.sample(100, seed=1, dtype=F64)
-    alone = train_models(tr, te, "2layer", "all", m=8, lrs=[g.best["lr"]], wds=[g.best["wd"]], seeds=[2],
+    alone = train_models(tr, te, Learner("2layer", "all", m=8), lrs=[g.best["lr"]], wds=[g.best["wd"]], seeds=[2],
                          protocol=Protocol.quick(2),
                          dtype=F64, progress=False)
     assert g.reruns[1]["test_error"] == pytest.approx(float(alone.test_error[0]), rel=1e-12)
     with pytest.raises(ValueError, match="rerun_seeds must be fresh"):
-        grid_search(inst, "2layer", "all", m=8, n_train=100, lrs=[0.01], wds=[0.0], rerun_seeds=[0], n_test=100,
+        grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01], wds=[0.0], rerun_seeds=[0],
+                    n_test=100,
                     protocol=Protocol.quick(2), progress=False)
 
 
@@ -350,7 +378,7 @@ def test_public_evaluation_gives_exactly_the_reported_errors(data, arch, mode):
     the initial features; ntk: the linearisation at θ₀ moved by Δ): on the test and training sets
     they give the reported errors bit for bit, in float32 as trained, a diverged model NaN."""
     tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)  # float32, as trained by default
-    r = train_models(tr, te, arch, mode, m=16, lrs=[0.05, 0.02, 1e4], wds=[0.0, 1e-3, 0.0], seeds=[0, 1, 0],
+    r = train_models(tr, te, Learner(arch, mode, m=16), lrs=[0.05, 0.02, 1e4], wds=[0.0, 1e-3, 0.0], seeds=[0, 1, 0],
                      protocol=Protocol.quick(2), progress=False)
     assert r.diverged.tolist() == [False, False, True]
     assert torch.equal(r.error(te)[:2], r.test_error[:2]) and torch.equal(r.error(tr)[:2], r.train_error[:2])
@@ -361,7 +389,7 @@ def test_public_evaluation_gives_exactly_the_reported_errors(data, arch, mode):
 
 def test_public_evaluation_after_layerwise_training(data):
     tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)  # float32, as trained by default
-    r = train_models(tr, te, "3resnet", "hidden", m=16, lrs=[0.05], wds=[0.0], seeds=[0],
+    r = train_models(tr, te, Learner("3resnet", "hidden", m=16), lrs=[0.05], wds=[0.0], seeds=[0],
                      protocol=Protocol.quick(2, layerwise=True), progress=False)
     assert torch.equal(r.error(te), r.test_error)
 
@@ -372,7 +400,8 @@ def test_networks_forward_is_the_all_and_hidden_model(data):
     tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)
     x = te.x
     for mode in ("all", "last"):
-        r = train_models(tr, te, "3resnet", mode, m=16, lrs=[0.05], wds=[0.0], seeds=[0], protocol=Protocol.quick(2),
+        r = train_models(tr, te, Learner("3resnet", mode, m=16), lrs=[0.05], wds=[0.0], seeds=[0],
+                         protocol=Protocol.quick(2),
                          progress=False)
         same = torch.equal(networks.forward("3resnet", r.params, x), r.predict(x))
         assert same == (mode == "all"), mode
@@ -412,6 +441,7 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
     inst, _, _ = data
     tr, te = inst.sample(100, seed=0), inst.sample(200, seed=1)
     for mode in rl.training.MODES:
-        r = train_models(tr, te, "4layer", mode, m=12, lrs=[0.05], wds=[0.0], seeds=[0], protocol=Protocol.quick(1),
+        r = train_models(tr, te, Learner("4layer", mode, m=12), lrs=[0.05], wds=[0.0], seeds=[0],
+                         protocol=Protocol.quick(1),
                          progress=False)
         assert torch.isfinite(r.test_error).all() and torch.equal(r.error(te), r.test_error), mode
