@@ -20,6 +20,7 @@ from resnetlearn import kernels as K
 from resnetlearn import networks
 from resnetlearn.kernel_experiments import network_kernel_errors
 from resnetlearn.ridge import KernelRidge
+from resnetlearn.training import Learner
 
 
 def timed(fn):
@@ -44,8 +45,8 @@ def main():
     p = networks.init_params("3resnet", d=30, k=15, m=1000, seeds=[0], dtype=torch.float64)
     _, t_emp = timed(lambda: K.ntk(x1k, arch="3resnet", params=p))
     tr, te = inst.sample(args.n_exact, seed=0, dtype=torch.float64), inst.sample(2000, seed=1, dtype=torch.float64)
-    full, t_full = timed(lambda: network_kernel_errors(tr, te, arch="2layer", m=200, mode="ntk"))
-    per, t_per = timed(lambda: network_kernel_errors(tr, te, arch="2layer", m=200, mode="ntk",
+    full, t_full = timed(lambda: network_kernel_errors(tr, te, Learner("2layer", "ntk", m=200)))
+    per, t_per = timed(lambda: network_kernel_errors(tr, te, Learner("2layer", "ntk", m=200),
                                                           coupling="per_output"))
     out = dict(device=rl.describe_device("cpu"), torch=torch.__version__, n=args.n,
                infinite_ntk_gram_s=round(t_inf, 2), krr_fit_predict_s=round(t_krr, 2),

@@ -41,6 +41,7 @@ from .kernels import (
 )
 from .ridge import _eig_path, _primal_path, effective_ridges
 from .selection import _fmt, grid_edges
+from .training import Learner
 
 
 def _setting_label(name, point) -> str:
@@ -312,13 +313,14 @@ def network_krr(X, Y, X_test, *, arch: str, params: dict, mode: str, ridges, cou
                          relative=V.boolean("relative", relative), coupling=coupling)[0]
 
 
-def network_kernel_errors(train, test, arch: str, m: int, mode: str, *, seed: int = 0, init: str = "paper",
-                          ridges=RELATIVE_RIDGES, select: str = "test", holdout=None, val_fraction: float = 0.2,
+def network_kernel_errors(train, test, learner: Learner, *, seed: int = 0, ridges=RELATIVE_RIDGES,
+                          select: str = "test", holdout=None, val_fraction: float = 0.2,
                           coupling: str = "full", device=None) -> dict:
     """The exact kernel-ridge solution behind a (last) or (ntk) point of arXiv v3 §8.1.
 
-    The network is drawn as training draws it (:func:`networks.init_params`
-    with ``seed`` and ``init``, in float64); (last) is ridge regression with
+    The network is ``learner`` (a :class:`~resnetlearn.training.Learner` in mode ``last`` or ``ntk``), drawn as
+    training draws it (:func:`networks.init_params` with ``seed`` and the learner's width and ``init``, in
+    float64); (last) is ridge regression with
     its conjugate kernel (features φ₀, :func:`~resnetlearn.kernels.features`), (ntk) kernel ridge
     regression of Y − f₀ with its empirical NTK over every parameter
     (:func:`network_krr`; ``coupling`` as there). The ridge path
@@ -337,11 +339,11 @@ def network_kernel_errors(train, test, arch: str, m: int, mode: str, *, seed: in
     selection error, test error) for every ridge.
     """
     t0 = time.perf_counter()
-    arch = _arch(arch, NETWORK_ARCHS, "network").name
-    mode = V.choice("mode", mode, NETWORK_MODES)
-    m = V.integer("m", m, lo=1)
+    Learner.check(learner)
+    arch = _arch(learner.arch, NETWORK_ARCHS, "network").name
+    mode = V.choice("mode", learner.mode, NETWORK_MODES)
+    m, init = learner.m, learner.init
     seed = V.seeds("seed", seed)[0]
-    init = V.choice("init", init, networks.INITS)
     ridges = V.reals("ridges", ridges, lo=0)
     select = V.choice("select", select, ("test", "val"))
     coupling = V.choice("coupling", coupling, COUPLINGS)

@@ -101,8 +101,7 @@ def _exact_kernel(config: dict, target, *, data_seed: int) -> dict:
     from .kernel_experiments import network_kernel_errors
 
     split = data_split(target, config["n_train"], n_test=config["n_test"], seed=data_seed, dtype=torch.float64)
-    r = network_kernel_errors(split.train, split.test, arch=config["model"], m=config["m"], mode=config["mode"], seed=0,
-                              init=config.get("init", "paper"), select=config["select"],
+    r = network_kernel_errors(split.train, split.test, learner_of(config), seed=0, select=config["select"],
                               coupling="per_output")
     return {"exact_test_error": r["test_error"], "exact_train_error": r["train_error"],
             "exact_ridge_rel": r["ridge_rel"], "exact_ridge_at_grid_edge": r["ridge_at_grid_edge"]}

@@ -66,6 +66,12 @@ class Learner:
         object.__setattr__(self, "m", V.integer("m (width)", self.m, lo=1))
         V.choice("init", self.init, networks.INITS)
 
+    @staticmethod
+    def check(value) -> None:
+        """Refuse anything but a Learner (a function taking one names it ``learner``)."""
+        if not isinstance(value, Learner):
+            raise TypeError(f"learner must be a Learner(arch, mode, m=..., init=...), got {type(value).__name__}")
+
     @property
     def label(self) -> str:
         """``arch(mode)``, the name tables and plots give this learner."""
@@ -227,12 +233,6 @@ def _per_model(name: str, values, G: int, **bounds) -> torch.Tensor:
     return torch.tensor(vals, dtype=torch.float64)
 
 
-def _check_learner(learner) -> None:
-    """A :class:`Learner` record, not the loose (arch, mode, m) of older call sites."""
-    if not isinstance(learner, Learner):
-        raise TypeError(f"learner must be a Learner(arch, mode, m=..., init=...), got {type(learner).__name__}")
-
-
 def _check_sample(sample, name: str, G: int) -> None:
     """x (N, d) and y (N, k) or (G, N, k) (one target per model), the same N, finite; base/composite like y."""
     V.tensor(f"{name}.x", sample.x, ndim=2)
@@ -288,7 +288,7 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
     devices, eager elsewhere; True on a non-CUDA device is an error). The recorded kernels are the eager
     ones; cancellation is then checked between epochs.
     """
-    _check_learner(learner)
+    Learner.check(learner)
     arch, mode, m, init = learner.arch, learner.mode, learner.m, learner.init
     if not isinstance(protocol, Protocol):
         raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
@@ -594,7 +594,7 @@ def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,),
     """
     from .concept import data_split
 
-    _check_learner(learner)
+    Learner.check(learner)
     V.choice("select", select, SELECTIONS)
     lrs = V.reals("lrs (learning rates)", lrs, lo=0, lo_open=True)
     wds = V.reals("wds (weight decays)", wds, lo=0)

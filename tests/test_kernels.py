@@ -262,17 +262,17 @@ def test_network_kernel_errors_rows():
     tr, te = inst.sample(60, seed=0, dtype=F64), inst.sample(50, seed=1, dtype=F64)
     ridges = [1e-8, 1e-4, 1e-2, 1.0, 100.0]
     for mode in ("last", "ntk"):
-        r = network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges)
+        r = network_kernel_errors(tr, te, Learner("2layer", mode, m=10), ridges=ridges)
         assert r["test_error"] == min(e for _, _, e in r["path"])  # selected on the test set, as the paper
         if r["ridge_at_grid_edge"]:
             assert r["ridge_rel"] in (1e-8, 100.0)
         assert r["wd_equivalent"] == pytest.approx(r["ridge"] / 60)
         assert r["n_fit"] == 60 and len(r["path"]) == 5
-        v = network_kernel_errors(tr, te, "2layer", 10, mode, ridges=ridges, select="val")
+        v = network_kernel_errors(tr, te, Learner("2layer", mode, m=10), ridges=ridges, select="val")
         assert v["n_fit"] == 48 and v["sel_error"] == min(s for _, s, _ in v["path"])
         assert v["test_error"] == dict((rel, e) for rel, _, e in v["path"])[v["ridge_rel"]]
     # more ridge, more training error (the path is monotone)
-    trains = [network_kernel_errors(tr, te, "2layer", 10, "ntk", ridges=[lam])["train_error"]
+    trains = [network_kernel_errors(tr, te, Learner("2layer", "ntk", m=10), ridges=[lam])["train_error"]
               for lam in (1e-6, 1e-2, 1.0)]
     assert trains == sorted(trains) and trains[0] < r["f0_test_error"]
 
@@ -423,13 +423,13 @@ def test_network_kernel_errors_holds_out_as_data_split():
     inst = rl.talk_instance()
     full, held = (data_split(inst, 60, n_test=50, val_fraction=f, dtype=F64) for f in (0.0, 0.25))
     ridges = [1e-4, 1e-2, 1.0]
-    own = network_kernel_errors(full.train, full.test, "2layer", 10, "last", ridges=ridges, select="val",
+    own = network_kernel_errors(full.train, full.test, Learner("2layer", "last", m=10), ridges=ridges, select="val",
                                   val_fraction=0.25)
-    given = network_kernel_errors(held.train, held.test, "2layer", 10, "last", ridges=ridges, select="val",
+    given = network_kernel_errors(held.train, held.test, Learner("2layer", "last", m=10), ridges=ridges, select="val",
                                     holdout=held.val)
     assert own["n_fit"] == given["n_fit"] == 45 and own["path"] == given["path"]
     with pytest.raises(ValueError, match="leaves 0 of n_train = 60"):
-        network_kernel_errors(full.train, full.test, "2layer", 10, "last", select="val", val_fraction=0.001)
+        network_kernel_errors(full.train, full.test, Learner("2layer", "last", m=10), select="val", val_fraction=0.001)
 
 
 def test_parity_counts():
@@ -487,8 +487,8 @@ def test_bad_inputs(cube):
         kernel_errors(inst, 50, ["gaussian"], select="train", progress=False)
     tr = inst.sample(20, seed=0, dtype=F64)
     with pytest.raises(ValueError, match="unknown mode 'all'"):
-        network_kernel_errors(tr, tr, "2layer", 4, "all")
+        network_kernel_errors(tr, tr, Learner("2layer", "all", m=4))
     with pytest.raises(ValueError, match="holdout is used with select='val' only"):
-        network_kernel_errors(tr, tr, "2layer", 4, "last", holdout=tr)
+        network_kernel_errors(tr, tr, Learner("2layer", "last", m=4), holdout=tr)
     with pytest.raises(ValueError, match="train.y contains NaN"):
-        network_kernel_errors(Sample(tr.x, tr.y * math.nan, None, None), tr, "2layer", 4, "last")
+        network_kernel_errors(Sample(tr.x, tr.y * math.nan, None, None), tr, Learner("2layer", "last", m=4))
