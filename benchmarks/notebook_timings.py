@@ -26,7 +26,8 @@ Exercises found in the text (outside folded blocks):
 
 Two modes. Without ``--run`` (fast, no torch work): count words and exercises, take the run times measured
 earlier from the JSON file (keyed by each code cell's source hash, so an edited cell has no time until it is
-measured again), write the Markdown report and the guide's tables between their markers. With ``--run``:
+measured again), write the Markdown report, the guide's tables between their markers, and each notebook's
+own time line (between TIME markers in its first cell) and the "(N min)" of its section headings. With ``--run``:
 execute the notebooks first (a copy in memory, from notebooks/; the files are not rewritten) and time every
 cell; run it through ``heavy`` on the shared machine.
 
@@ -112,12 +113,17 @@ _STATED = re.compile(r"\((\d+)\s*min\)")
 _NUMBERED = re.compile(r"^\s{0,3}\d+\.\s", re.MULTILINE)
 _PREDICT = re.compile(r"\*\*Predict[^*]*\*\*(.*?)(?:\n\s*\n|\Z)", re.DOTALL)
 _SELF_CHECK = re.compile(r"^\s*answer\s*=\s*None\b", re.MULTILINE)
+TIME_BEGIN, TIME_END = "<!-- notebook_timings:time:begin -->", "<!-- notebook_timings:time:end -->"
+_TIME_BLOCK = re.compile(re.escape(TIME_BEGIN) + r".*?" + re.escape(TIME_END), re.DOTALL)
+_HEADING_MIN = re.compile(r"^(##(?!#).*?)\((\d+(?:\.\d+)?)\s*min\)", re.MULTILINE)
 
 
 # --------------------------------------------------------------------------------------------------- counting
 
 def prose_words(markdown: str) -> int:
-    """Words of a Markdown text by the rule of the module docstring."""
+    """Words of a Markdown text by the rule of the module docstring (a notebook's own time line, which
+    this script writes between TIME markers, is not counted: it would change with what it reports)."""
+    markdown = _TIME_BLOCK.sub(" ", markdown)
     displays = len(re.findall(r"\$\$.*?\$\$", markdown, re.DOTALL))
     text = re.sub(r"\$\$.*?\$\$", " ", markdown, flags=re.DOTALL)
     text = re.sub(r"\$[^$\n]+\$", " formula ", text)
@@ -375,6 +381,51 @@ def fill_guide(text: str, blocks: dict[str, str]) -> str:
     return text
 
 
+# ------------------------------------------------------------------------------------- the notebooks' own time lines
+
+def _minutes(x: float) -> int:
+    return max(1, round(x))
+
+
+def time_line(e: dict) -> str:
+    """The sentence a notebook opens with, from its estimate (so a notebook and the guide cannot disagree)."""
+    if e["estimate_min"] is None:
+        return "**Time.** Not yet measured: run `python benchmarks/notebook_timings.py --run` once."
+    where = "in the lab" if e["role"] == "lab" else "of reading and exercises"
+    line = (f"**Time.** About {_minutes(e['estimate_min'])} minutes {where} by our rule: reading "
+            f"{_minutes(e['reading_min'])} (200 words a minute, folded explanations included), exercises "
+            f"{round(e['exercise_min'])}, running the cells {60 * e['run_min']:.0f} s on a 2-core CPU")
+    if e["homework_min"] >= 0.5:
+        h = _minutes(e["homework_min"])
+        line += f"; the questions and Try-this tasks add about {h} minute{'s' if h > 1 else ''} as homework"
+    return line + " (computed from this notebook by `benchmarks/notebook_timings.py`)."
+
+
+def fill_notebook(raw: str, e: dict) -> str:
+    """A notebook's JSON text with its time line (between the TIME markers of its first markdown cell) and the
+    "(N min)" of its ``##`` headings set from the estimate ``e``; ValueError if the markers are missing."""
+    nb = json.loads(raw)
+    cells = [c for c in nb["cells"] if c["cell_type"] == "markdown"]
+    first = "".join(cells[0]["source"]) if cells else ""
+    if first.count(TIME_BEGIN) != 1 or first.count(TIME_END) != 1:
+        raise ValueError(f"{e['name']}: its first markdown cell needs one {TIME_BEGIN} … {TIME_END} pair")
+    minutes = {_title(s): s["homework_min"] if s["homework"] else s["estimate_min"] for s in e["sections"]}
+
+    def heading(m):
+        title = _STATED.sub("", m.group(0)).removeprefix("##").strip()
+        x = minutes.get(title)
+        return m.group(0) if x is None else f"{m.group(1)}({_minutes(x)} min)"
+
+    for i, c in enumerate(cells):
+        text = "".join(c["source"])
+        if i == 0:
+            text = _TIME_BLOCK.sub(lambda _: TIME_BEGIN + time_line(e) + TIME_END, text)
+        text = _HEADING_MIN.sub(heading, text)
+        lines = text.split("\n")
+        c["source"] = [ln + "\n" for ln in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
 # --------------------------------------------------------------------------------------------------- measuring
 
 def _seconds(meta: dict) -> float | None:
@@ -468,13 +519,17 @@ def main(argv=None) -> int:
     est = all_estimates(measured)
     report = render_report(est, measured) + "\n"
     guide = fill_guide(GUIDE.read_text(), guide_blocks(est))
+    pages = [(p, fill_notebook(p.read_text(encoding="utf-8"), est[p.stem]))
+             for p in sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))]
+    outputs = [(REPORT, report), (GUIDE, guide)] + pages
     if args.check:
-        stale = [p.name for p, text in ((REPORT, report), (GUIDE, guide)) if not p.exists() or p.read_text() != text]
+        stale = [p.name for p, text in outputs if not p.exists() or p.read_text(encoding="utf-8") != text]
         if stale:
             print("out of date:", ", ".join(stale), "— run python benchmarks/notebook_timings.py")
         return 1 if stale else 0
-    REPORT.write_text(report)
-    GUIDE.write_text(guide)
+    for p, text in outputs:
+        if not p.exists() or p.read_text(encoding="utf-8") != text:
+            p.write_text(text, encoding="utf-8")
     t = totals(est)
     print(f"lab path {_m(t['lab_min'])} min (limit {LAB_LIMIT}), lecture {_m(t['lecture_min'])} min "
           f"(limit {LECTURE_LIMIT}); wrote {REPORT.relative_to(ROOT)} and the tables of {GUIDE.relative_to(ROOT)}")

@@ -120,3 +120,39 @@ def test_missing_markers_and_sections_raise():
         T.fill_guide("no markers here", {"lab": "x"})
     with pytest.raises(ValueError, match="LECTURE: 00_welcome has no section starting 'Nowhere'"):
         T._find_section({"00_welcome": {"sections": [{"title": "The concept class"}]}}, "00_welcome", "Nowhere")
+
+
+def test_every_notebook_opens_with_the_scripts_time_line(est):
+    """A notebook's own time line and section minutes are written by the script: a stale one fails here."""
+    for path in sorted(T.NOTEBOOKS.glob("[0-9]*.ipynb")):
+        raw = path.read_text(encoding="utf-8")
+        assert T.fill_notebook(raw, est[path.stem]) == raw, f"{path.name}: run python benchmarks/notebook_timings.py"
+        assert T.time_line(est[path.stem]) in raw.replace('\\"', '"')
+
+
+def test_time_line_by_hand():
+    e = {"name": "x", "role": "lab", "estimate_min": 12.4, "reading_min": 4.6, "exercise_min": 7.0, "run_min": 0.5,
+         "homework_min": 0.4}
+    assert T.time_line(e) == ("**Time.** About 12 minutes in the lab by our rule: reading 5 (200 words a minute, "
+                              "folded explanations included), exercises 7, running the cells 30 s on a 2-core CPU "
+                              "(computed from this notebook by `benchmarks/notebook_timings.py`).")
+    e.update(role="reading", homework_min=1.2)
+    assert "of reading and exercises" in T.time_line(e) and "add about 1 minute as homework" in T.time_line(e)
+
+
+def test_fill_notebook_sets_time_line_and_heading_minutes():
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# T\n", f"{T.TIME_BEGIN}old{T.TIME_END}"]},
+                    {"cell_type": "markdown", "metadata": {}, "source": ["## Part A (9 min)\n", "words here"]},
+                    {"cell_type": "markdown", "metadata": {}, "source": ["## Check your understanding (1 min)"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    e = {"name": "x", "role": "lab", "estimate_min": 3.0, "reading_min": 1.0, "exercise_min": 2.0, "run_min": 0.0,
+         "homework_min": 6.0, "sections": [
+             {"title": "Part A (9 min)", "homework": False, "estimate_min": 2.4, "homework_min": 0.0},
+             {"title": "Check your understanding (1 min)", "homework": True, "estimate_min": 0.0, "homework_min": 6.0}]}
+    out = json.loads(T.fill_notebook(json.dumps(nb), e))
+    assert "".join(out["cells"][1]["source"]).startswith("## Part A (2 min)\n")
+    assert "".join(out["cells"][2]["source"]) == "## Check your understanding (6 min)"
+    assert T.time_line(e) in "".join(out["cells"][0]["source"])
+    nb["cells"][0]["source"] = ["# no markers"]
+    with pytest.raises(ValueError, match="needs one"):
+        T.fill_notebook(json.dumps(nb), e)
