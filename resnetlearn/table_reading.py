@@ -125,6 +125,17 @@ def _match_points(path: Path, rows: list[tuple[int, dict]], *, name: str, scale:
     return groups
 
 
+def _open_table(name: str, directory, file: str, what: str):
+    """(directory, table path, provenance, expected points) of a figure's table; a ValueError naming the
+    command that writes it when the table is missing."""
+    directory = Path(directory)
+    path = directory / file
+    if not path.exists():
+        raise ValueError(f"no {what} for {name!r} in {directory} (run: python -m resnetlearn reproduce {name})")
+    prov = _provenance(name, directory)
+    return directory, path, prov, _expected_points(name, directory, prov)
+
+
 def load_figure(name: str, directory) -> FigureResult:
     """A figure's shipped (or previously written) results from its CSV table.
 
@@ -135,12 +146,7 @@ def load_figure(name: str, directory) -> FigureResult:
     extra row, a cell that is not a number, an edited number, no checksum)
     raises a ValueError that names the file and the problem.
     """
-    directory = Path(directory)
-    path = directory / f"{name}.csv"
-    if not path.exists():
-        raise ValueError(f"no results for {name!r} in {directory} (run: python -m resnetlearn reproduce {name})")
-    prov = _provenance(name, directory)
-    expected = _expected_points(name, directory, prov)
+    directory, path, prov, expected = _open_table(name, directory, f"{name}.csv", "results")
     rows = _read_csv(path, ("figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "d", "wd",
                             "test_error"))
     for line, r in rows:
@@ -200,12 +206,7 @@ def load_runs(name: str, directory) -> list[dict]:
     least one candidate, no point has more than one selected run, and the
     file's checksum is the one recorded when it was written.
     """
-    directory = Path(directory)
-    path = directory / f"{name}_runs.csv"
-    if not path.exists():
-        raise ValueError(f"no per-run table for {name!r} in {directory} (run: python -m resnetlearn reproduce {name})")
-    prov = _provenance(name, directory)
-    expected = _expected_points(name, directory, prov)
+    directory, path, prov, expected = _open_table(name, directory, f"{name}_runs.csv", "per-run table")
     rows = _read_csv(path, tuple(c for c in _POINT_COLS if c not in ("init", "panel")) + ("wd", "selected"))
     for line, r in rows:
         _parse(r, ("m", "n_train", "epochs", "seed", "d"),
