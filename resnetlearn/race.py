@@ -96,9 +96,11 @@ RACE_LEARNERS = (
 """The default runners, each with the lr / wd that gave it its lowest test error in a 3 × 3 grid
 (lr 0.05-0.2, wd 0.001-0.01) at the race's default settings (benchmarks/live_race.py)."""
 RACE_KERNEL = "ntk_inf:3resnet_eq21"
-"""The kernel reference: ridge regression with the infinite-width NTK of the ResNet (its ridge
-selected by test error, as the paper), on the same samples, computed once per run."""
-KERNEL_NAMES = {"ntk_inf:3resnet_eq21": "NTK ridge (∞-width ResNet)", "ntk_inf:2layer": "NTK ridge (∞-width 2layer)",
+"""The kernel reference: ridge regression with the infinite-width NTK of the ResNet of eq 2.1 as written
+(a full m×m U; the §6 ResNet that races, U = VA, has no deterministic infinite-width kernel), its ridge
+selected by test error as the paper's, on the same samples, computed once per run."""
+KERNEL_NAMES = {"ntk_inf:3resnet_eq21": "NTK ridge (∞-width eq 2.1 ResNet)",
+                "ntk_inf:2layer": "NTK ridge (∞-width 2layer)",
                 "ntk:3resnet": "NTK ridge (ResNet at init)", "conjugate:3resnet": "conjugate-kernel ridge (ResNet)"}
 
 
