@@ -388,11 +388,13 @@ def _minutes(x: float) -> int:
 
 
 def time_line(e: dict) -> str:
-    """The sentence a notebook opens with, from its estimate (so a notebook and the guide cannot disagree)."""
+    """The time line a notebook opens with (after its bold "Time." and the begin marker), from its estimate, so
+    a notebook and the guide cannot disagree. The markers sit inside the paragraph: a line that began with an
+    HTML comment would make Markdown show the whole line as raw text."""
     if e["estimate_min"] is None:
-        return "**Time.** Not yet measured: run `python benchmarks/notebook_timings.py --run` once."
+        return "Not yet measured: run `python benchmarks/notebook_timings.py --run` once."
     where = "in the lab" if e["role"] == "lab" else "of reading and exercises"
-    line = (f"**Time.** About {_minutes(e['estimate_min'])} minutes {where} by our rule: reading "
+    line = (f"About {_minutes(e['estimate_min'])} minutes {where} by our rule: reading "
             f"{_minutes(e['reading_min'])} (200 words a minute, folded explanations included), exercises "
             f"{round(e['exercise_min'])}, running the cells {60 * e['run_min']:.0f} s on a 2-core CPU")
     if e["homework_min"] >= 0.5:

@@ -17,6 +17,7 @@ lines are the same on every machine and strict nbval can check them.
 from __future__ import annotations
 
 import math
+import textwrap
 
 from . import validation as V
 
@@ -39,24 +40,32 @@ def _close(a: float, b, rel: float) -> bool:
         return False
 
 
+WIDTH = 96
+"""Columns of a printed verdict: wider lines wrap mid-word in a 1280-pixel JupyterLab with its file browser open."""
+
+
+def _say(text: str) -> None:
+    print(textwrap.fill(text, WIDTH, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
+
+
 def _check(name: str, answer, right: float, *, why: str, hint: str, wrong: dict | None = None,
            rel: float = REL_TOL) -> bool | None:
     if answer is None:
-        print(f"{name}: not answered yet — hint: {hint}")
+        _say(f"{name}: not answered yet — hint: {hint}")
         return None
     try:
         value = float(answer)
     except (TypeError, ValueError):
-        print(f"{name}: not quite — give a number (got {answer!r}); hint: {hint}")
+        _say(f"{name}: not quite — give a number (got {answer!r}); hint: {hint}")
         return False
     if _close(value, right, rel):
-        print(f"{name}: correct — {why}")
+        _say(f"{name}: correct — {why}")
         return True
     for w, msg in (wrong or {}).items():
         if _close(value, w, rel):
-            print(f"{name}: not quite — {msg}")
+            _say(f"{name}: not quite — {msg}")
             return False
-    print(f"{name}: not quite — hint: {hint}")
+    _say(f"{name}: not quite — hint: {hint}")
     return False
 
 

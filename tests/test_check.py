@@ -38,8 +38,20 @@ def test_lines_are_fixed(capsys):
     check.k_alpha_squared(None)
     check.k_alpha_squared(1.35)
     assert capsys.readouterr().out == (
-        "k·α²: not answered yet — hint: the error is summed over the k outputs; each misses α·G_i(F(x)) with G_i = ±1\n"
+        "k·α²: not answered yet — hint: the error is summed over the k outputs; each misses α·G_i(F(x))\n"
+        "  with G_i = ±1\n"
         "k·α²: correct — each of the k = 15 outputs misses α·G_i = ±0.3, so the error is k·α² = 1.35\n")
+
+
+def test_lines_fit_a_classroom_screen(capsys):
+    """No printed line is wider than check.WIDTH (96) columns: wider ones wrap mid-word in JupyterLab at 1280 px."""
+    for name in ("zero_predictor_error", "k_alpha_squared", "composite_degree", "parities_up_to_degree", "composition_ratio",
+                 "theorem1_alpha_max"):
+        fn = getattr(check, name, None)
+        if fn is not None:
+            fn(None)
+    out = capsys.readouterr().out
+    assert out and max(map(len, out.splitlines())) <= check.WIDTH
 
 
 def test_rounded_answers_within_half_percent():

@@ -133,7 +133,7 @@ def test_every_notebook_opens_with_the_scripts_time_line(est):
 def test_time_line_by_hand():
     e = {"name": "x", "role": "lab", "estimate_min": 12.4, "reading_min": 4.6, "exercise_min": 7.0, "run_min": 0.5,
          "homework_min": 0.4}
-    assert T.time_line(e) == ("**Time.** About 12 minutes in the lab by our rule: reading 5 (200 words a minute, "
+    assert T.time_line(e) == ("About 12 minutes in the lab by our rule: reading 5 (200 words a minute, "
                               "folded explanations included), exercises 7, running the cells 30 s on a 2-core CPU "
                               "(computed from this notebook by `benchmarks/notebook_timings.py`).")
     e.update(role="reading", homework_min=1.2)
