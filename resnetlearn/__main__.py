@@ -154,8 +154,11 @@ def main(argv=None) -> int:
     except ValueError:  # not the main thread: leave SIGTERM alone
         previous = None
     try:
-        if workers > 0:  # CUDA does not survive fork(): workers that may use it are spawned afresh
-            context = multiprocessing.get_context("spawn") if device.type == "cuda" else None
+        if workers > 0:  # CUDA does not survive fork(): workers that may use it are spawned afresh; the start
+            # method is always named, since worker_init checks its parent (a forkserver, Python 3.14's default on
+            # Linux, would be the workers' parent instead of this process)
+            context = multiprocessing.get_context("spawn" if device.type == "cuda" or not hasattr(os, "fork")
+                                                  else "fork")
             executor = ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init,
                                            initargs=(os.getpid(),))
         _announce_work(args, figures, device=device, out=out, workers=workers)

@@ -29,7 +29,8 @@ class CapturedEpochs:
     """Replays one epoch of ``state``'s SGD steps on the fixed data ``x``, ``y`` (one per training phase).
 
     Use it in place of ``state.epoch``: ``runner.epoch(x, y, epoch, cancel)``. Cancellation is checked
-    between epochs by the caller (an epoch is one replay); ``x``/``y`` must be the tensors it was built with.
+    between epochs by the caller (an epoch is one replay), not during the recording (two warm-up epochs and
+    the capture); ``x``/``y`` must be the tensors it was built with.
     """
 
     def __init__(self, state, x: torch.Tensor, y: torch.Tensor, *, record: bool = True):
@@ -63,7 +64,8 @@ class CapturedEpochs:
                     self._body()
             torch.cuda.current_stream().wait_stream(side)
             graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
+            # thread_local: another thread (a new live run while this one winds down) may allocate meanwhile
+            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
                 self._body()
             self.graph = graph
         finally:  # the warm-up trained; whatever happened, the models start from where they were

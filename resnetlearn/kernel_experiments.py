@@ -34,7 +34,7 @@ from .kernels import (
     _single,
     _targets,
     _vjp,
-    check_memory,
+    check_gram_memory,
     features,
     jacobian,
     ntk,
@@ -236,7 +236,7 @@ def _network_path(X, Y, X_test, *, arch, params, mode, ridges, relative, couplin
     r = R.T.reshape(-1, 1)  # rows ordered (output c, sample n)
     ones = {n: 1.0 for n in p}
     if n_params < k * N:  # primal: θ − θ₀ = (JᵀJ + λI)⁻¹Jᵀr over the P parameters
-        check_memory(k * N, n_params, copies=2)
+        check_gram_memory(k * N, n_params, copies=2, device=X.device)
         J = jacobian(arch, p, X).reshape(k * N, -1)
         scale = float((J**2).sum()) / (k * N)
         lams = [r_ * scale for r_ in ridges] if relative else ridges
@@ -249,7 +249,7 @@ def _network_path(X, Y, X_test, *, arch, params, mode, ridges, relative, couplin
         train = [(J @ w).reshape(k, N) for w in flat]
         solver = "primal"
     else:  # dual: a = (Θ + λI)⁻¹r with the full (kN × kN) NTK, θ − θ₀ = Jᵀa
-        check_memory(k * N, k * N, copies=3)
+        check_gram_memory(k * N, k * N, copies=3, device=X.device)
         K = ntk(X, arch=arch, params=p, outputs="full").reshape(k * N, k * N)
         scale = float(K.diagonal().mean())
         lams = [r_ * scale for r_ in ridges] if relative else ridges

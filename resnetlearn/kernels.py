@@ -89,19 +89,20 @@ def _pair(X1, X2):
     X2 = X1 if X2 is None else _as2d(X2, "X2")
     if X2 is not X1:
         V.compatible("X1", X1, "X2", X2, what="dimension d")
-    check_memory(X1.shape[0], X2.shape[0])
+    check_gram_memory(X1.shape[0], X2.shape[0], device=X1.device)
     return X1, X2
 
 
-def check_memory(n1: int, n2: int, copies: int = 3) -> None:
+def check_gram_memory(n1: int, n2: int, *, copies: int = 3, device=None) -> None:
     """Refuse (:class:`resnetlearn.memory.InsufficientMemoryError`, a ValueError) an n1×n2 kernel
-    computation whose ``copies`` float64 matrices would not fit in the memory available
-    (:func:`resnetlearn.memory.check_memory`), naming the number of samples that fits."""
+    computation whose ``copies`` float64 matrices would not fit in the memory available on ``device``
+    (the inputs' device: GPU memory for CUDA tensors, RAM otherwise; :func:`resnetlearn.memory.check_memory`),
+    naming the number of samples that fits."""
     n1, n2 = V.integer("n1", n1, lo=0), V.integer("n2", n2, lo=0)
     square = n1 == n2  # an N×N Gram matrix: name the N that fits
     memory.check_memory(memory.gram_bytes(n1, n2, copies), what=f"a {n1}×{n2} kernel computation ({copies} float64 "
                         "copies)", width_name="N (samples)" if square else None, width=n1 if square else None,
-                        need_at=(lambda n: memory.gram_bytes(n, n, copies)) if square else None)
+                        need_at=(lambda n: memory.gram_bytes(n, n, copies)) if square else None, device=device)
 
 
 def _check_network_memory(arch: str, n_points: int, k: int, m: int, device=None) -> None:
@@ -361,7 +362,7 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
     k = p["A"].shape[0]
     n1, n2 = X1.shape[0], X2.shape[0]
     if outputs == "full":
-        check_memory(k * n1, k * n2)
+        check_gram_memory(k * n1, k * n2, device=X1.device)
     shape = {"mean": (n1, n2), "per_output": (k, n1, n2), "full": (k, n1, k, n2)}[outputs]
     out = torch.zeros(shape, dtype=F64, device=X1.device)
     for d1_, d2_, inner in _ntk_parts(arch, p, X1, X2, mult=mult):
@@ -387,7 +388,7 @@ def jacobian(arch: str, params: dict, X, *, parameterization: str = "standard", 
     p = _single(params, arch, X.shape[1])
     mult = _mults(p, parameterization, sigma_w2, sigma_b2)
     k, N = p["A"].shape[0], X.shape[0]
-    check_memory(k * N, sum(v.numel() for v in p.values()), copies=2)
+    check_gram_memory(k * N, sum(v.numel() for v in p.values()), copies=2, device=X.device)
     bias_of = networks.ARCHITECTURES[arch].bias_of
     blocks = {}
     for name, us in _uses_of(arch, p, X, mult).items():

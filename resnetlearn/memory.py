@@ -47,9 +47,10 @@ def available_bytes(device=None) -> tuple[int | None, str]:
     operating system's available RAM (MemAvailable of /proc/meminfo, or the total RAM where that is
     missing); (None, reason) when it cannot be read."""
     dev = torch.device("cpu" if device is None else device)
-    if dev.type == "cuda":
+    if dev.type == "cuda":  # blocks torch keeps cached (e.g. a finished CUDA graph's pool) are free for torch too
         free, _ = torch.cuda.mem_get_info(dev)
-        return int(free), f"free memory on {dev}"
+        cached = torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev)
+        return int(free + cached), f"free memory on {dev} (torch's cache included)"
     try:
         with open("/proc/meminfo") as f:
             for line in f:

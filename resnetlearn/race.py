@@ -219,7 +219,7 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
 
     ``on_frame(state, force)`` receives a snapshot (a dict of lists, see :func:`race_state`) after each
     chunk and once at the start and end (``force`` True); ``cancel``: a ``threading.Event`` or a callable
-    returning True stops the race within one SGD step.
+    returning True stops the race within one SGD step (one epoch where epochs replay as CUDA graphs).
     """
     import copy
 

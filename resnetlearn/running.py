@@ -50,7 +50,8 @@ def worker_init(parent_pid: int | None = None) -> None:
     (a forked worker inherits the parent's handler), so terminating a worker ends it at once; on Linux
     ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` asks the kernel to send SIGTERM to the worker when its parent
     ends, however it ends (even SIGKILL); a parent that ended before that request took effect
-    (``os.getppid()`` is no longer ``parent_pid``) ends the worker here."""
+    (``os.getppid()`` is no longer ``parent_pid``) ends the worker here. So the pool must start its
+    workers by "fork" or "spawn" (their parent is then ``parent_pid``), not "forkserver"."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):

@@ -78,18 +78,29 @@ def budget(seconds: float | None, what: str):
                  and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
 
     def on_alarm(signum, frame):
-        raise SeriesBudgetError(message)
+        raise _BudgetAlarm  # not an Exception: sympy's and our own `except Exception` fallbacks must not swallow it
 
     old = signal.signal(signal.SIGALRM, on_alarm) if use_alarm else None
     try:
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, seconds)
-        yield
+        try:
+            yield
+        except _BudgetAlarm:
+            raise SeriesBudgetError(message) from None
     finally:
         if use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            except _BudgetAlarm:  # it fired just as the computation ended: the answer stands
+                pass
+            finally:
+                signal.signal(signal.SIGALRM, old)
         _deadline_state.deadline = None
+
+
+class _BudgetAlarm(BaseException):
+    """Raised by the SIGALRM handler of :func:`budget` and turned into a SeriesBudgetError there."""
 
 
 def check_deadline() -> None:

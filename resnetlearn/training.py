@@ -166,7 +166,8 @@ class TrainResult:
     mode ``ntk``: θ₀ + Δ, while the model is the linearisation at θ₀).
     :meth:`predict` and :meth:`error` evaluate exactly the trained models
     in every mode (they keep θ₀ and, for ``ntk``, Δ itself), giving the
-    reported errors bit for bit on the device and dtype they were trained with;
+    reported errors bit for bit for models trained on the CPU (they compute on the CPU, so a GPU-trained
+    result agrees up to rounding);
     ``curves``: name → (E, G) tensor at ``epochs`` (train, test, and for the
     ResNets out1_vs_base = E‖out₁ − β·F‖², residual_vs_composite =
     E‖residual − α·G(F)‖² on the test set); ``interrupted`` is True when

@@ -459,7 +459,7 @@ def test_bad_inputs(cube):
     with pytest.raises(ValueError, match="ridges must hold at least one value"):
         ridge_path(G, cube[:, :2], G, [])
     with pytest.raises(ValueError, match="GiB"):
-        K.check_memory(10**6, 10**6)
+        K.check_gram_memory(10**6, 10**6)
     with pytest.raises(ValueError, match="network .params. expects d"):
         K.ntk(cube[:, :5], arch="2layer", params=networks.init_params("2layer", 30, 1, 8, [0], dtype=F64))
     with pytest.raises(ValueError, match="either params or"):

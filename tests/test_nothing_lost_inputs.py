@@ -250,9 +250,9 @@ def test_training_and_kernels_check_before_allocating(eight_gib, monkeypatch):
     with pytest.raises(memory.InsufficientMemoryError, match=r"m = 60000 .* m = \d+ fits"):  # before width 8 runs
         kernels.ntk_spread("3layer", [8, 60_000], [0, 1], X)
     with pytest.raises(memory.InsufficientMemoryError, match=r"60000×60000 kernel .* N \(samples\) = \d+ fits"):
-        kernels.check_memory(60_000, 60_000)
+        kernels.check_gram_memory(60_000, 60_000)
     with pytest.raises(ValueError, match="GiB"):  # still a ValueError for callers that caught one
-        kernels.check_memory(10**6, 10**6)
+        kernels.check_gram_memory(10**6, 10**6)
 
 
 def test_available_bytes_reads_the_machine():
@@ -261,3 +261,25 @@ def test_available_bytes_reads_the_machine():
     if torch.cuda.is_available():
         free, kind = memory.available_bytes("cuda")
         assert 0 < free <= torch.cuda.mem_get_info()[1] and "cuda" in kind
+
+
+def test_time_budget_is_not_swallowed_by_broad_excepts():
+    """The budget's alarm fires inside code that catches Exception (sympy's fallbacks, our ring-series
+    attempt): it must still stop the computation, and leave no handler or deadline behind."""
+    import signal
+    import time
+
+    from resnetlearn import taylor
+
+    before = signal.getsignal(signal.SIGALRM)
+    t0 = time.monotonic()
+    with pytest.raises(taylor.SeriesBudgetError, match="time_budget = 0.2 s"):
+        with taylor.budget(0.2, "a slow series"):
+            try:
+                time.sleep(5)  # a long sympy call
+            except Exception:  # noqa: BLE001 - what the fallbacks do
+                pass
+            time.sleep(5)  # the slower fallback after it
+    assert time.monotonic() - t0 < 1.5
+    assert signal.getsignal(signal.SIGALRM) is before and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    taylor.check_deadline()  # no deadline left over

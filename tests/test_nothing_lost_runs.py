@@ -107,3 +107,23 @@ def test_the_work_of_figure_4b_counts_its_own_mini_batches(monkeypatch):
     assert (est.points, est.networks) == (8, 4 * (grid + 8) + 4)
     assert est.steps == 4 * (grid + 8) * 800 * 500 + 4 * 3000 * 4
     assert "(mini-batches of 16 and 100)" in est.text("paper")
+
+
+def test_worker_pool_names_its_start_method(tmp_path, monkeypatch):
+    """worker_init ends a worker whose parent is not the reproduce process; under "forkserver" (Python 3.14's
+    default on Linux) the parent would be the fork server and every worker would quit. The CLI therefore
+    always names "fork" or "spawn"."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from resnetlearn import __main__ as cli
+
+    seen = []
+
+    def pool(*args, **kw):
+        seen.append(kw.get("mp_context"))
+        return ProcessPoolExecutor(*args, **kw)
+
+    monkeypatch.setattr(cli, "ProcessPoolExecutor", pool)
+    assert cli.main(["reproduce", "fig4", "--scale", "tiny", "--device", "cpu", "--workers", "1",
+                     "--out", str(tmp_path)]) == 0
+    assert seen and seen[0] is not None and seen[0].get_start_method() in ("fork", "spawn")
