@@ -333,7 +333,7 @@ def train_gated(train, test, *, m: int = 200, lrs=(0.1,), wds=(0.005,), seeds=(0
     p0 = {n: v.clone().cpu() for n, v in p.items()}
     bufs = {n: torch.zeros_like(p[n]) for n in names}
     gens = [torch.Generator().manual_seed(10_007 * s + 1) for s in seeds]
-    drop = protocol.lr_drop_epoch if protocol.lr_drop_epoch is not None else protocol.epochs // 2
+    drop = protocol.lr_drop_epoch  # Protocol stores an integer (epochs // 2 when left out)
     for epoch in range(protocol.epochs):
         lr_e = lr / (protocol.lr_drop_factor if epoch >= drop else 1.0)
         perm = torch.stack([torch.randperm(N, generator=g) for g in gens]).to(dev)

@@ -445,7 +445,7 @@ class _State:
         self.arch, self.mode, self.protocol = arch, mode, protocol
         self.p0 = p0
         self.lr0, self.wd = lr, wd
-        drop = protocol.lr_drop_epoch if protocol.lr_drop_epoch is not None else protocol.epochs // 2
+        drop = protocol.lr_drop_epoch  # Protocol stores an integer (epochs // 2 when left out)
         self.drop_epoch, self.lr_dropped = drop, lr / protocol.lr_drop_factor
         self.G = len(seeds)
         self.gens = [torch.Generator().manual_seed(_order_seed(s)) for s in seeds]
