@@ -278,10 +278,26 @@ FIG3_BETAS = (0.0, 0.2, 0.3, 0.5, 1.0)
 FIG3_ALPHA = 0.3
 
 
+FIG3_N = {"all": (500,), "hidden": (1000,)}
+"""Figure 3's sample sizes per training mode at scales tiny and quick. arXiv v3 gives no N for Figure 3 (its
+caption says only "the same F and G as §8.1"); these follow Figures 2(a) and 2(b) and are ours."""
+FIG3_N_BY_SCALE = {"cpu": {"all": (500, 1000), "hidden": (1000,)}, "paper": {"all": (500, 1000), "hidden": (1000,)}}
+"""At scales cpu and paper (all) also runs at N = 1000, the N of the talk's version of this experiment, beside
+N = 500 (ours, as Figure 2(a)): the paper fixes none."""
+
+
+def fig3_sample_sizes(scale: str) -> dict[str, tuple[int, ...]]:
+    """The N at which each training mode of Figure 3 runs at ``scale`` (:data:`FIG3_N`, :data:`FIG3_N_BY_SCALE`)."""
+    return FIG3_N_BY_SCALE.get(scale, FIG3_N)
+
+
 def _fig3_points(scale: str, base: dict) -> list[dict]:
     s = scale_settings(scale)
-    return [dict(base, model="3resnet", mode=mode, m=m, n_train=500 if mode == "all" else 1000, beta=beta)
-            for beta in FIG3_BETAS for mode in ("all", "hidden") for m in _widths("fig3", s)]
+    ns = fig3_sample_sizes(scale)
+    return [dict(base, model="3resnet", mode=mode, m=m, n_train=n, beta=beta)
+            for n_rank in range(max(map(len, ns.values())))
+            for beta in FIG3_BETAS for mode in ("all", "hidden") if n_rank < len(ns[mode])
+            for n in (ns[mode][n_rank],) for m in _widths("fig3", s)]
 
 
 def _fig3_expected(beta: float) -> bool | None:
