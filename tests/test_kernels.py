@@ -1,6 +1,7 @@
 """Kernel methods (ResNet paper §3.1–3.2, §7; arXiv v3 §8.1): Gram matrices, closed forms, KRR,
 the exact (last)/(ntk) solutions and the kernel experiments' grids."""
 
+import itertools
 import math
 
 import pytest
@@ -328,7 +329,8 @@ def test_kernel_errors_searches_each_kernels_grid():
     assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(inf["test_error"], rel=1e-9)
     val = kernel_errors(inst, 80, ["ntk_inf:2layer"], n_test=60, ridges=ridges, select="val", progress=False,
                           grids={"ntk_inf": {"sigma_w2": [2.0], "sigma_b2": [0.1]}})[0]
-    assert val["n_fit"] == 64 and len(val["path"]) == 3 and not val["param_at_grid_edge"]
+    # validation samples drawn fresh (issue 29): the kernel fits all 80, 16 = ⌈0.2 · 80⌉ new ones choose
+    assert val["n_fit"] == 80 and val["n_val"] == 16 and len(val["path"]) == 3 and not val["param_at_grid_edge"]
 
 
 def test_kernel_errors_takes_the_split_already_drawn():
@@ -492,3 +494,26 @@ def test_bad_inputs(cube):
         network_kernel_errors(tr, tr, Learner("2layer", "last", m=4), holdout=tr)
     with pytest.raises(ValueError, match="train.y contains NaN"):
         network_kernel_errors(Sample(tr.x, tr.y * math.nan, None, None), tr, Learner("2layer", "last", m=4))
+
+
+def test_parity_reach_rank_counting():
+    d, k = 8, 3
+    signs = torch.tensor(list(itertools.product((-1.0, 1.0), repeat=d)), dtype=F64)
+    X = signs[torch.randperm(2**d, generator=torch.Generator().manual_seed(0))[:20]] / math.sqrt(d)
+    frac, rank = K.parity_reach(lambda a, b: K.gaussian(a, b, h=1.0), X, k)
+    assert frac.shape == (math.comb(d, k),) and rank == 20
+    assert float(frac.min()) >= 0 and float(frac.max()) <= 1 + 1e-12
+    assert float(frac.sum()) <= rank + 1e-9  # orthonormal parities share the span's N dimensions
+    assert 0 < float(frac.mean()) < 20 / math.comb(d, k)
+    # every point of the cube as a sample: the Gaussian's Gram matrix is invertible, so the span is everything
+    full, rank_full = K.parity_reach(lambda a, b: K.gaussian(a, b, h=1.0), signs / math.sqrt(d), k)
+    assert rank_full == 2**d and torch.allclose(full, torch.ones_like(full), atol=1e-8)
+    # the linear kernel's sections are degree-1 functions: no degree-3 parity is reached
+    lin, rank_lin = K.parity_reach(lambda a, b: a @ b.T, X, k)
+    assert rank_lin == d and float(lin.max()) < 1e-20
+    # a kernel whose one feature is χ_{0,1,2} reaches that parity fully and no other
+    chi = lambda a: (a[:, :3] * math.sqrt(d)).prod(1)  # noqa: E731
+    one, rank_one = K.parity_reach(lambda a, b: chi(a)[:, None] * chi(b)[None, :], X, k)
+    assert rank_one == 1 and abs(float(one[0]) - 1) < 1e-12 and float(one[1:].max()) < 1e-20
+    with pytest.raises(ValueError, match="at most 16"):
+        K.parity_reach(lambda a, b: a @ b.T, torch.ones(3, 17), 2)
