@@ -1,35 +1,40 @@
-"""How long each lesson takes: an estimate per notebook and per section, computed from the notebooks themselves
-(issue 19, item 2), and the 2-hour lab and 50-minute lecture of the instructor guide built from it.
+"""How long each lesson takes: a study-time estimate per notebook and per section, computed from the notebooks
+themselves, and the 2-hour lab and 50-minute lecture of the instructor guide built from it (issue 19 item 2;
+issue 25 item 1: the model is one of careful study, calibrated against cold reads, not of skimming).
 
 The estimate of a section (a ``##`` heading starts one) is
 
-    reading   (prose words + folded words) / 200 words per minute
-    exercises a fixed number of minutes per exercise found in the text (MINUTES below)
-    run time  the measured seconds of the section's code cells (Kernel → Restart and run all, one torch
-              thread), plus one measured Train-to-done run of a live widget per prediction made with it
+    reading    (prose words + folded words) / 100 words per minute
+    formulas   0.5 min per displayed formula ``$$…$$`` (inline formulas count as one word each)
+    tables     1 min per Markdown table in the text
+    figures    1 min per figure a code cell shows (a PNG, SVG or plotly output)
+    exercises  a fixed number of minutes per exercise found in the text (MINUTES below)
+    run time   the measured seconds of the section's code cells (Kernel → Restart and run all, one torch
+               thread), plus one measured Train-to-done run of a live widget per question asked about it
 
-The sections "Check your understanding" and "Try this" are homework: their reading and exercises are reported
-as homework minutes, not in the notebook's estimate (which is what the lab path adds up).
+The sections "Check your understanding" and "Try this" are homework: their minutes are reported as homework,
+not in the notebook's estimate (which is what the lab path adds up).
 
-All three rules are this project's choices, not measurements of students. Word counting (``prose_words``):
-HTML tags and link targets are dropped, every inline formula ``$…$`` counts as one word, every displayed formula
-``$$…$$`` as DISPLAY_MATH_WORDS words, and a token counts only if it holds a letter or digit (table rules and
-bullets do not). Text inside ``<details>`` blocks (answers, explanations, hints) is counted separately as
-"folded" and included in the estimate. Printed outputs (tables a cell prints) are not counted.
+These rates are this project's choices. They are checked against cold reads: readers who study the lab path in
+order and answer each question before opening its fold, whose minutes, scores and the wrong beliefs they left
+with are committed in COLD_READS and shown beside the model in the report. Word counting (``prose_words``):
+HTML tags and link targets are dropped, every inline formula ``$…$`` counts as one word, displayed formulas and
+table rules are not words, and a token counts only if it holds a letter or digit. Text inside ``<details>``
+blocks (answers, explanations, hints) is counted separately as "folded" and included in the estimate.
 
 Exercises found in the text (outside folded blocks):
-    predict     a "**Predict…**" prompt; a prompt listing numbered runs counts each run
+    question    a question that asks the student to reason: a "**Predict…**", "**Reason…**", "**Estimate…**" or
+                "**Spot the false claim…**" prompt; a prompt listing numbered runs counts each run
     self-check  a code cell with ``answer = None`` (resnetlearn.check)
-    question    a numbered item of a "Check your understanding" section (homework)
+    homework    a numbered item of a "Check your understanding" section (homework)
     explore     a section whose heading starts with "Explore" (sliders or a form to try)
     try         a numbered item of a "Try this" section (homework)
 
-Two modes. Without ``--run`` (fast, no torch work): count words and exercises, take the run times measured
-earlier from the JSON file (keyed by each code cell's source hash, so an edited cell has no time until it is
-measured again), write the Markdown report, the guide's tables between their markers, and each notebook's
-own time line (between TIME markers in its first cell) and the "(N min)" of its section headings. With ``--run``:
-execute the notebooks first (a copy in memory, from notebooks/; the files are not rewritten) and time every
-cell; run it through ``heavy`` on the shared machine.
+Two modes. Without ``--run`` (fast, no torch work): count, take the run times measured earlier from the JSON file
+(keyed by each code cell's source hash, so an edited cell has no time until it is measured again), write the
+Markdown report, the guide's tables between their markers, and each notebook's own time line (between TIME
+markers in its first cell) and the "(N min)" of its section headings. With ``--run``: execute the notebooks
+first (a copy in memory, from notebooks/; the files are not rewritten) and time every cell.
 
     python benchmarks/notebook_timings.py                  # recount, rewrite the report and the guide's tables
     python benchmarks/notebook_timings.py --check          # exit 1 if the report or the guide differ
@@ -58,9 +63,14 @@ RESULTS = ROOT / "benchmarks" / "results"
 JSON_FILE = RESULTS / "notebook_timings_cpu.json"
 REPORT = RESULTS / "notebook_timings_cpu.md"
 
-WORDS_PER_MINUTE = 200
-DISPLAY_MATH_WORDS = 10
-MINUTES = {"predict": 2, "self-check": 2, "question": 3, "explore": 5, "try": 5}
+WORDS_PER_MINUTE = 100
+"""Careful study of mathematical teaching text (folded answers included), not the 200-250 of skimming."""
+DISPLAY_MATH_MIN = 0.5
+TABLE_MIN = 1.0
+FIGURE_MIN = 1.0
+MINUTES = {"question": 2.5, "self-check": 2.5, "homework": 3, "explore": 5, "try": 5}
+COLD_READS = RESULTS / "cold_reads.json"
+"""Minutes, question scores and wrong beliefs of readers who studied the lab path cold (see the docstring)."""
 HOMEWORK = ("check your understanding", "try this")
 """Sections (by the start of their heading, any case) done after class."""
 WIDGETS = ("LiveTrainer", "LiveRace")
@@ -111,7 +121,11 @@ _DETAILS = re.compile(r"<details\b.*?</details\s*>", re.IGNORECASE | re.DOTALL)
 _HEADING = re.compile(r"^##(?!#)\s*(.*)$")
 _STATED = re.compile(r"\((\d+)\s*min\)")
 _NUMBERED = re.compile(r"^\s{0,3}\d+\.\s", re.MULTILINE)
-_PREDICT = re.compile(r"\*\*Predict[^*]*\*\*(.*?)(?:\n\s*\n|\Z)", re.DOTALL)
+QUESTION_KINDS = ("Predict", "Reason", "Estimate", "Spot the false claim")
+_QUESTION = re.compile(r"\*\*(?:" + "|".join(QUESTION_KINDS) + r")[^*]*\*\*(.*?)(?:\n\s*\n|\Z)", re.DOTALL)
+_DISPLAY = re.compile(r"\$\$.*?\$\$", re.DOTALL)
+_TABLE_RULE = re.compile(r"^\s*\|?(\s*:?-{3,}:?\s*\|)+(\s*:?-{3,}:?\s*)?$", re.MULTILINE)
+FIGURE_TYPES = ("image/png", "image/svg+xml", "application/vnd.plotly.v1+json")
 _SELF_CHECK = re.compile(r"^\s*answer\s*=\s*None\b", re.MULTILINE)
 TIME_BEGIN, TIME_END = "<!-- notebook_timings:time:begin -->", "<!-- notebook_timings:time:end -->"
 _TIME_BLOCK = re.compile(re.escape(TIME_BEGIN) + r".*?" + re.escape(TIME_END), re.DOTALL)
@@ -124,12 +138,26 @@ def prose_words(markdown: str) -> int:
     """Words of a Markdown text by the rule of the module docstring (a notebook's own time line, which
     this script writes between TIME markers, is not counted: it would change with what it reports)."""
     markdown = _TIME_BLOCK.sub(" ", markdown)
-    displays = len(re.findall(r"\$\$.*?\$\$", markdown, re.DOTALL))
-    text = re.sub(r"\$\$.*?\$\$", " ", markdown, flags=re.DOTALL)
+    text = _DISPLAY.sub(" ", markdown)
     text = re.sub(r"\$[^$\n]+\$", " formula ", text)
     text = re.sub(r"<[^>]+>", " ", text)
     text = re.sub(r"\]\([^)\s]*\)", "] ", text)
-    return sum(1 for t in text.split() if re.search(r"\w", t)) + DISPLAY_MATH_WORDS * displays
+    return sum(1 for t in text.split() if re.search(r"\w", t))
+
+
+def display_formulas(markdown: str) -> int:
+    """Displayed formulas ``$$…$$`` of a Markdown text."""
+    return len(_DISPLAY.findall(_TIME_BLOCK.sub(" ", markdown)))
+
+
+def markdown_tables(markdown: str) -> int:
+    """Markdown tables of a text, counted by their header rule (``|---|---|``)."""
+    return len(_TABLE_RULE.findall(markdown))
+
+
+def figures(outputs: list) -> int:
+    """Figures among a code cell's outputs: each display that carries a PNG, SVG or plotly figure."""
+    return sum(1 for o in outputs if any(t in o.get("data", {}) for t in FIGURE_TYPES))
 
 
 def cell_hash(source: str) -> str:
@@ -138,11 +166,12 @@ def cell_hash(source: str) -> str:
 
 def _split_sections(nb) -> list[dict]:
     """Cells cut at every ``##`` heading (also inside a markdown cell): title, visible and folded text, code."""
-    sections = [{"title": "(opening)", "markdown": [], "code": [], "outputs": 0}]
+    sections = [{"title": "(opening)", "markdown": [], "code": [], "outputs": 0, "figures": 0}]
     for cell in nb.cells:
         if cell.cell_type == "code":
             sections[-1]["code"].append(cell.source)
             sections[-1]["outputs"] += bool(cell.get("outputs"))
+            sections[-1]["figures"] += figures(cell.get("outputs", []))
             continue
         if cell.cell_type != "markdown":
             continue
@@ -152,7 +181,8 @@ def _split_sections(nb) -> list[dict]:
             m = None if fenced else _HEADING.match(line)
             if m:
                 sections[-1]["markdown"].append("\n".join(chunk))
-                sections.append({"title": m.group(1).strip(), "markdown": [], "code": [], "outputs": 0})
+                sections.append({"title": m.group(1).strip(), "markdown": [], "code": [], "outputs": 0,
+                                 "figures": 0})
                 chunk = []
             chunk.append(line)
         sections[-1]["markdown"].append("\n".join(chunk))
@@ -163,12 +193,13 @@ def _split_sections(nb) -> list[dict]:
 
 def _exercises(title: str, visible: str, code: list[str]) -> dict[str, int]:
     found = dict.fromkeys(MINUTES, 0)
-    for m in _PREDICT.finditer(visible):
-        found["predict"] += max(1, len(re.findall(r"(?:^|\s)\d+\.\s", m.group(1))))
-    found["self-check"] = sum(1 for src in code if _SELF_CHECK.search(src))
     lowered = title.lower()
+    if not lowered.startswith(HOMEWORK):
+        for m in _QUESTION.finditer(visible):
+            found["question"] += max(1, len(re.findall(r"(?:^|\s)\d+\.\s", m.group(1))))
+    found["self-check"] = sum(1 for src in code if _SELF_CHECK.search(src))
     if lowered.startswith("check your understanding"):
-        found["question"] = len(_NUMBERED.findall(visible))
+        found["homework"] = len(_NUMBERED.findall(visible))
     if lowered.startswith("try this"):
         found["try"] = len(_NUMBERED.findall(visible))
     if lowered.startswith("explore"):
@@ -189,6 +220,9 @@ def notebook_stats(path: Path) -> dict:
             "title": s["title"],
             "words": prose_words(visible),
             "folded_words": prose_words(folded),
+            "formulas": display_formulas(text),
+            "tables": markdown_tables(text),
+            "figures": s["figures"],
             "exercises": _exercises(s["title"], visible, s["code"]),
             "stated_min": int(stated.group(1)) if stated else None,
             "cells": [cell_hash(src) for src in s["code"]],
@@ -217,14 +251,15 @@ def estimate(stats: dict, measured: dict) -> dict:
              "folded_words": 0}
     for s in stats["sections"]:
         s["homework"] = s["title"].lower().startswith(HOMEWORK)
-        s["reading_min"] = (s["words"] + s["folded_words"]) / WORDS_PER_MINUTE
+        s["reading_min"] = ((s["words"] + s["folded_words"]) / WORDS_PER_MINUTE + DISPLAY_MATH_MIN * s["formulas"]
+                            + TABLE_MIN * s["tables"] + FIGURE_MIN * s["figures"])
         s["exercise_min"] = sum(MINUTES[k] * n for k, n in s["exercises"].items())
         s["homework_min"] = s["reading_min"] + s["exercise_min"] if s["homework"] else 0.0
         missing = [h for h in s["cells"] if h not in seconds]
         if missing or (s["widgets"] and one_widget_run is None):
             s["run_min"], s["unmeasured_cells"] = None, missing
         else:
-            runs = s["widgets"] * max(1, s["exercises"].get("predict", 0))
+            runs = s["widgets"] * max(1, s["exercises"].get("question", 0))
             s["cells_s"] = sum(seconds[h] for h in s["cells"])
             s["run_min"] = (s["cells_s"] + runs * (one_widget_run or 0)) / 60
         s["estimate_min"] = (None if s["run_min"] is None else 0.0 if s["homework"]
@@ -259,7 +294,7 @@ def _find_section(est: dict, notebook: str, heading: str) -> dict:
 
 def lecture_segments(est: dict) -> list[dict]:
     """Each lecture segment's minutes: its prose (visible and folded) presented at LECTURE_WORDS_PER_MINUTE,
-    LECTURE_OUTPUT_MIN per code cell whose output is shown, one minute per prediction asked of the room, and the
+    LECTURE_OUTPUT_MIN per code cell whose output is shown, one minute per question asked of the room, and the
     cells' measured run time when the segment is run live (otherwise its committed outputs are shown)."""
     out = []
     for notebook, heading, live, say in LECTURE:
@@ -267,7 +302,7 @@ def lecture_segments(est: dict) -> list[dict]:
         if live and s["run_min"] is None:
             raise ValueError(f"LECTURE: {notebook} → {s['title']} is run live but its cells have no measured time")
         minutes = ((s["words"] + s["folded_words"]) / LECTURE_WORDS_PER_MINUTE + LECTURE_OUTPUT_MIN * s["outputs"]
-                   + s["exercises"].get("predict", 0) + (s["run_min"] if live else 0))
+                   + s["exercises"].get("question", 0) + (s["run_min"] if live else 0))
         out.append({"notebook": notebook, "section": _title(s), "live": live, "say": say, "minutes": minutes,
                     "words": s["words"] + s["folded_words"]})
     return out
@@ -335,12 +370,14 @@ def render_lecture(est: dict) -> str:
 
 def render_report(est: dict, measured: dict) -> str:
     out = ["# Notebook timings (generated by `benchmarks/notebook_timings.py`; do not edit)", "",
-           f"Rules: prose at {WORDS_PER_MINUTE} words/min (folded `<details>` text included); exercises "
+           f"Rules: prose at {WORDS_PER_MINUTE} words/min (folded `<details>` text included), {DISPLAY_MATH_MIN} min "
+           f"per displayed formula, {TABLE_MIN:g} min per Markdown table, {FIGURE_MIN:g} min per figure; exercises "
            + ", ".join(f"{k} {v} min" for k, v in MINUTES.items())
            + "; \"Check your understanding\" and \"Try this\" are homework, outside the estimate; run time measured "
            + (f"{measured.get('date', '?')} on {measured.get('machine', {}).get('device', '?')}, "
               f"one torch thread (`{measured.get('command', '?')}`)."), "",
-           "## Per notebook", "", render_notebooks(est), "", "## The lab path", "", render_lab(est), "",
+           "## Per notebook", "", render_notebooks(est), "", "## The model beside cold reads", "",
+           render_cold_reads(est), "", "## The lab path", "", render_lab(est), "",
            "## The lecture", "", render_lecture(est), "", f"## Sections running longer than {SLOW_S} s", "",
            render_slow(est), "", "## Per section", ""]
     for n, e in est.items():
@@ -365,9 +402,31 @@ def render_slow(est: dict) -> str:
     return "\n".join(rows)
 
 
+def cold_reads() -> list[dict]:
+    """The committed cold reads (COLD_READS): each reader's background, minutes per notebook, question score per
+    notebook ("right/asked") and the wrong beliefs they left with; [] when none is committed."""
+    return json.loads(COLD_READS.read_text())["readers"] if COLD_READS.exists() else []
+
+
+def render_cold_reads(est: dict) -> str:
+    readers = cold_reads()
+    if not readers:
+        return "No cold read is committed yet."
+    rows = ["| notebook | model min | " + " | ".join(f"{r['id']} min (score)" for r in readers) + " |",
+            "|---|---|" + "---|" * len(readers)]
+    for n in LAB:
+        cells = [f"{r['minutes'].get(n, '—')} ({r['scores'].get(n, '—')})" for r in readers]
+        rows.append(f"| `{n}` | {_m(est[n]['estimate_min'])} | " + " | ".join(cells) + " |")
+    lab = totals(est)["lab_min"]
+    sums = [sum(r["minutes"].get(n, 0) for n in LAB) for r in readers]
+    rows.append(f"| **lab path** | **{_m(lab)}** | " + " | ".join(f"**{x:g}**" for x in sums) + " |")
+    rows += ["", "Readers: " + "; ".join(f"{r['id']}: {r['background']}" for r in readers) + "."]
+    return "\n".join(rows)
+
+
 def guide_blocks(est: dict) -> dict[str, str]:
     return {"notebooks": render_notebooks(est), "lab": render_lab(est), "lecture": render_lecture(est),
-            "slow": render_slow(est)}
+            "slow": render_slow(est), "cold_reads": render_cold_reads(est)}
 
 
 def fill_guide(text: str, blocks: dict[str, str]) -> str:
@@ -395,7 +454,8 @@ def time_line(e: dict) -> str:
         return "Not yet measured: run `python benchmarks/notebook_timings.py --run` once."
     where = "in the lab" if e["role"] == "lab" else "of reading and exercises"
     line = (f"About {_minutes(e['estimate_min'])} minutes {where} by our rule: reading "
-            f"{_minutes(e['reading_min'])} (200 words a minute, folded explanations included), exercises "
+            f"{_minutes(e['reading_min'])} ({WORDS_PER_MINUTE} words a minute with folded answers, plus formulas, "
+            f"tables and figures), exercises "
             f"{round(e['exercise_min'])}, running the cells {60 * e['run_min']:.0f} s on a 2-core CPU")
     if e["homework_min"] >= 0.5:
         h = _minutes(e["homework_min"])

@@ -56,8 +56,14 @@ def test_guide_speaks_about_the_lessons_not_their_history():
 
 
 def test_prose_words_by_hand():
-    # Hello, *world*, formula, and, [link], bold = 6 tokens; '|' and '---' hold no letter; one display = 10
-    assert T.prose_words("Hello *world* | --- | $x^2 + y$ and $$a+b$$ [link](http://x.y) <b>bold</b>") == 16
+    # Hello, *world*, formula, and, [link], bold = 6 tokens; '|' and '---' hold no letter; a display is no word
+    text = "Hello *world* | --- | $x^2 + y$ and $$a+b$$ [link](http://x.y) <b>bold</b>"
+    assert T.prose_words(text) == 6 and T.display_formulas(text) == 1
+    assert T.display_formulas("$$a$$ then\n$$\nb\n$$ and $c$") == 2
+    assert T.markdown_tables("| a | b |\n|---|---|\n| 1 | 2 |\n\ntext\n\n| x |\n|:---:|\n") == 2
+    assert T.markdown_tables("a --- b, and a rule:\n\n---\n") == 0
+    assert T.figures([{"data": {"image/png": "..", "text/plain": "<Figure>"}}, {"text": "printed"},
+                      {"data": {"application/vnd.plotly.v1+json": {}}}, {"data": {"text/plain": "x"}}]) == 2
     assert T.prose_words("") == 0
     assert T.prose_words("- 1. α β") == 3
 
@@ -69,7 +75,8 @@ def _nb(*cells):
 
 def test_sections_and_exercises_on_a_small_notebook(tmp_path):
     nb = _nb("# Title\n\nintro words here",
-             "## First (3 min)\n\n> **Predict.** Will it? \n\n### a subsection\n\n```\n## not a heading\n```",
+             "## First (3 min)\n\n> **Predict.** Will it? \n\n> **Spot the false claim.** Which one?\n\n"
+             "### a subsection\n\n```\n## not a heading\n```",
              "code:x = 1",
              "<details><summary>Answer</summary>four folded words here</details>\n\n## Explore: sliders\n\n"
              "> **Predict → run → explain.** 1. one. 2. two. 3. three.",
@@ -83,17 +90,18 @@ def test_sections_and_exercises_on_a_small_notebook(tmp_path):
     assert [s["title"] for s in st["sections"]] == ["(opening)", "First (3 min)", "Explore: sliders",
                                                      "Check your understanding", "Try this (lab)"]
     first, explore, check, try_ = st["sections"][1:]
-    assert first["stated_min"] == 3 and first["exercises"] == {"predict": 1} and len(first["cells"]) == 1
-    assert explore["exercises"] == {"predict": 3, "self-check": 1, "explore": 1}
-    assert check["exercises"] == {"question": 2} and try_["exercises"] == {"try": 2}
+    assert first["stated_min"] == 3 and first["exercises"] == {"question": 2} and len(first["cells"]) == 1
+    assert explore["exercises"] == {"question": 3, "self-check": 1, "explore": 1}
+    assert check["exercises"] == {"homework": 2} and try_["exercises"] == {"try": 2}
     # "Answer four folded words here" belongs to the First section, where the block stands
     assert first["folded_words"] == 5
 
 
 def test_estimate_by_hand(tmp_path):
-    nb = _nb("## Run\n\n" + "word " * 397 + "\n\n> **Predict.** Which?", "code:a = 1", "code:b = 2",
+    nb = _nb("## Run\n\n" + "word " * 97 + "\n\n> **Predict.** Which?\n\n$$x = 1$$\n\n$$y = 2$$",
+             "code:a = 1", "code:b = 2",
              "## Live\n\n> **Predict.** 1. first. 2. second.", "code:w = LiveTrainer(cfg)",
-             "## Try this\n\n" + "word " * 196 + "\n\n1. x")
+             "## Try this\n\n" + "word " * 96 + "\n\n1. x\n\n| a |\n|---|\n| 1 |")
     path = tmp_path / "99_small.ipynb"
     nbformat.write(nb, path)
     st = T.notebook_stats(path)
@@ -102,13 +110,15 @@ def test_estimate_by_hand(tmp_path):
                 "widget_run_s": {"LiveTrainer": 27.0, "LiveRace": 9.0}}
     e = T.estimate(st, measured)
     run, live, hw = e["sections"]
-    # 397 words + "Run", "**Predict.**", "Which?" = 400 words: 2 min; one prediction: 2 min; 60 s of cells: 1 min
-    assert (run["reading_min"], run["exercise_min"], run["run_min"], run["estimate_min"]) == (2.0, 2.0, 1.0, 5.0)
-    # two predictions with the widget: 4 min, and 6 s + 2 runs of the slower widget (27 s) = 60 s
-    assert live["exercise_min"] == 4 and live["run_min"] == 1.0
-    # homework: (196 words + "Try", "this", "1.", "x" = 200 words: 1 min) + one task: 5 min; not in the estimate
-    assert hw["homework"] and hw["homework_min"] == 6.0 and hw["estimate_min"] == 0.0
-    assert e["homework_min"] == 6.0 and e["run_min"] == pytest.approx(2.0 + 12.0 / 60)
+    # 97 words + "Run", "**Predict.**", "Which?" = 100 words: 1 min, two displayed formulas: 1 min;
+    # one question: 2.5 min; 60 s of cells: 1 min
+    assert (run["reading_min"], run["exercise_min"], run["run_min"], run["estimate_min"]) == (2.0, 2.5, 1.0, 5.5)
+    # two questions with the widget: 5 min, and 6 s + 2 runs of the slower widget (27 s) = 60 s
+    assert live["exercise_min"] == 5 and live["run_min"] == 1.0
+    # homework: (96 words + "Try", "this", "1.", "x" = 100 words: 1 min, one table: 1 min) + one task: 5 min;
+    # not in the estimate ("a" and "1" in the table are words too: 2 more, 0.02 min)
+    assert hw["homework"] and hw["homework_min"] == pytest.approx(7.02) and hw["estimate_min"] == 0.0
+    assert e["homework_min"] == pytest.approx(7.02) and e["run_min"] == pytest.approx(2.0 + 12.0 / 60)
     assert e["estimate_min"] == pytest.approx(e["reading_min"] + e["exercise_min"] + e["run_min"])
     # an edited cell has no time: the estimate says so instead of guessing
     del measured["notebooks"]["99_small"]["cells"][h[0]]
@@ -133,9 +143,9 @@ def test_every_notebook_opens_with_the_scripts_time_line(est):
 def test_time_line_by_hand():
     e = {"name": "x", "role": "lab", "estimate_min": 12.4, "reading_min": 4.6, "exercise_min": 7.0, "run_min": 0.5,
          "homework_min": 0.4}
-    assert T.time_line(e) == ("About 12 minutes in the lab by our rule: reading 5 (200 words a minute, "
-                              "folded explanations included), exercises 7, running the cells 30 s on a 2-core CPU "
-                              "(computed from this notebook by `benchmarks/notebook_timings.py`).")
+    assert T.time_line(e) == ("About 12 minutes in the lab by our rule: reading 5 (100 words a minute with folded "
+                              "answers, plus formulas, tables and figures), exercises 7, running the cells 30 s on a "
+                              "2-core CPU (computed from this notebook by `benchmarks/notebook_timings.py`).")
     e.update(role="reading", homework_min=1.2)
     assert "of reading and exercises" in T.time_line(e) and "add about 1 minute as homework" in T.time_line(e)
 
