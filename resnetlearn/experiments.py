@@ -83,33 +83,37 @@ def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, 
     return out
 
 
-def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr: float = 0.05, init_scale: float = 1.0,
-             n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL, seed: int = 0,
-             target=None, device=None, progress: bool = True) -> list[dict]:
+def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scale: float = 1.0,
+             init: str = "paper", n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL,
+             seed: int = 0, target=None, device=None, progress: bool = True) -> list[dict]:
     """How "lazy" training is (the talk's NTK regime): for each width, train
     the network (mode ``all``) and its linearisation (mode ``ntk``) from the
-    same initialisation on the same data, and report
+    same initialisation (``init``, one of :data:`networks.INITS`) on the same data, and report
 
     * ``weight_change``: ‖θ − θ₀‖/‖θ₀‖ over the hidden weights;
     * ``sign_flips``: the fraction of first-layer ReLU signs σ'(Wx + b₁) that
       differ between initialisation and the end, on test inputs;
     * ``gap_to_linear``: E‖f(x) − f_lin(x)‖² / E‖f(x)‖² between the trained
       network and the trained linearisation — small means the NTK describes it;
+    * ``output_init``: E‖f₀(x)‖², the size of the output at initialisation (f₀: the network at θ₀);
     * both test errors.
+
+    ``lr`` is one learning rate for every width, or a callable ``lr(m)`` (e.g. one scaled with the
+    NTK's size, :func:`ntk_diagonal`); each row records the lr it used.
     """
     dev = select_device(device)
     inst = target or parity_instance()
     split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
     tr, te = split.train, split.test
     rows = []
+    rate = lr if callable(lr) else (lambda m: lr)
     for m in widths:
-        full = train_models(tr, te, Learner(arch, "all", m=m), lrs=[lr], wds=[0.0], seeds=[seed], protocol=protocol,
-                            device=dev,
-                            progress=progress, init_scale=init_scale)
-        lin = train_models(tr, te, Learner(arch, "ntk", m=m), lrs=[lr], wds=[0.0], seeds=[seed], protocol=protocol,
-                           device=dev,
-                           progress=progress, init_scale=init_scale)
-        drawn = networks.init_params(arch, d=inst.d, k=inst.k, m=m, seeds=[seed])
+        lr_m = float(rate(m))
+        full = train_models(tr, te, Learner(arch, "all", m=m, init=init), lrs=[lr_m], wds=[0.0], seeds=[seed],
+                            protocol=protocol, device=dev, progress=progress, init_scale=init_scale)
+        lin = train_models(tr, te, Learner(arch, "ntk", m=m, init=init), lrs=[lr_m], wds=[0.0], seeds=[seed],
+                           protocol=protocol, device=dev, progress=progress, init_scale=init_scale)
+        drawn = networks.init_params(arch, d=inst.d, k=inst.k, m=m, seeds=[seed], init=init)
         p0 = {n: v.cpu() * init_scale for n, v in drawn.items()}
         hidden = [n for n in p0 if n != "A"]
         num = sum(float(((full.params[n] - p0[n]) ** 2).sum()) for n in hidden)
@@ -121,16 +125,31 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr: float = 0.05, 
         lin_p0 = {n: v.to(f.dtype) for n, v in p0.items()}
         delta = {n: lin.params[n] - lin_p0[n] for n in p0}  # lin.params = θ₀ + Δ
         fl = networks.forward_linearized(arch, lin_p0, delta, x)[0]
+        f0 = networks.forward(arch, lin_p0, x)
         if bool(full.diverged[0]) or bool(lin.diverged[0]):
-            rows.append(dict(m=m, lr=lr, init_scale=init_scale, diverged=True, weight_change=math.nan,
-                             sign_flips=math.nan, gap_to_linear=math.nan, test_error=math.nan,
-                             test_error_linear=math.nan))
+            rows.append(dict(m=m, lr=lr_m, init=init, init_scale=init_scale, diverged=True, weight_change=math.nan,
+                             sign_flips=math.nan, gap_to_linear=math.nan, output_init=math.nan,
+                             test_error=math.nan, test_error_linear=math.nan))
             continue
-        rows.append(dict(m=m, lr=lr, init_scale=init_scale, diverged=False, weight_change=(num / den) ** 0.5,
-                         sign_flips=float((s0 != s1).float().mean()),
-                         gap_to_linear=float(((f - fl) ** 2).sum(-1).mean() / (f**2).sum(-1).mean()),
+        rows.append(dict(m=m, lr=lr_m, init=init, init_scale=init_scale, diverged=False,
+                         weight_change=(num / den) ** 0.5, sign_flips=float((s0 != s1).float().mean()),
+                         gap_to_linear=_gap(f, fl), output_init=float((f0**2).sum(-1).mean()),
                          test_error=float(full.test_error[0]), test_error_linear=float(lin.test_error[0])))
     return rows
+
+
+def ntk_diagonal(arch: str = "2layer", m: int = 200, *, init: str = "paper", seed: int = 0, n: int = 100,
+                 target=None) -> float:
+    """Mean over ``n`` training inputs of the empirical NTK's diagonal at initialisation,
+    (1/k)Σ_c ‖∇_θ f_c(x)‖² (:func:`resnetlearn.kernels.ntk`, all parameters): the size of one
+    SGD step's effect on the function per unit of learning rate. Dividing a learning rate by it
+    gives every initialisation and width the same step in function space (our rule for
+    comparing scalings; the papers prescribe none)."""
+    from .kernels import ntk
+
+    inst = target or parity_instance()
+    x = data_split(inst, n, n_test=1, seed=seed).train.x.double()
+    return float(ntk(x, arch=arch, m=m, k=inst.k, seed=seed, init=init).diagonal().mean())
 
 
 # ------------------------------------------------------------ per-block laziness

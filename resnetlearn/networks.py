@@ -21,7 +21,16 @@ deviation 1/√fan_in, is ``init="fan_in"``. ``init="companion"`` follows the
 companion paper (§3 and §4, "Learning Process"): hidden weights and biases
 N(0, 1/m) as in the paper, but the output layer A drawn N(0, ε_a²) with
 ε_a = 1 — the value its three-layer theorem fixes and the largest its
-two-layer theorem allows.
+two-layer theorem allows. ``init="ntk"`` is the NTK scaling of Yuanzhi Li's talk
+(``beyond-kernels.talk-slides.md``, the two-layer slide after "The theorem is quite simple"):
+for f = Σ_i a_i ReLU(⟨w_i, x⟩) it states "a_i ∼ N(0, 1), w_i⁽⁰⁾ ∼ N(0, 2/m)", with the output O(1)
+at initialisation by cancellation; the NTK theorem slide (ALS'18) asks for N(0, 2/m) "for each
+parameter in each hidden neuron". Here: A ∼ N(0, 1) and every hidden weight and bias (W, b₁, V,
+U, b₂) ∼ N(0, 2/m). The talk's inputs lie on the unit ball; on §8.1's x ∈ {±1}^30 (‖x‖² = 30)
+each output's variance at initialisation is still independent of m, but about 31 for ``2layer``
+(E ReLU(h)² = Var h / 2, Var h = 2(‖x‖² + 1)/m, summed over m units with weight variance 1).
+It is not the initialisation of Theorem 1 (NeurIPS §6, Table 1: A ∼ N(0, 1/m), W⁽⁰⁾ ∼ N(0, σ_w²)
+with σ_w ∈ [m^(−1/2+0.01), m^(−0.01)], V⁽⁰⁾ ∼ N(0, σ_v²/m) with σ_v ∈ [polylog m, m^(3/8−0.01)]).
 
 Every architecture is one entry of :data:`ARCHITECTURES`: its layer graph (from which the
 parameters, their shapes, the forward pass and the empirical NTK's back-propagated signals
@@ -230,7 +239,7 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
 """Every architecture, by name: adding one is one entry (its layer graph, and its infinite-width
 recursion if it has one)."""
 ARCHS = tuple(ARCHITECTURES)
-INITS = ("paper", "fan_in", "companion")
+INITS = ("paper", "fan_in", "companion", "ntk")
 
 
 def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
@@ -278,10 +287,12 @@ def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
 
 def _std(init: str, name: str, fan_in: int, m: int) -> float:
     """Standard deviation of parameter ``name``'s entries: N(0, 1/m) (``paper``, arXiv v3 §8.1),
-    N(0, 1/fan_in) (``fan_in``, its footnote), or the paper's with the readout A at ε_a = 1
-    (``companion``, the companion paper §3-§4)."""
+    N(0, 1/fan_in) (``fan_in``, its footnote), the paper's with the readout A at ε_a = 1
+    (``companion``, the companion paper §3-§4), or the talk's NTK scaling (``ntk``: A ∼ N(0, 1),
+    every hidden weight and bias N(0, 2/m); talk slides, the two-layer "proper initialization")."""
     return {"paper": (1 / m) ** 0.5, "fan_in": fan_in ** -0.5,
-            "companion": 1.0 if name == "A" else (1 / m) ** 0.5}[init]
+            "companion": 1.0 if name == "A" else (1 / m) ** 0.5,
+            "ntk": 1.0 if name == "A" else (2 / m) ** 0.5}[init]
 
 
 # ----------------------------------------------------------------- the batched training forward

@@ -200,3 +200,66 @@ def test_beta_sweep_selects_per_beta(data):
     for r in rows:
         mine = [float(res.test_error[g]) for g, c in enumerate(res.configs) if c["beta"] == r["beta"]]
         assert r["test_error"] == min(mine)
+
+
+# ------------------------------------------------------------ the talk's NTK scaling (issue 25 item 5)
+def test_ntk_init_draws_the_talks_scales():
+    """init="ntk" (the talk's two-layer slide: a ~ N(0, 1), hidden weights N(0, 2/m)): each parameter's
+    sample standard deviation over 8 seeds matches 1 for A and sqrt(2/m) for every hidden weight and bias;
+    "paper" (§8.1) draws everything at sqrt(1/m)."""
+    m = 400
+    p = networks.init_params("3resnet", 30, 15, m, list(range(8)), init="ntk", dtype=torch.float64)
+    q = networks.init_params("3resnet", 30, 15, m, list(range(8)), dtype=torch.float64)
+    assert set(p) == {"W", "b1", "V", "b2", "A"}
+    for name, v in p.items():
+        want = 1.0 if name == "A" else math.sqrt(2 / m)
+        tol = 0.03 if v.numel() > 10_000 else 0.08  # 8·400 = 3200 bias entries: std error about 1.3 %
+        assert float(v.std()) == pytest.approx(want, rel=tol), name
+        assert float(q[name].std()) == pytest.approx(math.sqrt(1 / m), rel=tol), name
+    assert float(p["W"].mean()) == pytest.approx(0.0, abs=3 * math.sqrt(2 / m) / math.sqrt(p["W"].numel()))
+
+
+def test_ntk_init_output_variance_is_order_one_at_every_width():
+    """By hand (numpy, not networks.forward): for f_c(x) = Σ_i A_ci ReLU(w_i·x + b_i) with A ~ N(0, 1) and
+    w_i, b_i ~ N(0, 2/m), E f_c(x)² = m · E ReLU(h)² with h ~ N(0, 2(‖x‖² + 1)/m), i.e. ‖x‖² + 1 = 31 on
+    {±1}^30 at every m (the talk: "output at init is O(1)"); §8.1's N(0, 1/m) gives (‖x‖² + 1)/(2m)."""
+    import numpy as np
+
+    x = rl.parity_instance().sample(8, seed=3).x.double().numpy()
+    for m in (50, 800):
+        for init, want in (("ntk", 31.0), ("paper", 31.0 / (2 * m))):
+            p = {n: v.numpy() for n, v in
+                 networks.init_params("2layer", 30, 15, m, list(range(200)), init=init, dtype=torch.float64).items()}
+            h = np.einsum("gmd,nd->gnm", p["W"], x) + p["b1"][:, None, :]
+            f = np.einsum("gkm,gnm->gnk", p["A"], np.maximum(h, 0.0))
+            assert float((f**2).mean()) == pytest.approx(want, rel=0.1), (m, init)
+
+
+def test_ntk_diagonal_matches_its_expectation():
+    """The mean NTK diagonal (output-averaged, all parameters) against its expectation over the
+    initialisation, derived by hand for 2layer on {±1}^30 (‖x‖² + 1 = 31, half the ReLUs active):
+    paper (all N(0, 1/m)): A-part 31/2 plus (W, b1)-part 31/2 = 31 at every m;
+    ntk (A ~ N(0, 1), hidden N(0, 2/m)): A-part 31 plus (W, b1)-part 31·m/2 — it grows like m."""
+    m = 1000
+    assert E.ntk_diagonal(m=m, init="paper") == pytest.approx(31.0, rel=0.05)
+    assert E.ntk_diagonal(m=m, init="ntk") == pytest.approx(31.0 + 31.0 * m / 2, rel=0.05)
+
+
+def test_laziness_in_the_ntk_scaling_row_by_hand():
+    """init and a width-dependent lr reach the training: the row's errors equal train_models' with
+    Learner(init="ntk") at lr(m); its weight change and E‖f₀‖² are recomputed from init_params."""
+    rows = E.laziness(widths=(20,), lr=lambda m: 0.001 / m, init="ntk", n_train=100, n_test=100, protocol=TINY,
+                      progress=False)
+    r = rows[0]
+    assert (r["init"], r["lr"]) == ("ntk", pytest.approx(0.001 / 20))
+    split = _split()
+    full = rl.train_models(split.train, split.test, rl.Learner("2layer", "all", m=20, init="ntk"), lrs=[0.001 / 20],
+                           wds=[0.0], seeds=[0], protocol=TINY, progress=False)
+    assert r["test_error"] == float(full.test_error[0])
+    p0 = networks.init_params("2layer", 30, 15, 20, [0], init="ntk", dtype=torch.float64)
+    change = math.sqrt(sum(float(((full.params[n].double() - p0[n]) ** 2).sum()) for n in ("W", "b1"))
+                       / sum(float((p0[n] ** 2).sum()) for n in ("W", "b1")))
+    assert r["weight_change"] == pytest.approx(change, rel=1e-5)
+    x = split.test.x.double()
+    f0 = torch.relu(x @ p0["W"][0].T + p0["b1"][0]) @ p0["A"][0].T
+    assert r["output_init"] == pytest.approx(float((f0**2).sum(-1).mean()), rel=1e-5)
