@@ -1,12 +1,19 @@
 # Two commands, both self-installing into ./.venv:
-#   make lab    install, then start JupyterLab on notebooks/
-#   make test   install, then lint and run the whole suite (unit tests + pytest --nbval)
-# and one for teachers:
-#   make student  copies of the notebooks without their folded answers, outputs cleared, in student/ (git-ignored)
+#   make lab    install what a student needs (torch, then this package: `pip install -e .`, which brings
+#               JupyterLab, ipywidgets, plotly), then start JupyterLab on notebooks/, opening 00_welcome
+#   make test   also install the developer tools (`pip install -e ".[dev]"`: pytest, nbval, playwright, ruff),
+#               then lint and run the whole suite (unit tests + pytest --nbval)
+# and for teachers:
+#   make student      copies of the notebooks without their folded answers, outputs cleared, in student/
+#                     (git-ignored)
+#   make lab-student  make student, then JupyterLab on student/
+# As root (containers, Binder-like servers) both lab targets pass --allow-root themselves. More options for
+# JupyterLab go in LAB_ARGS, quoted when there are several: make lab LAB_ARGS="--no-browser --port 8889"
 #
-# TORCH picks the torch build installed first (default: the CPU build pinned
-# for development and CI). TORCH_INDEX optionally names a pip index for it,
-# e.g. PyTorch's CPU-only wheel index on a Linux machine without a GPU:
+# TORCH picks the torch installed first: torch==2.13.0, the version development and CI use. Which build pip
+# picks depends on the machine: on Linux, PyPI's wheel of it is a CUDA build (several GB); macOS wheels are
+# CPU/MPS builds. TORCH_INDEX optionally names a pip index for it, e.g. PyTorch's CPU-only wheels for a Linux
+# machine without a GPU:
 #   make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
 # JupyterLab settings (no "get Jupyter news?" prompt, no update check) come with the package's own
 # install: pip places binder/overrides.d/resnetlearn.json in
@@ -18,21 +25,35 @@ TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
 LAB_ARGS ?=
 BIN := $(VENV)/bin
+# JupyterLab refuses to start as root without --allow-root
+ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
+LAB := $(BIN)/jupyter lab --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(ROOT_ARGS)
 
-.PHONY: install lab test lint student clean
+.PHONY: install install-dev lab lab-student test lint student clean
 
+# what a student needs: torch first (TORCH, TORCH_INDEX), then the package and its notebook dependencies
 $(VENV)/.installed: pyproject.toml binder/overrides.d/resnetlearn.json
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(BIN)/python -m pip install -e .
+	touch $@
+
+# the developer tools on top (tests, linting, the browser test's playwright)
+$(VENV)/.installed-dev: $(VENV)/.installed
 	$(BIN)/python -m pip install -e ".[dev]"
 	touch $@
 
 install: $(VENV)/.installed
 
-lab: install
-	$(BIN)/jupyter lab --notebook-dir=notebooks --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(LAB_ARGS)
+install-dev: $(VENV)/.installed-dev
 
-lint: install
+lab: install
+	$(LAB) --notebook-dir=notebooks --ServerApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)
+
+lab-student: student
+	$(LAB) --notebook-dir=student --ServerApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)
+
+lint: install-dev
 	$(BIN)/ruff check .
 
 # One torch thread: float32 sums depend on the thread count, and the notebooks'

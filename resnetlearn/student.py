@@ -3,7 +3,10 @@
 The notebooks fold every answer and explanation in an HTML ``<details>`` block, titled by its ``<summary>``
 ("Answer", "Explain", "Our run", ...). A student copy keeps everything else — every code cell, in order, and
 the folded *hints* (blocks whose summary starts with one of :data:`KEPT_SUMMARIES`) — and puts a one-line note
-where each answer was. Code outputs are cleared by default, so that a student predicts before seeing a result.
+with the fold's title where each answer was ("**Explain: the decomposition panel** — answer in the instructor
+copy."). The answer keys that the notebooks carry as HTML comments (``<!-- key: 0.361 -->``) are removed from
+every markdown cell, folded or not. Code outputs are cleared by default, so that a student predicts before seeing
+a result.
 
     python -m resnetlearn.student [--src notebooks] [--out student] [--keep-outputs]
 
@@ -24,7 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 KEPT_SUMMARIES = ("Hint", "What to look for")
 """Folded blocks whose summary starts with one of these help a student work; every other block is an answer."""
 
-PLACEHOLDER = "*(Answer not included in the student copy.)*"
+NOTE = "in the instructor copy."
+"""Every note that replaces an answer ends with this (see :func:`placeholder`)."""
+
+_KEY = r"<!--\s*key\s*:.*?-->"
+_KEY_LINE = re.compile(rf"^[ \t]*{_KEY}[ \t]*(?:\n|$)", re.IGNORECASE | re.DOTALL | re.MULTILINE)
+_KEY_INLINE = re.compile(_KEY, re.IGNORECASE | re.DOTALL)
 
 _TAG = re.compile(r"<details\b[^>]*>|</details\s*>", re.IGNORECASE)
 _SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.IGNORECASE | re.DOTALL)
@@ -59,6 +67,18 @@ def summary(block: str) -> str:
     return " ".join(_HTML.sub("", m.group(1)).split()) if m else ""
 
 
+def placeholder(block: str) -> str:
+    """The line that replaces a removed answer block: its title in bold, then where the answer is."""
+    title = summary(block) or "Answer"
+    return f"**{title}** — {NOTE}" if title == "Answer" else f"**{title}** — answer {NOTE}"
+
+
+def strip_keys(text: str) -> str:
+    """``text`` without its answer-key comments (``<!-- key: … -->``, each with the line it stood on when it
+    stood alone)."""
+    return _KEY_INLINE.sub("", _KEY_LINE.sub("", text))
+
+
 def is_answer(block: str) -> bool:
     """True unless the block's summary starts with one of :data:`KEPT_SUMMARIES`."""
     return not summary(block).startswith(KEPT_SUMMARIES)
@@ -81,9 +101,9 @@ def strip_answers(nb, *, keep_outputs: bool = False, name: str = "notebook"):
             block = text[start:end]
             if is_answer(block):
                 removed.append(block)
-                pieces += [text[last:start], PLACEHOLDER]
+                pieces += [text[last:start], placeholder(block)]
                 last = end
-        cell.source = "".join(pieces) + text[last:]
+        cell.source = strip_keys("".join(pieces) + text[last:])
     if not keep_outputs:
         out.metadata.pop("widgets", None)  # widget state belongs to the cleared outputs
     return out, removed

@@ -2,8 +2,10 @@
 
 What can be checked here: binder/ parses and pins a CPU-only torch, postBuild
 stops on errors and installs the package, the widget front-ends are in the
-environment, and the same requirements install into a fresh virtual
-environment in which the package imports and a notebook executes.
+environment, binder/environment.yml lists exactly pyproject.toml's dependencies
+(so Binder gets what `pip install .` gets), and the same requirements install
+into a fresh virtual environment in which the package imports and a notebook
+executes.
 """
 
 from __future__ import annotations
@@ -30,6 +32,61 @@ def _deps():
 
 def _name(dep: str) -> str:
     return re.split(r"[<>=! ]", dep, maxsplit=1)[0]
+
+
+# conda-forge name -> PyPI name where they differ: conda-forge's CPU-only PyTorch is `pytorch-cpu`, PyPI's is `torch`
+# (its build chosen by the wheel index); `pytorch` is conda-forge's CUDA-when-possible build (environment.yml)
+CONDA_TO_PYPI = {"pytorch-cpu": "torch", "pytorch": "torch"}
+
+
+def _canonical(name: str) -> str:
+    """PEP 503 normalised name: jupyterlab_widgets and jupyterlab-widgets are one package."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pyproject():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _as_pypi(deps) -> dict[str, str]:
+    """{normalised PyPI name: version specifier} of conda dependencies, python and pip left out."""
+    out = {}
+    for d in deps:
+        name = _name(d)
+        if name in ("python", "pip"):
+            continue
+        out[_canonical(CONDA_TO_PYPI.get(name, name))] = d[len(name):].strip()
+    return out
+
+
+def _pip_requirements(reqs) -> dict[str, str]:
+    return {_canonical(_name(r)): r[len(_name(r)):].strip() for r in reqs}
+
+
+def test_binder_installs_what_pip_install_installs():
+    """binder/environment.yml and pyproject.toml's dependencies: the same packages with the same lower bounds
+    (torch <-> pytorch-cpu), so Binder's image is what `pip install .` gives a student."""
+    assert _as_pypi(_deps()) == _pip_requirements(_pyproject()["dependencies"])
+
+
+def test_conda_route_has_every_dependency():
+    """The root environment.yml (conda route; torch <-> pytorch) has every dependency of the package, with
+    the same bounds, plus test tools of its own."""
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda = _as_pypi(d for d in env["dependencies"] if isinstance(d, str))
+    pip = _pip_requirements(_pyproject()["dependencies"])
+    assert {k: conda.get(k) for k in pip} == pip
+
+
+def test_student_packages_are_dependencies_and_developer_tools_are_not():
+    """`pip install .` gives JupyterLab with working widgets and plotly (issue 27); pytest, playwright, ruff
+    stay in the extras."""
+    deps = set(_pip_requirements(_pyproject()["dependencies"]))
+    assert {"jupyterlab", "ipywidgets", "jupyterlab-widgets", "ipykernel", "plotly", "anywidget"} <= deps
+    assert not deps & {"pytest", "nbval", "playwright", "ruff", "distributed"}
+    extras = _pyproject()["optional-dependencies"]
+    assert "ruff>=0.5" in extras["dev"] and "pytest>=7.4" in extras["test"]
 
 
 def test_environment_parses_and_pins_cpu_torch():

@@ -4,6 +4,7 @@ still run (the cheapest one executed in full; executing all of them is a CI-hour
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -47,8 +48,12 @@ def test_no_answer_text_remains_and_every_code_cell_is_kept(copies, path):
     copy = nbformat.read(out / path.name, as_version=4)
     nbformat.validate(copy)
     answers = _answers(nb)
-    assert counts[path.name] == len(answers) == sum(c.source.count(S.PLACEHOLDER) for c in copy.cells)
+    assert counts[path.name] == len(answers) == sum(c.source.count(S.NOTE) for c in copy.cells)
+    # each removed fold leaves its title: the notes are the answers' placeholders, in order
+    notes = [ln for c in copy.cells if c.cell_type == "markdown" for ln in c.source.splitlines() if S.NOTE in ln]
+    assert notes == [S.placeholder(b) for b in answers]
     text = json.dumps([c.source for c in copy.cells], ensure_ascii=False)
+    assert not re.search(r"<!--\s*key\s*:", text, re.IGNORECASE), "an answer key comment survived"
     for block in answers:
         body = _body(block)
         assert json.dumps(block, ensure_ascii=False)[1:-1] not in text
@@ -89,8 +94,42 @@ def test_folded_blocks_and_what_counts_as_an_answer():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text), nbformat.v4.new_code_cell("1 + 1")])
     copy, removed = S.strip_answers(nb)
     assert len(removed) == 2 and "forty-two" not in copy.cells[0].source and "why" not in copy.cells[0].source
-    assert "look up" in copy.cells[0].source and copy.cells[0].source.count(S.PLACEHOLDER) == 2
+    assert "look up" in copy.cells[0].source and copy.cells[0].source.count(S.NOTE) == 2
+    assert "**Answer** — in the instructor copy." in copy.cells[0].source
+    assert "**Explain (open after running)** — answer in the instructor copy." in copy.cells[0].source
     assert nb.cells[0].source == text  # the original is untouched
+
+
+def test_answer_keys_are_removed_and_titles_kept():
+    """The notebooks' question folds (issue 25) carry their key as an HTML comment; no key reaches the copy,
+    folded or not, and each removed fold keeps its title."""
+    text = ("> **Predict.** What does the race show?\n\n"
+            "<details><summary><b>Answer</b></summary>\n\n<!-- key: 0.361 | 7.27 -->\n3resnet ends 0.361 below"
+            "</details>\n\nA stray <!-- key: 42 --> inline.\n"
+            "<details><summary><b>Explain</b>: the decomposition panel</summary>\n\nwhy\n</details>\n"
+            "<details><summary>Hint</summary>\n<!-- key: 0.5 -->\nlook at epoch 60</details>")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    copy, removed = S.strip_answers(nb)
+    src = copy.cells[0].source
+    assert len(removed) == 2 and "key" not in src and "0.361" not in src and "42" not in src and "0.5" not in src
+    assert src.splitlines() == [
+        "> **Predict.** What does the race show?", "", "**Answer** — in the instructor copy.", "",
+        "A stray  inline.", "**Explain: the decomposition panel** — answer in the instructor copy.",
+        "<details><summary>Hint</summary>", "look at epoch 60</details>"]
+
+
+def test_a_real_notebook_keeps_the_titles_of_its_folds(copies):
+    """In the copy of notebook 03 every removed fold is one line with its title, none a bare placeholder."""
+    out, _ = copies
+    name = "03_hierarchical_learning.ipynb"
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    copy = nbformat.read(out / name, as_version=4)
+    titles = [S.summary(b) for b in _answers(nb)]
+    notes = [ln for c in copy.cells if c.cell_type == "markdown" for ln in c.source.splitlines() if S.NOTE in ln]
+    assert titles and len(notes) == len(titles)
+    assert [n.split("**")[1] for n in notes] == titles
+    assert any(t.startswith("Explain") for t in titles)
+    assert "Answer not included" not in json.dumps([c.source for c in copy.cells])
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -114,4 +153,7 @@ def test_bad_folders_raise_before_writing(tmp_path):
 
 def test_make_student_and_gitignore():
     assert "student:" in (ROOT / "Makefile").read_text() and "resnetlearn.student" in (ROOT / "Makefile").read_text()
+    # one command serves the copies: make lab-student makes them, then JupyterLab on student/
+    make = (ROOT / "Makefile").read_text()
+    assert "lab-student: student" in make and "--notebook-dir=student" in make
     assert "student/" in (ROOT / ".gitignore").read_text().splitlines()
