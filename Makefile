@@ -48,10 +48,10 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 lab: install
-	$(LAB) --notebook-dir=notebooks --ServerApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)
+	$(LAB) --notebook-dir=notebooks --LabApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)
 
 lab-student: student
-	$(LAB) --notebook-dir=student --ServerApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)
+	$(LAB) --notebook-dir=student --LabApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .
