@@ -88,7 +88,8 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     rp.add_argument("--out", default="results",
                     help="directory for the results store, tables and plots (created if missing)")
     rp.add_argument("--select", choices=["test", "val"], default="test",
-                    help="pick lr/wd by test error (as the paper) or by a validation split")
+                    help="pick lr/wd by test error (as the paper) or on validation samples drawn fresh "
+                         "(training on all N)")
     rp.add_argument("--workers", type=int, default=0,
                     help="run points in this many local processes (0, the default: in this process)")
     return ap, rp

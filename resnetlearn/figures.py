@@ -228,8 +228,11 @@ class FigureSpec:
 
 
 def _base(spec: FigureSpec, scale: str, *, s: dict, select: str, device) -> dict:
-    return dict(figure=spec.name, scale=scale, epochs=s["epochs"], lrs=s["lrs"], wds=s["wds"], n_test=s["n_test"],
+    base = dict(figure=spec.name, scale=scale, epochs=s["epochs"], lrs=s["lrs"], wds=s["wds"], n_test=s["n_test"],
                 select=select, device=device, target=spec.target, alpha=0.3, beta=1.0, rerun_seeds=s["rerun_seeds"])
+    # validation samples drawn fresh, training on all N (resnetlearn.training.validation_split); a point of
+    # select="test" carries no such key, so its store key is the one it always had
+    return dict(base, validation="fresh") if select == "val" else base
 
 
 def _widths(figure: str, s: dict) -> list[int]:

@@ -41,7 +41,7 @@ from .kernels import (
 )
 from .ridge import _eig_path, _primal_path, effective_ridges
 from .selection import _fmt, grid_edges
-from .training import Learner
+from .training import Learner, validation_split
 
 
 def _setting_label(name, point) -> str:
@@ -85,22 +85,26 @@ def _given_split(split, target, *, n_train, n_test, select):
         if part.x.shape[1] != target.d or part.y.shape[1] != target.k:
             raise ValueError(f"split.{name} has d = {part.x.shape[1]}, k = {part.y.shape[1]}; the target has "
                              f"d = {target.d}, k = {target.k}")
-    n_held = split.train.x.shape[0] + (0 if split.val is None else split.val.x.shape[0])
-    if n_held != n_train or split.test.x.shape[0] != n_test:
-        raise ValueError(f"split holds {n_held} training and {split.test.x.shape[0]} test samples; n_train = "
-                         f"{n_train}, n_test = {n_test}")
+    n_fit = split.train.x.shape[0]
+    n_held = n_fit + (0 if split.val is None else split.val.x.shape[0])
+    if n_train not in (n_fit, n_held) or split.test.x.shape[0] != n_test:  # a fresh validation set or a hold-out
+        raise ValueError(f"split holds {n_fit} training" + (f" (+{n_held - n_fit} validation)" if n_held > n_fit
+                                                             else "")
+                         + f" and {split.test.x.shape[0]} test samples; n_train = {n_train}, n_test = {n_test}")
     return split.to(device="cpu")
 
 
 def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str = "test",
+                  validation: str = "fresh", val_size: int | None = None, val_seed: int | None = None,
                   val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0, m: int = 1000,
                   kernel_seed: int = 0, ridges=RELATIVE_RIDGES, bandwidths=None, grids: dict | None = None,
                   split: Split | None = None, progress: bool = True) -> list[dict]:
     """Best test error of kernel ridge regression for each kernel, each tuned over its own grid.
 
     Data from :func:`resnetlearn.concept.data_split` (``n_train`` samples
-    with ``data_seed``, ``n_test`` with ``data_seed + 1``, the validation part
-    the last ``val_fraction`` of the training samples), as for the networks,
+    with ``data_seed``, ``n_test`` with ``data_seed + 1``; the validation part of ``select="val"`` from
+    :func:`resnetlearn.training.validation_split`: ``val_size`` fresh samples drawn with ``val_seed``
+    by default, the last ``val_fraction`` of the training samples with ``validation="holdout"``), as for the networks,
     so kernels and networks see identical samples; ``split`` passes that
     split already drawn (in float64, ``data_split(..., dtype=torch.float64)``,
     e.g. the one a race also trains its networks on, cast with
@@ -112,9 +116,9 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     the infinite kernels' (σ_w², σ_b²) (:data:`~resnetlearn.kernel_registry.INF_GRID`); ``grids``
     overrides a kernel's grid by name or spec, e.g.
     ``{"ntk_inf": {"sigma_w2": [1, 2, 4]}}``. The choice is made by test error
-    (``select="test"``, as the paper selects) or on the last ``val_fraction``
-    of the training samples (``select="val"``, the kernel then fitted on the
-    rest only). The finite kernels (``conjugate``, ``ntk``) are those of a
+    (``select="test"``, as the paper selects) or on the validation samples
+    (``select="val"``; with ``validation="holdout"`` the kernel is fitted on the
+    rest of the training samples only). The finite kernels (``conjugate``, ``ntk``) are those of a
     width-``m`` network drawn with ``kernel_seed`` (one output, except the
     §6 ResNet whose features depend on its k outputs); like every kernel here
     they are fitted with an unpenalised label mean (:class:`~resnetlearn.ridge.KernelRidge`).
@@ -150,8 +154,9 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     plan = [(spec, *parse_spec(spec)) for spec in specs]  # every spec checked before any work
     plan = [(spec, entry, arch, _resolve_grid(spec, entry, grids, bandwidths)) for spec, entry, arch in plan]
     if split is None:
-        split = data_split(target, n_train, n_test=n_test, seed=data_seed,
-                           val_fraction=val_fraction if select == "val" else 0.0, dtype=F64)
+        split = (validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
+                                  val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, dtype=F64)
+                 if select == "val" else data_split(target, n_train, n_test=n_test, seed=data_seed, dtype=F64))
     else:
         split = _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
     Xtr, Ytr, Xte, Yte = split.train.x, split.train.y, split.test.x, split.test.y
@@ -192,7 +197,8 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
                            profiled="ridge_rel")
         ridge_edge = any(e.startswith("ridge_rel=") for e in edges)
         rows.append(dict(kernel=spec, setting=best["label"], params=best["point"], ridge_rel=ridges[best["i"]],
-                         n_train=n_train, n_fit=Xtr.shape[0], test_error=test_error, sel_error=best["sel_error"],
+                         n_train=n_train, n_fit=Xtr.shape[0], n_val=0 if select == "test" else Xsel.shape[0],
+                         test_error=test_error, sel_error=best["sel_error"],
                          select=select, ridge_at_grid_edge=ridge_edge, param_at_grid_edge=len(edges) > ridge_edge,
                          grid_edges="; ".join(edges), n_test=n_test, data_seed=data_seed, m=m,
                          seconds=round(time.perf_counter() - t0, 2),

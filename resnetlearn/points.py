@@ -19,7 +19,7 @@ from .device import select_device
 from .figures import point_label
 from .figures import spec as figure_spec
 from .selection import grid_edges
-from .training import Learner, Protocol, grid_search, train_models
+from .training import Learner, Protocol, grid_search, train_models, validation_split
 
 BATCH = Protocol().batch_size
 """The mini-batch of a network point that names none (§8.1: 50); a point's ``batch_size`` overrides it."""
@@ -51,6 +51,19 @@ def learner_of(config: dict) -> Learner:
     return Learner(config["model"], config["mode"], m=config["m"], init=config.get("init", "paper"))
 
 
+def validation_of(config: dict) -> dict:
+    """How a point with ``select="val"`` finds its validation samples, as keyword arguments of
+    :func:`~resnetlearn.training.grid_search` / :func:`~resnetlearn.training.validation_split`: the point's
+    ``validation`` (``"fresh"``, which :func:`resnetlearn.figures.points` writes into every ``select="val"``
+    point, with its optional ``n_val``), or ``"holdout"`` for a point that names none (the rule its stored
+    results were computed with before issue 29, so their keys still mean what they meant). Empty for
+    ``select="test"``."""
+    if config.get("select") != "val":
+        return {}
+    rule = config.get("validation", "holdout")
+    return dict(validation=rule, val_size=config.get("n_val")) if rule == "fresh" else dict(validation=rule)
+
+
 def _sgd_point(config: dict) -> dict:
     """A network point: its lr × wd grid by SGD, the selected cell retrained with fresh seeds, and for a
     (last)/(ntk) point the exact kernel solution it stands for."""
@@ -59,7 +72,8 @@ def _sgd_point(config: dict) -> dict:
     t0 = time.perf_counter()
     g = grid_search(target, learner_of(config), n_train=config["n_train"],
                     lrs=config["lrs"], wds=config["wds"], rerun_seeds=config.get("rerun_seeds", []),
-                    select=config["select"], n_test=config["n_test"], data_seed=spec.data_seed,
+                    select=config["select"], **validation_of(config), n_test=config["n_test"],
+                    data_seed=spec.data_seed,
                     protocol=Protocol(epochs=config["epochs"], batch_size=config.get("batch_size", BATCH),
                                       lr_drop_epoch=config["epochs"] // 2, eval_every=config["epochs"]),
                     device=config.get("device"), progress=False)
@@ -100,9 +114,13 @@ def _exact_kernel(config: dict, target, *, data_seed: int) -> dict:
     from .concept import data_split
     from .kernel_experiments import network_kernel_errors
 
-    split = data_split(target, config["n_train"], n_test=config["n_test"], seed=data_seed, dtype=torch.float64)
+    if config["select"] == "val":  # the same validation samples as the point's SGD grid
+        split = validation_split(target, config["n_train"], n_test=config["n_test"], data_seed=data_seed,
+                                 **validation_of(config), dtype=torch.float64)
+    else:
+        split = data_split(target, config["n_train"], n_test=config["n_test"], seed=data_seed, dtype=torch.float64)
     r = network_kernel_errors(split.train, split.test, learner_of(config), seed=0, select=config["select"],
-                              coupling="per_output")
+                              holdout=split.val, coupling="per_output")
     return {"exact_test_error": r["test_error"], "exact_train_error": r["train_error"],
             "exact_ridge_rel": r["ridge_rel"], "exact_ridge_at_grid_edge": r["ridge_at_grid_edge"]}
 
@@ -112,7 +130,8 @@ def _kernel_point(config: dict) -> dict:
 
     t0 = time.perf_counter()
     r = kernel_errors(target_of(config), config["n_train"], kernels=[config["model"]], select=config["select"],
-                      n_test=config["n_test"], data_seed=figure_spec(config["figure"]).data_seed, m=config["m"],
+                      **validation_of(config), n_test=config["n_test"],
+                      data_seed=figure_spec(config["figure"]).data_seed, m=config["m"],
                       progress=False)[0]
     err = "test_error" if config["select"] == "test" else "val_error"
     runs = [{"setting": lab, "ridge_rel": rel, err: e, "selected": (lab, rel) == (r["setting"], r["ridge_rel"])}

@@ -41,6 +41,48 @@ from .device import select_device
 
 MODES = ("all", "hidden", "last", "ntk")
 SELECTIONS = ("test", "val")
+VALIDATIONS = ("fresh", "holdout")
+"""Where ``select="val"`` finds its validation samples: ``"fresh"`` (the default) draws them anew from the
+target's distribution and trains on all N samples; ``"holdout"`` carves the last fifth out of the N (the rule
+before issue 29: SGD then sees 0.8·N samples, so a verdict mixes the selection rule with a smaller N)."""
+VAL_SEED_OFFSET = 2
+"""A fresh validation set is drawn with ``data_seed + 2`` unless a seed is given (training samples use
+``data_seed``, test samples ``data_seed + 1``: :func:`resnetlearn.concept.data_split`)."""
+
+
+def default_val_size(n_train: int) -> int:
+    """The size of a fresh validation set when none is given: ⌈0.2·N⌉, a fifth of the training samples
+    (the size the hold-out rule took out of them), at least 1. Ours."""
+    return max(1, math.ceil(0.2 * int(n_train)))
+
+
+def validation_split(target, n_train: int, *, n_test: int, data_seed: int = 0, validation: str = "fresh",
+                     val_size: int | None = None, val_seed: int | None = None, val_fraction: float = 0.2,
+                     device=None, dtype=torch.float32):
+    """The samples of a search that selects on validation (``select="val"``), as a
+    :class:`~resnetlearn.concept.Split`.
+
+    ``validation="fresh"``: the training part is the same ``n_train`` samples as with ``select="test"``
+    (:func:`~resnetlearn.concept.data_split` with ``data_seed``) and the validation part is ``val_size``
+    (default :func:`default_val_size`) new samples of the same distribution drawn with ``val_seed`` (default
+    ``data_seed +`` :data:`VAL_SEED_OFFSET`); the test part is unchanged. ``validation="holdout"``: the last
+    ``val_fraction`` of the ``n_train`` samples are held out (the earlier rule, kept as a named option)."""
+    from .concept import Split, data_split
+
+    V.choice("validation", validation, VALIDATIONS)
+    if validation == "holdout":
+        if val_size is not None or val_seed is not None:
+            raise ValueError("val_size and val_seed describe a fresh validation set; validation='holdout' "
+                             "takes val_fraction")
+        return data_split(target, n_train, n_test=n_test, seed=data_seed, val_fraction=val_fraction,
+                          device=device, dtype=dtype)
+    size = default_val_size(n_train) if val_size is None else V.integer("val_size", val_size, lo=1)
+    seed = data_seed + VAL_SEED_OFFSET if val_seed is None else V.seeds("val_seed", val_seed)[0]
+    if seed in (data_seed, data_seed + 1):
+        raise ValueError(f"val_seed = {seed} would draw the training (seed {data_seed}) or test (seed "
+                         f"{data_seed + 1}) samples again; a validation set needs a seed of its own")
+    split = data_split(target, n_train, n_test=n_test, seed=data_seed, device=device, dtype=dtype)
+    return Split(split.train, target.sample(size, seed=seed, device=device, dtype=dtype), split.test)
 DIVERGENCE_LOSS = 1e8
 """A mini-batch loss above this (or non-finite) marks a model as diverged."""
 
@@ -561,8 +603,8 @@ class GridResult:
     """All runs of a grid search, the selected one and its reruns.
 
     ``select`` is ``"test"`` (pick the lowest test error, as arXiv v3 §8.1
-    did: optimistic) or ``"val"`` (pick by a held-out part of the training
-    samples, then report that run's test error: honest). Every row records
+    did: optimistic) or ``"val"`` (pick on validation samples, drawn fresh by default
+    (:func:`validation_split`), then report that run's test error: honest). Every row records
     the rule, its ``role`` (``"grid"`` for the lr × wd search, ``"rerun"``
     for the selected cell retrained with a fresh initialisation seed) and
     whether it was selected. ``reruns`` are the rerun rows alone: they show
@@ -578,7 +620,8 @@ class GridResult:
 
 
 def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,), rerun_seeds=(),
-                select: str = "test", val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0,
+                select: str = "test", validation: str = "fresh", val_size: int | None = None,
+                val_seed: int | None = None, val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0,
                 protocol: Protocol = Protocol(), device=None,
                 dtype=torch.float32, progress: bool = True, max_batch: int | None = None,
                 callback=None, cancel=None) -> GridResult:
@@ -586,9 +629,11 @@ def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,),
     select the best run, then retrain the selected cell with ``rerun_seeds``.
 
     Data come from :func:`~resnetlearn.concept.data_split` (``n_train`` with
-    ``data_seed``, ``n_test`` with ``data_seed + 1``; with ``select="val"``
-    the last ``val_fraction`` of the training samples are held out for the
-    selection). ``max_batch`` caps how many models train at once (memory).
+    ``data_seed``, ``n_test`` with ``data_seed + 1``). With ``select="val"``
+    the selection uses validation samples (:func:`validation_split`): by default
+    (``validation="fresh"``) ``val_size`` new samples drawn with ``val_seed`` while SGD trains on all
+    ``n_train``; ``validation="holdout"`` holds out the last ``val_fraction`` of the training samples
+    instead. ``max_batch`` caps how many models train at once (memory).
     The reruns use the same data and mini-batch seeds derived from their own
     initialisation seed, so they measure the spread over initialisations
     that one shipped number hides.
@@ -604,9 +649,13 @@ def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,),
     if set(rerun_seeds) & set(seeds):
         raise ValueError(f"rerun_seeds must be fresh: {sorted(set(rerun_seeds) & set(seeds))} already in seeds")
     max_batch = None if max_batch is None else V.integer("max_batch", max_batch, lo=1)
-    split = data_split(target, n_train, n_test=n_test, seed=data_seed,
-                       val_fraction=val_fraction if select == "val" else 0.0, device=device, dtype=dtype)
-    if split.val is not None and isinstance(protocol, Protocol):  # name the hold-out, not just the N left
+    if select == "val":
+        split = validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
+                                 val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, device=device,
+                                 dtype=dtype)
+    else:
+        split = data_split(target, n_train, n_test=n_test, seed=data_seed, device=device, dtype=dtype)
+    if select == "val" and validation == "holdout" and isinstance(protocol, Protocol):  # name the hold-out
         n_val = split.val.x.shape[0]
         protocol.check(split.train.x.shape[0] + n_val, held_out=n_val,
                        why=f"select='val' with val_fraction = {val_fraction:g}")
@@ -624,6 +673,8 @@ def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,),
                                     max_batch=max_batch, kw=kw, rows=reruns, role="rerun")
     for r in rows + reruns:
         r.update(select=select, selected=r is best, n_test=n_test, data_seed=data_seed)
+        if select == "val":
+            r.update(validation=validation, n_val=split.val.x.shape[0])
     return GridResult(rows + reruns, best, select, interrupted=interrupted, wall_time=time.perf_counter() - t0,
                       reruns=reruns)
 

@@ -40,7 +40,8 @@ def _sgd_batches(config: dict) -> list[tuple[int, int, int]]:
         return [(1, config["epochs"] * math.ceil(64 / HAND_BUILT_BATCH), params)]
     d, k = _target_dims(config["target"], d=config.get("d"), k=config.get("k"), alpha=config.get("alpha"),
                         beta=config.get("beta"))
-    n_fit = config["n_train"] - (round(0.2 * config["n_train"]) if config["select"] == "val" else 0)
+    holdout = config["select"] == "val" and config.get("validation", "holdout") == "holdout"  # points.validation_of
+    n_fit = config["n_train"] - (round(0.2 * config["n_train"]) if holdout else 0)
     steps = config["epochs"] * math.ceil(n_fit / config.get("batch_size", BATCH))
     params = sum(math.prod(s) for s in param_shapes(config["model"], d, k, config["m"]).values())
     groups = [len(config["lrs"]) * len(config["wds"]), len(config.get("rerun_seeds") or [])]

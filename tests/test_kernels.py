@@ -341,7 +341,8 @@ def test_kernel_errors_takes_the_split_already_drawn():
     kw = dict(n_test=60, ridges=[1e-6, 1e-2, 1.0], bandwidths=[1.0, 2.0], progress=False)
     for select, frac in (("test", 0.0), ("val", 0.2)):
         split = data_split(inst, 80, n_test=60, seed=0, val_fraction=frac, dtype=F64)
-        drawn = kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, **kw)
+        rule = {"validation": "holdout"} if select == "val" else {}  # the split above holds out its last fifth
+        drawn = kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, **rule, **kw)
         given = kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, split=split, **kw)
         for a, b in zip(drawn, given):
             assert a["test_error"] == b["test_error"] and a["path"] == b["path"] and a["n_fit"] == b["n_fit"]

@@ -28,7 +28,7 @@ def test_a_batch_larger_than_the_samples_left_after_the_hold_out_says_so():
     with pytest.raises(ValueError, match=r"N = 48: of n_train = 60, 12 are held out for validation "
                                          r"\(select='val' with val_fraction = 0.2\)"):
         grid_search(parity_instance(), Learner("3resnet", "all", m=8), n_train=60, lrs=[0.1], wds=[0.0], select="val",
-                    protocol=Protocol.quick(2), progress=False)
+                    validation="holdout", protocol=Protocol.quick(2), progress=False)
     # without a hold-out the message stays the plain one
     with pytest.raises(ValueError, match=r"must not exceed the number of training samples N = 40$"):
         grid_search(parity_instance(), Learner("3resnet", "all", m=8), n_train=40, lrs=[0.1], wds=[0.0],

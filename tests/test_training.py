@@ -140,7 +140,12 @@ def test_grid_search_selection_rules(data):
                     n_test=100,
                     protocol=Protocol.quick(2), progress=False, dtype=F64)
     assert v.best["val_error"] == min(r["val_error"] for r in v.rows)
-    assert all(r["n_train"] == 80 and r["select"] == "val" for r in v.rows)
+    # the default validation set is drawn fresh: SGD trains on all 100 samples, 20 new ones choose lr/wd
+    assert all(r["n_train"] == 100 and r["select"] == "val" and r["validation"] == "fresh" and r["n_val"] == 20
+               for r in v.rows)
+    h = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0], select="val",
+                    validation="holdout", n_test=100, protocol=Protocol.quick(2), progress=False, dtype=F64)
+    assert all(r["n_train"] == 80 and r["n_val"] == 20 and r["validation"] == "holdout" for r in h.rows)
     assert paper_grid(1e-3, 0.5) == [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
 
 
@@ -445,3 +450,42 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
                          protocol=Protocol.quick(1),
                          progress=False)
         assert torch.isfinite(r.test_error).all() and torch.equal(r.error(te), r.test_error), mode
+
+
+# ----------------------------------------------------------------- validation at the same N (issue 29)
+def test_fresh_validation_trains_on_the_same_n_samples_as_test_selection():
+    from resnetlearn.concept import data_split, parity_instance
+    from resnetlearn.training import default_val_size, validation_split
+
+    inst = parity_instance()
+    by_test = data_split(inst, 500, n_test=200, seed=0, dtype=F64)
+    fresh = validation_split(inst, 500, n_test=200, data_seed=0, dtype=F64)
+    assert fresh.train.x.shape == (500, inst.d) and torch.equal(fresh.train.x, by_test.train.x)
+    assert torch.equal(fresh.train.y, by_test.train.y) and torch.equal(fresh.test.x, by_test.test.x)
+    # 100 = ⌈0.2 · 500⌉ new samples of the same distribution, none of them a training or test sample
+    assert fresh.val.x.shape == (default_val_size(500), inst.d) == (100, inst.d)
+    seen = {tuple(r) for r in torch.cat([by_test.train.x, by_test.test.x]).tolist()}
+    assert not seen & {tuple(r) for r in fresh.val.x.tolist()}
+    assert torch.allclose(fresh.val.y, inst.sample(100, seed=2, dtype=F64).y)  # seed data_seed + 2
+    sized = validation_split(inst, 500, n_test=200, data_seed=0, val_size=250, val_seed=7, dtype=F64)
+    assert sized.val.x.shape[0] == 250 and torch.equal(sized.train.x, by_test.train.x)
+    # the old rule, kept by name: the last fifth carved out, SGD sees 400
+    held = validation_split(inst, 500, n_test=200, data_seed=0, validation="holdout", dtype=F64)
+    assert torch.equal(held.train.x, by_test.train.x[:400]) and torch.equal(held.val.x, by_test.train.x[400:])
+    with pytest.raises(ValueError, match="seed of its own"):
+        validation_split(inst, 500, n_test=200, data_seed=0, val_seed=1)
+    with pytest.raises(ValueError, match="validation"):
+        validation_split(inst, 500, n_test=200, validation="carve")
+
+
+def test_a_val_point_of_a_figure_names_its_rule_and_a_test_point_keeps_its_key():
+    from resnetlearn import figures as F
+    from resnetlearn.points import validation_of
+
+    test_pts, val_pts = F.points("fig2a", "quick"), F.points("fig2a", "quick", select="val")
+    assert all("validation" not in p for p in test_pts)  # unchanged configurations: unchanged store keys
+    assert all(p["validation"] == "fresh" for p in val_pts)
+    assert validation_of(val_pts[0]) == {"validation": "fresh", "val_size": None}
+    assert validation_of(dict(test_pts[0], select="val")) == {"validation": "holdout"}  # stored before issue 29
+    assert validation_of(test_pts[0]) == {}
+
