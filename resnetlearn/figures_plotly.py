@@ -588,12 +588,20 @@ def _apply_axis(ax, which: str, spec) -> None:
 def to_matplotlib(fig: go.Figure, *, size=None):
     """A matplotlib drawing of a plotly figure made by this module (scatter traces, subplots, log axes,
     titles, legend outside): the static picture beside every interactive one."""
+    import matplotlib.pyplot as plt
+
+    from .plots import FIGURE_WIDTH, style
+
+    with plt.rc_context(style()):  # the one style's font sizes (legend 12.5 px at full width)
+        return _to_matplotlib(fig, size=size or (FIGURE_WIDTH * (1 + 0.5 * (len(_axis_names(fig)) - 1)), 4.6))
+
+
+def _to_matplotlib(fig: go.Figure, *, size):
     from matplotlib.figure import Figure
 
     panels = _axis_names(fig)
     n = len(panels)
-    width = size[0] if size else (6.0 * n + 3.2)
-    mfig = Figure(figsize=size or (width, 4.3), layout="constrained")
+    mfig = Figure(figsize=size, layout="constrained")
     shared = n > 1 and all(fig.layout[f"yaxis{ya[1:]}"].matches for _, ya in panels[1:])
     axes = mfig.subplots(1, n, squeeze=False, sharey=shared)[0]
     where = {xa: axes[i] for i, (xa, _) in enumerate(panels)}
@@ -632,12 +640,11 @@ def to_matplotlib(fig: go.Figure, *, size=None):
         axes[i].grid(True, which="major", color="#e6e6e6", linewidth=0.8)
     titles = [a.text for a in (fig.layout.annotations or []) if a.text and a.yref == "paper" and (a.y or 0) >= 1]
     for ax, t in zip(axes, titles if len(titles) == n else []):
-        ax.set_title(mpl_text(t), fontsize=10)
+        ax.set_title(mpl_text(t))
     if fig.layout.title and fig.layout.title.text:
-        mfig.suptitle(mpl_text(fig.layout.title.text), fontsize=11, x=0.01, ha="left")
+        mfig.suptitle(mpl_text(fig.layout.title.text), x=0.01, ha="left")
     if handles:
-        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], loc="outside right center", fontsize=8,
-                    frameon=False)
+        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], loc="outside right center", frameon=False)
     return mfig
 
 

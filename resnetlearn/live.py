@@ -17,19 +17,32 @@ Sliders only change settings: Train starts (or restarts) a run, Stop ends
 it, and the status line says when the settings shown differ from those of
 the run on screen. A "retrain on slider change" toggle makes every slider
 move restart the run instead.
+
+Every widget reads well before it runs: its display bundle carries, beside the live widget, a static
+picture of its result (``image/png``) and a one-line outcome (``text/plain``) instead of the widget's
+``VBox(children=…)`` text, for readers without a kernel (GitHub, nbviewer, the reading copy). The race's
+and the trainer's pictures are their final frames, drawn by the same functions as their live frames from
+the run at the default settings committed in ``widget_results.json`` (``python -m resnetlearn.live
+--refresh-pictures`` rewrites it; a test checks it against a fresh run). :func:`interact` is ipywidgets'
+``interact`` with a picture (or the printed text) of the output at the default setting.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
+import math
 from dataclasses import KW_ONLY, dataclass, replace
+from pathlib import Path
 
 import ipywidgets as W
 
 from . import validation as V
 from .concept import data_split, parity_instance
 from .device import describe_device, select_device
-from .live_run import Frame, LiveRun, PngView, RunContext, make_view
-from .plots import has_threshold, placeholder_figure, training_figure
+from .live_run import Frame, LiveRun, PngView, RunContext, make_view, pictured_bundle
+from .plots import has_threshold, placeholder_figure, to_png, training_figure
 from .race import (
     RUN_RULES,
     STEP_RULES,
@@ -39,6 +52,7 @@ from .race import (
     error_text,
     race_figure,
     race_figure_mpl,
+    race_outcome,
     race_state,
     run_race,
 )
@@ -58,6 +72,24 @@ PRESETS = {
     "0.05 / 0.005": (0.05, 0.005),
     "0.02 / 0": (0.02, 0.0),
 }
+PICTURES = Path(__file__).with_name("widget_results.json")
+"""The final frames of the race and of the trainer at their default settings (computed on the CPU with one
+thread by :func:`refresh_pictures`): the static pictures of the widgets shown before they run."""
+LIVE_NOTE = "A picture of the finished run; in JupyterLab with a running kernel this output is the live widget."
+
+
+def _config_key(cfg) -> dict:
+    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+
+
+def cached_result(kind: str, cfg) -> dict | None:
+    """The committed final frame of widget ``kind`` ("race" or "trainer") when ``cfg`` equals the
+    configuration it was computed with, else None."""
+    try:
+        entry = json.loads(PICTURES.read_text(encoding="utf-8"))[kind]
+    except (OSError, KeyError, ValueError):
+        return None
+    return entry if entry.get("config") == _config_key(cfg) else None
 
 
 class _Panel:
@@ -111,10 +143,30 @@ class _Panel:
         return self.job.first_frame_s
 
     def stop(self, timeout: float = 2.0) -> bool:
-        """Stop the running run (within one SGD step); nothing draws after it."""
-        ok = self.job.stop(timeout, status=f"stopped: {self.describe(self.job.last_settings)}"
-                           if self.job.last_settings is not None else "stopped")
+        """Stop the running run (within one SGD step); nothing draws after it. Stopped before its first
+        evaluation, the plot says so (not empty axes, not the previous run's curves)."""
+        gen, was_running, settings = self.job.generation, self.job.running, self.job.last_settings
+        ok = self.job.stop(timeout, status=f"stopped: {self.describe(settings)}"
+                           if settings is not None else "stopped")
+        self.stopped_early = was_running and not any(
+            f.generation == gen and self._has_data(f.data) for f in self.job.frames)
+        if self.stopped_early:
+            first = self._first_evaluation(settings)
+            text = f"stopped before the first evaluation (epoch {first}): nothing to plot yet"
+            with self.job._lock:  # after stop() no frame of the stopped run is drawn any more
+                self.view.publish(self.view.render(self._message_figure(settings, text + "; press Train to run")))
+            self.job.set_status(f"{text} ({self.describe(settings)}); press Train to run again")
         return ok
+
+    stopped_early = False
+    """Whether the latest Stop came before the run's first evaluation (the plot then says so)."""
+
+    def _has_data(self, data: dict) -> bool:
+        return bool(data.get("epochs"))
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        png, text = self.static_picture()
+        return pictured_bundle(self.widget, png, text)
 
     def start(self, note: str = "") -> int:
         """Train with the current slider values (stopping any running run first); ``note`` prefixes the
@@ -128,11 +180,6 @@ class _Panel:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self.job.wait(timeout)
-
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
 
 
 # ================================================================= one learner, live (notebook 03)
@@ -177,6 +224,19 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
 
 def _slider_widths(m: int) -> list[int]:
     return sorted(set(WIDTHS) | {m})
+
+
+def _trainer_every(cfg: LiveConfig) -> int:
+    """Epochs between two evaluations (and frames) of a live run: about 30 frames a run."""
+    return max(5, cfg.epochs // 30)
+
+
+def _trainer_data(res, threshold: float) -> dict:
+    """A finished run's last frame (what :class:`LiveTrainer` draws) as plain lists."""
+    keys = ("train", "test", "out1_vs_base", "residual_vs_composite")
+    return {"epochs": [int(e) for e in res.epochs], "epoch": int(res.epochs_done),
+            "total_epochs": int(res.epochs_done), "threshold": float(threshold),
+            **{k: [[float(v)] for v in res.curves[k][:, 0]] for k in keys}}
 
 
 class LiveTrainer(_Panel):
@@ -257,18 +317,57 @@ class LiveTrainer(_Panel):
             ctx.frame(dict(info, threshold=thr), force=info["epoch"] == info["total_epochs"])
 
         _, res = run(cfg, device=self.device, callback=draw, cancel=ctx.cancelled,
-                     callback_every=max(5, cfg.epochs // 30))
+                     callback_every=_trainer_every(cfg))
         return thr, res
 
-    def _frame(self, data: dict, cfg: LiveConfig):
-        title = f"3resnet(all), epoch {data['epoch']}/{data['total_epochs']}"
-        if self.view.kind == "plotly":
+    def _frame(self, data: dict, cfg: LiveConfig, *, png: bool = False, title: str | None = None):
+        title = title or f"3resnet(all), epoch {data['epoch']}/{data['total_epochs']}"
+        if self.view.kind == "plotly" and not png:
             from .figures_plotly import training_curves
 
             return training_curves(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
                                    total_epochs=data["total_epochs"])
         return training_figure(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
-                               large=self.large)
+                               large=self.large, total_epochs=data["total_epochs"])
+
+    @staticmethod
+    def _first_evaluation(cfg: LiveConfig) -> int:
+        return min(_trainer_every(cfg), cfg.epochs * (2 if cfg.layerwise else 1))
+
+    def _message_figure(self, cfg: LiveConfig, text: str):
+        thr = parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold
+        return placeholder_figure(text, thr, large=self.large)
+
+    def final_frame(self) -> tuple[dict, LiveConfig, str] | None:
+        """(data, settings, where from) of the finished run the static picture shows: this widget's latest
+        finished run, else the committed run at this widget's settings (:data:`PICTURES`), else None."""
+        done = self.job.last_result
+        if done is not None and not done[1].interrupted and self.job.last_settings is not None:
+            thr, res = done
+            return _trainer_data(res, thr), self.job.last_settings, "this widget's latest run"
+        cfg = self.current_config()
+        cached = cached_result("trainer", cfg)
+        if cached is not None:
+            return cached["data"], cfg, f"computed on {cached['device']}"
+        return None
+
+    def static_picture(self) -> tuple[bytes, str]:
+        """PNG and one-line outcome of the finished run (the placeholder and a hint before any run)."""
+        got = self.final_frame()
+        if got is None:
+            cfg = self.current_config()
+            return (to_png(self._message_figure(cfg, "press Train to start (needs a running kernel)")),
+                    f"Live training of 3resnet(all) ({self.describe(cfg)}, {cfg.epochs} epochs): "
+                    "run the notebook and press Train to see it.")
+        data, cfg, _ = got
+        err = float(data["test"][-1][0])
+        thr = data["threshold"]
+        verdict = ("diverged" if err != err else f"ends {'below' if err < thr else 'above'} kα² = {thr:.2f}"
+                   if has_threshold(thr) else "α = 0: no kα² line")
+        title = f"finished ({data['total_epochs']} epochs): {verdict}"
+        png = to_png(self._frame(data, cfg, png=True, title=title))
+        return png, (f"Live training of 3resnet(all) ({self.describe(cfg)}, {cfg.epochs} epochs): test error "
+                     f"{verdict}. {LIVE_NOTE}")
 
     def _done(self, result, cfg: LiveConfig, ctx: RunContext) -> str:
         thr, res = result
@@ -280,6 +379,22 @@ class LiveTrainer(_Panel):
                    else "α = 0: no composite signal, so no kα² to compare with")
         return (f"{word} in {ctx.elapsed:.1f} s on {describe_device(self.device)} ({self.describe(cfg)}): "
                 f"test error {error_text(err)} ({verdict}); first plot after {self.job.first_frame_s or 0:.1f} s")
+
+
+def _short_outcome(state: dict) -> str:
+    """'below kα² = 1.35: 3resnet(all) · above: 3layer(all), 2layer(all), NTK ridge' (a picture's title)."""
+    thr, k = state["threshold"], state.get("kernel")
+    finals = {label: (c["test"][-1] if c["test"] else math.nan) for label, c in state["curves"].items()}
+    if k is not None:
+        finals[k["label"].split(" (")[0]] = k["test_error"]
+    if not has_threshold(thr):
+        return "α = 0: no kα² line"
+    parts = []
+    for word, keep in (("below", lambda e: e < thr), ("above", lambda e: e >= thr), ("diverged", math.isnan)):
+        names = [n for n, e in finals.items() if (not math.isnan(e) and keep(e)) or (word == "diverged" and keep(e))]
+        if names:
+            parts.append(f"{word}{f' kα² = {thr:.2f}' if word == 'below' else ''}: {', '.join(names)}")
+    return "  ·  ".join(parts)
 
 
 # ================================================================= the race (notebooks 00 and 03)
@@ -297,10 +412,13 @@ class LiveRace(_Panel):
     """
 
     def __init__(self, cfg: RaceConfig | None = None, *, device=None, view: str = "auto", auto: bool = False,
-                 large: bool = False, min_interval: float | None = None):
+                 large: bool = False, min_interval: float | None = None, result: RaceResult | None = None):
         cfg = cfg if cfg is not None else RaceConfig()
         if not isinstance(cfg, RaceConfig):
             raise TypeError(f"cfg must be a RaceConfig, got {type(cfg).__name__}")
+        if result is not None and not isinstance(result, RaceResult):
+            raise TypeError(f"result must be a RaceResult (from run_race), got {type(result).__name__}")
+        self.result = result  # a finished race to picture before this widget has run one
         self.cfg, self.device, self.large = cfg, select_device(device), V.boolean("large", large)
         s = dict(continuous_update=False, style={"description_width": "60px"}, layout=W.Layout(width="300px"))
         self.alpha = W.FloatSlider(value=cfg.alpha, min=0.0, max=max(ALPHA_MAX, cfg.alpha), step=0.05,
@@ -350,6 +468,52 @@ class LiveRace(_Panel):
             return race_figure(state, large=self.large)
         return race_figure_mpl(state, large=self.large)
 
+    def _has_data(self, data: dict) -> bool:
+        return any(c["epochs"] for c in data["curves"].values())
+
+    @staticmethod
+    def _first_evaluation(cfg: RaceConfig) -> int:
+        return min(cfg.chunk, cfg.epochs)
+
+    def _message_figure(self, cfg: RaceConfig, text: str):
+        empty = race_state(cfg, parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold)
+        if self.view.kind == "plotly":
+            return race_figure(empty, large=self.large, title=text)
+        return placeholder_figure(text, empty["threshold"], large=self.large, size=(9.4, 3.4))
+
+    def final_frame(self) -> tuple[dict, str] | None:
+        """(state, where from) of the finished race the static picture shows: this widget's latest finished
+        race, else ``result`` given when it was built, else the committed race at this widget's settings
+        (:data:`PICTURES`), else None."""
+        done = self.job.last_result
+        if isinstance(done, RaceResult) and not done.interrupted:
+            return done.state(), "this widget's latest race"
+        cfg = self.current_config()
+        if self.result is not None and not self.result.interrupted and self.result.config == cfg:
+            return self.result.state(), "run_race"
+        cached = cached_result("race", cfg)
+        if cached is not None:
+            return cached["state"], f"computed on {cached['device']}"
+        return None
+
+    def static_picture(self) -> tuple[bytes, str]:
+        """PNG and one-line outcome of the finished race (the placeholder and a hint before any race)."""
+        got = self.final_frame()
+        if got is None:
+            cfg = self.current_config()
+            fig = placeholder_figure("press Train to start the race (needs a running kernel)",
+                                     parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold,
+                                     large=self.large, size=(9.4, 3.4))
+            return to_png(fig), (f"The race ({self.describe(cfg)}, {cfg.epochs} epochs): run the notebook and "
+                                 "press Train to see it.")
+        state, _ = got
+        outcome = race_outcome(state)
+        title = (f"Finished race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
+                 f"β = {state['beta']:.2f}, m = {state['m']}, {state['epochs_total']} epochs\n"
+                 + _short_outcome(state))
+        png = to_png(race_figure_mpl(state, large=self.large, title=title))
+        return png, f"The race ({outcome}). {LIVE_NOTE}"
+
     def _done(self, res: RaceResult, cfg: RaceConfig, ctx: RunContext) -> str:
         thr = res.threshold
         parts = []
@@ -390,7 +554,8 @@ class FigureRerun:
     Finished points are kept in the results store under ``out``, so a second press only re-plots; the
     button is disabled while a run is going, so two sweeps never write one plot."""
 
-    def __init__(self, figure: str = "fig2a", scale: str = "quick", *, out="results/live/store", device=None):
+    def __init__(self, figure: str = "fig2a", scale: str = "quick", *, out="results/live/store", device=None,
+                 shipped=None):
         from .reproduce import FIGURES, SCALES
 
         if figure not in FIGURES:
@@ -398,6 +563,9 @@ class FigureRerun:
         if scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
         self.figure, self.scale, self.out, self.device = figure, scale, out, select_device(device)
+        # the shipped results of this figure and scale: the static picture before a rerun (<results>/<scale>
+        # beside <results>/live/store by default)
+        self.shipped = Path(shipped) if shipped is not None else Path(out).parents[1] / scale
         self.button = W.Button(description=f"Rerun {figure} ({scale} scale)", button_style="primary",
                                icon="refresh", layout=W.Layout(width="auto"))
         self.view = PngView(placeholder=None)  # nothing (not a broken image) until a result exists
@@ -415,10 +583,28 @@ class FigureRerun:
     def result(self):
         return self.job.last_result
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    def static_picture(self) -> tuple[bytes | None, str]:
+        """PNG and one line for readers without a kernel: the latest rerun's plot, else the shipped results
+        of this figure and scale (same drawing), else no picture."""
+        res, where = self.job.last_result, "rerun here"
+        if res is None:
+            from .table_reading import load_figure
 
-        display(self.widget)
+            try:
+                res, where = load_figure(self.figure, self.shipped), f"shipped in {self.shipped}"
+            except (OSError, ValueError):
+                res = None
+        label = f"Rerun button for {self.figure} at {self.scale} scale"
+        if res is None:
+            return None, f"{label}: run the notebook and press it to rerun the figure here."
+        png = to_png(self._frame({"result": res}, None))
+        verdict = {True: "reproduced", False: "not reproduced", None: "no verdict"}[res.reproduced]
+        return png, (f"{label}. The picture: {self.figure} at {self.scale} scale as {where} ({verdict} at this "
+                     "scale). With a running kernel this output is the button.")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        png, text = self.static_picture()
+        return pictured_bundle(self.widget, png, text)
 
     def start(self) -> None:
         if self.job.running:
@@ -453,3 +639,113 @@ class FigureRerun:
     def _done(self, res, settings, ctx: RunContext) -> str:
         return (f"{res.summary} ({res.wall_time:.0f} s, {res.skipped} of {len(res.rows)} points reused "
                 f"from the store)")
+
+
+# ================================================================= interact with a picture (notebooks 01, 02, 04)
+class Interact:
+    """``ipywidgets.interact`` (``manual``: ``interact_manual``) whose output reads well before it runs: its
+    display bundle carries the live controls and, for readers without a kernel, the output of ``fn`` at the
+    default setting (its picture as ``image/png``, its printed text as ``text/plain``).
+
+    Without ``manual`` the default setting is computed once, by the widget's own first call; with ``manual``
+    it is computed here, once, for the picture. ``controls`` are ipywidgets' abbreviations or widgets, as
+    for ``interact``."""
+
+    def __init__(self, fn, /, *, manual: bool = False, **controls):
+        from IPython.utils.capture import capture_output
+
+        self.first: list = []
+
+        @functools.wraps(fn)
+        def once(*args, **kw):
+            if self.first:
+                return fn(*args, **kw)
+            with capture_output() as cap:
+                result = fn(*args, **kw)
+            self.first.append(cap)
+            cap.show()  # into the widget's own output area, as an ordinary call would
+            return result
+
+        self.widget = W.interactive(once, {"manual": bool(manual)}, **controls)
+        self.defaults = {w._kwarg: w.value for w in self.widget.kwargs_widgets}
+        if manual:
+            with capture_output() as cap:
+                fn(**self.defaults)
+            self.first.append(cap)
+
+    def static_picture(self) -> tuple[bytes | None, str]:
+        """The first PNG ``fn`` displayed at the default setting and a line with the setting and what it
+        printed."""
+        import base64
+
+        cap = self.first[0]
+        png = None
+        for out in cap.outputs:
+            data = out.data.get("image/png")
+            if data is not None:
+                png = data if isinstance(data, bytes) else base64.b64decode(data)
+                break
+        setting = ", ".join(f"{k} = {_setting_text(v)}" for k, v in self.defaults.items())
+        printed = cap.stdout.strip()
+        what = "printed" if printed else "a picture" if png else "no output"
+        return png, (f"Output at the default setting ({setting}), {what}"
+                     + (f":\n{printed}" if printed else ".")
+                     + "\nWith a running kernel this output is the live widget: move the controls.")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        png, text = self.static_picture()
+        return pictured_bundle(self.widget, png, text)
+
+
+def _setting_text(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def interact(fn, /, *, manual: bool = False, **controls) -> None:
+    """Display an :class:`Interact` (ipywidgets' ``interact`` with a picture of the default setting); returns
+    None, so a cell may end with it, with or without a semicolon."""
+    from IPython.display import display
+
+    display(Interact(fn, manual=manual, **controls))
+
+
+# ================================================================= the committed pictures
+def refresh_pictures(path: Path = PICTURES) -> dict:
+    """Run the race and the trainer at their default settings headless (on the CPU) and write their final
+    frames to ``path``: the static pictures of :class:`LiveRace` and :class:`LiveTrainer`."""
+    import platform
+
+    import torch
+
+    out: dict = {"made_by": "python -m resnetlearn.live --refresh-pictures",
+                 "torch": torch.__version__, "python": platform.python_version()}
+    race_cfg = RaceConfig()
+    res = run_race(race_cfg, device="cpu")
+    out["race"] = {"config": _config_key(race_cfg), "device": describe_device(select_device("cpu")),
+                   "state": res.state(), "final_errors": res.final_errors()}
+    cfg = LiveConfig()
+    inst, tr = run(cfg, device="cpu", callback_every=_trainer_every(cfg))
+    out["trainer"] = {"config": _config_key(cfg), "device": describe_device(select_device("cpu")),
+                      "data": _trainer_data(tr, inst.threshold)}
+    Path(path).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return out
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m resnetlearn.live", description="The live widgets' pictures.")
+    ap.add_argument("--refresh-pictures", action="store_true",
+                    help=f"rerun the race and the trainer at their defaults and rewrite {PICTURES.name}")
+    args = ap.parse_args(argv)
+    if args.refresh_pictures:
+        out = refresh_pictures()
+        print(f"wrote {PICTURES}: race {out['race']['final_errors']}, trainer test error "
+              f"{out['trainer']['data']['test'][-1][0]:.3f}")
+    else:
+        ap.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -14,6 +14,7 @@ never waits for matplotlib or plotly. Nothing here knows what is trained.
 
 from __future__ import annotations
 
+import base64
 import html
 import threading
 import time
@@ -131,6 +132,27 @@ def make_view(kind: str, *, png_placeholder=None, plotly_placeholder: Callable |
     if kind == "plotly":
         return PlotlyView(plotly_placeholder() if plotly_placeholder else None)
     return PngView(png_placeholder() if callable(png_placeholder) else png_placeholder)
+
+
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+WIDGET_REPRS = ("VBox(", "HBox(", "Box(", "interactive(", "FloatSlider(", "IntSlider(", "SelectionSlider(",
+                "Dropdown(", "Button(", "Output(", "Image(", "FigureWidget(", "Checkbox(", "HTML(", "Label(")
+"""How ipywidgets' text representation of a widget begins (``VBox(children=(HBox(…``): raw text that a reader
+without a kernel would otherwise see."""
+
+
+def pictured_bundle(widget, png: bytes | None, text: str) -> dict:
+    """The display bundle of ``widget`` with a static picture: the widget-view MIME type (JupyterLab with a
+    running kernel shows the live widget), ``image/png`` (GitHub, nbviewer, the reading copy and an untrusted
+    notebook show the picture instead) and ``text/plain`` = ``text``, a one-line outcome instead of the
+    widget's ``VBox(children=…)`` repr. ``png`` None: no picture, the text alone."""
+    data = dict(widget._repr_mimebundle_())
+    if text.startswith(WIDGET_REPRS):
+        raise ValueError(f"the text of a pictured widget must not read as a widget repr: {text[:40]!r}")
+    data["text/plain"] = text
+    if png:
+        data["image/png"] = base64.b64encode(png).decode("ascii")
+    return data
 
 
 class RunContext:

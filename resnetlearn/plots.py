@@ -116,6 +116,8 @@ def readable_log_axis(ax, axis: str, values=None, lo: float | None = None, hi: f
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     ticks = sorted(set(values)) if values is not None else log_ticks(lo, hi)
+    if values is None and sum(lo <= t <= hi for t in ticks) < 2:  # a narrow range: finer steps, two labels at least
+        ticks = log_ticks(lo, hi, steps=(1, 1.5, 2, 3, 5, 7))
     a = ax.xaxis if axis == "x" else ax.yaxis
     a.set_major_locator(FixedLocator(ticks))
     a.set_major_formatter(FuncFormatter(lambda v, _: tick_label(v)))
@@ -134,15 +136,37 @@ def threshold_label(threshold) -> str:
     return "α = 0: no composite signal, no kα² line"
 
 
+DPI = 90
+"""Resolution of every PNG (:func:`to_png`): 1 pt = 1.25 px."""
+FIGURE_WIDTH = 9.4
+"""Inches of a full-width picture: 9.4 in × 90 dpi = 846 px, about the output area of a notebook in JupyterLab
+at 1280×800 with the file browser open, so the picture is shown at its own size (not scaled down) and the
+font sizes of :func:`style` are what the reader sees."""
+
+
 def style(large: bool = False) -> dict:
-    """rcParams for normal or projector-friendly ("large") figures."""
-    size = 16 if large else 10
-    return {"font.size": size, "axes.titlesize": size + 2, "axes.labelsize": size + 1,
-            "legend.fontsize": size - 1, "lines.linewidth": 2.5 if large else 1.8}
+    """rcParams of every matplotlib picture, normal or projector-friendly (``large``). At :data:`DPI` and
+    :data:`FIGURE_WIDTH` the normal sizes read as 13.75 px text and 12.5 px legends at 1280×800."""
+    size = 16 if large else 11
+    return {"font.size": size, "axes.titlesize": size + 1, "axes.labelsize": size, "xtick.labelsize": size - 1,
+            "ytick.labelsize": size - 1, "legend.fontsize": size - 1, "figure.titlesize": size + 1,
+            "lines.linewidth": 2.5 if large else 1.8}
+
+
+def epoch_axis(ax, total_epochs: int | None, epochs=()) -> None:
+    """An epoch axis from 0 to ``total_epochs`` (else the last epoch drawn) with integer ticks only, so a run
+    with one evaluation so far is not drawn on a fractional axis such as 12.4 … 13.6."""
+    from matplotlib.ticker import MaxNLocator
+
+    last = max([int(e) for e in epochs] or [0])
+    ax.set_xlim(0, max(int(total_epochs or 0), last, 1))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=2))
+    ax.set_xlabel("epoch")
 
 
 def training_figure(epochs, curves: dict, threshold: float | None, labels=None, title: str = "",
-                    large: bool = False, decomposition: bool = True, styles=None) -> Figure:
+                    large: bool = False, decomposition: bool = True, styles=None,
+                    total_epochs: int | None = None) -> Figure:
     """Test error (and, for the ResNets, its two parts) against epochs.
 
     ``curves``: name → (E, G) array-like as produced by
@@ -151,7 +175,8 @@ def training_figure(epochs, curves: dict, threshold: float | None, labels=None, 
     model). Left panel: test (solid) and train (dotted) error with the kα²
     line (none when ``threshold`` is None or 0, i.e. α = 0); right panel
     (when available): E‖out₁ − β·F‖² and E‖residual − α·G(F)‖² — what the
-    first block and the residual branch learned.
+    first block and the residual branch learned. The epoch axis runs from 0 to ``total_epochs`` (live
+    plots) or the last epoch, with integer ticks; a curve with a single evaluation is drawn as a dot.
     """
     import torch
 
@@ -160,17 +185,18 @@ def training_figure(epochs, curves: dict, threshold: float | None, labels=None, 
     labels = labels or [f"model {g}" for g in range(G)]
     dec = decomposition and "out1_vs_base" in curves and torch.isfinite(torch.as_tensor(curves["out1_vs_base"])).any()
     thr = has_threshold(threshold)
+    dot = {"marker": "o", "markersize": 4} if len(epochs) == 1 else {}
     with plt.rc_context(style(large)):
-        fig = Figure(figsize=(13 if dec else 8, 5.6 if large else 4.6))
+        fig = Figure(figsize=(FIGURE_WIDTH * (1.4 if large else 1) if dec else 6.8, 5.8 if large else 4.8))
         axes = fig.subplots(1, 2 if dec else 1, squeeze=False)[0]
         ax = axes[0]
         for g in range(G):
             kw = {"color": styles[g]["color"]} if styles else {}
-            line, = ax.semilogy(epochs, test[:, g], label=f"{labels[g]} test", **kw)
-            ax.semilogy(epochs, torch.as_tensor(curves["train"])[:, g], ":", color=line.get_color())
+            line, = ax.semilogy(epochs, test[:, g], label=f"{labels[g]} test", **kw, **dot)
+            ax.semilogy(epochs, torch.as_tensor(curves["train"])[:, g], ":", color=line.get_color(), **dot)
         if thr:
             ax.axhline(threshold, **THRESHOLD_STYLE, label=threshold_label(threshold))
-        ax.set_xlabel("epoch")
+        epoch_axis(ax, total_epochs, epochs)
         ax.set_ylabel("error  E‖out − y‖²  (dotted: train)")
         ax.set_title(title or ("test error" if thr else f"test error ({threshold_label(threshold)})"))
         ax.legend(loc="upper left", bbox_to_anchor=(0, -0.16), ncol=2, frameon=False)  # outside the data
@@ -178,15 +204,15 @@ def training_figure(epochs, curves: dict, threshold: float | None, labels=None, 
             ax2 = axes[1]
             for g in range(G):
                 line, = ax2.semilogy(epochs, torch.as_tensor(curves["out1_vs_base"])[:, g],
-                                     label=f"{labels[g]}: out₁ vs β·F")
+                                     label=f"{labels[g]}: out₁ vs β·F", **dot)
                 ax2.semilogy(epochs, torch.as_tensor(curves["residual_vs_composite"])[:, g], "--",
-                             color=line.get_color(), label=f"{labels[g]}: residual vs α·G(F)")
+                             color=line.get_color(), label=f"{labels[g]}: residual vs α·G(F)", **dot)
             if thr:
                 ax2.axhline(threshold, **THRESHOLD_STYLE)
-            ax2.set_xlabel("epoch")
+            epoch_axis(ax2, total_epochs, epochs)
             ax2.set_ylabel("error of each block  E‖·‖²")
             ax2.set_title("what each block learned")
-            ax2.legend(loc="upper left", bbox_to_anchor=(0, -0.16), ncol=2, frameon=False)
+            ax2.legend(loc="upper left", bbox_to_anchor=(0, -0.16), ncol=1, frameon=False)
         for a in axes:  # plain tick labels (0.5, 1, 2), never 2×10⁰ or 6×10⁻¹
             lo, hi = a.get_ylim()
             readable_log_axis(a, "y", lo=max(lo, 1e-12), hi=hi)
@@ -211,7 +237,8 @@ def placeholder_figure(text: str, threshold: float | None = None, large: bool = 
             ax.legend(loc="upper right")
         ax.set_ylabel("test error")
         ax.set_xlabel("epoch")
-        ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="#555555")
+        ax.text(0.5, 0.62, text, transform=ax.transAxes, ha="center", va="center", color="#333333", wrap=True,
+                bbox=dict(boxstyle="round,pad=0.5", facecolor="white", edgecolor="#bbbbbb"))
         readable_log_axis(ax, "y", lo=0.05, hi=30)
         fig.tight_layout()
     return fig
@@ -220,7 +247,7 @@ def placeholder_figure(text: str, threshold: float | None = None, large: bool = 
 def to_png(fig: Figure) -> bytes:
     """PNG bytes of a figure (for an ipywidgets.Image updated from a thread)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
+    fig.savefig(buf, format="png", dpi=DPI)
     return buf.getvalue()
 
 

@@ -332,6 +332,34 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
                       first_data_s=first_data[0] if first_data else None, interrupted=interrupted)
 
 
+def race_outcome(state: dict) -> str:
+    """The race's outcome in words, from a frame (:meth:`RaceResult.state`): which learners end below kα²
+    and which above (or diverged), with the settings; no error values, which the picture and the
+    notebooks' printed cells give."""
+    thr, k = state["threshold"], state.get("kernel")
+    finals = {label: (c["test"][-1] if c["test"] else math.nan) for label, c in state["curves"].items()}
+    if k is not None:
+        finals[k["label"]] = k["test_error"]
+    settings = (f"α = {state['alpha']:.2f}, β = {state['beta']:.2f}, m = {state['m']}, N = {state['n_train']}, "
+                f"{state['epochs_total']} epochs")
+    if not has_threshold(thr):
+        return f"{settings}; α = 0: no composite signal, so no kα² line to end below"
+    groups: dict[str, list[str]] = {"below": [], "above": [], "diverged": []}
+    for label, err in finals.items():
+        groups["diverged" if err != err else "below" if err < thr else "above"].append(label)
+    line = f"kα² = {thr:.2f}"
+    words = []
+    for key in ("below", "above"):
+        names = groups[key]
+        if names:
+            who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+            words.append(f"{who} end{'s' if len(names) == 1 else ''} {key} {line}")
+            line = "it"
+    if groups["diverged"]:
+        words.append(f"{', '.join(groups['diverged'])} diverged")
+    return f"{settings}: {'; '.join(words)}"
+
+
 def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     """The race as a plotly figure: test error (log) against epochs for every learner, the kernel
     reference and kα² as horizontal lines. Always the same traces (empty until data arrive), so a
@@ -377,24 +405,25 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
-def race_figure_mpl(state: dict, *, large: bool = False):
-    """The race drawn directly by matplotlib (the PNG view): the same curves, lines and labels as
-    :func:`race_figure`, legend outside the axes."""
+def race_figure_mpl(state: dict, *, large: bool = False, title: str | None = None):
+    """The race drawn directly by matplotlib (the PNG view and the static picture): the same curves, lines
+    and labels as :func:`race_figure`, legend outside the axes; ``title`` replaces the heading."""
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
 
-    from .plots import THRESHOLD_STYLE, readable_log_axis, style
+    from .plots import FIGURE_WIDTH, THRESHOLD_STYLE, epoch_axis, readable_log_axis, style
 
     E, thr, k = state["epochs_total"], state["threshold"], state.get("kernel")
     with plt.rc_context(style(large)):
-        fig = Figure(figsize=(13, 5.2) if large else (10.5, 4.2))
+        fig = Figure(figsize=(13, 5.4) if large else (FIGURE_WIDTH, 4.4))
         ax = fig.subplots()
         ys = []
         for label, arch, mode, lr, wd in state["learners"]:
             c = state["curves"][label]
             ys += c["test"]
             ax.plot(c["epochs"], c["test"], color=learner_style(arch, mode)["color"],
-                    linewidth=3 if ARCHITECTURES[arch].residual else 2, label=f"{label}  lr {lr:g}, wd {wd:g}")
+                    linewidth=3 if ARCHITECTURES[arch].residual else 2, label=f"{label}  lr {lr:g}, wd {wd:g}",
+                    marker="o" if len(c["epochs"]) == 1 else None, markersize=4)
         if k and has_threshold(k["test_error"]):
             ax.axhline(k["test_error"], color=learner_style("ntk_inf:3resnet")["color"], linestyle="-.",
                        label=f"{k['label']}: {error_text(k['test_error'])}")
@@ -407,12 +436,12 @@ def race_figure_mpl(state: dict, *, large: bool = False):
         hi = max([25.0] + [v for v in ys if v == v])
         ax.set_ylim(lo / 1.1, hi * 1.1)
         readable_log_axis(ax, "y", lo=lo, hi=hi)
-        ax.set_xlim(0, E)
-        ax.set_xlabel("epoch")
+        epoch_axis(ax, E)
         ax.set_ylabel("test error  E‖out − y‖²")
         ax.grid(True, color="#e6e6e6")
-        head = (f"Race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, β = {state['beta']:.2f}, "
-                f"m = {state['m']}" + ("" if has_threshold(thr) else " (α = 0: no kα² line)"))
+        head = title or (f"Race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
+                         f"β = {state['beta']:.2f}, m = {state['m']}"
+                         + ("" if has_threshold(thr) else " (α = 0: no kα² line)"))
         ax.set_title(head, loc="left")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         fig.tight_layout()

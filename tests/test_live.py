@@ -3,6 +3,7 @@ move a slider mid-run), and the live-run component they share."""
 
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 import torch
@@ -182,6 +183,38 @@ def test_set_slider_train_then_stop():
     time.sleep(0.3)
     assert len(t.frames) == n  # nothing draws after Stop
 
+
+
+@pytest.mark.parametrize("make", ["trainer", "race-png", "race-plotly"])
+def test_stop_before_the_first_evaluation_says_so(make):
+    """Stop pressed before a run's first evaluation: the plot and the status say "stopped before the first
+    evaluation" (not empty axes, not the previous run's curves) and the widget's picture stays a picture."""
+    from resnetlearn.live_run import WIDGET_REPRS
+
+    if make == "trainer":
+        w = LiveTrainer(replace(LONG, m=200, n_train=500, epochs=3000), device="cpu")  # first evaluation: epoch 100
+    else:
+        w = LiveRace(replace(LONG_RACE, chunk=1000), device="cpu", view=make.split("-")[1])
+    before = w.view.value if w.view.kind == "png" else w.view.widget.layout.title.text
+    w.train_btn.click()
+    w.stop_btn.click()
+    assert not w.running and w.stopped_early
+    assert w.job.status_text.startswith("stopped before the first evaluation (epoch ")
+    assert "press Train to run again" in w.job.status_text
+    assert not any(w._has_data(f.data) for f in w.frames)
+    if w.view.kind == "png":
+        assert w.view.value != before and w.view.value[:4] == b"\x89PNG"
+    else:
+        assert w.view.widget.layout.title.text.startswith("stopped before the first evaluation")
+    assert not w._repr_mimebundle_()["text/plain"].startswith(WIDGET_REPRS)
+
+
+def test_stop_after_the_first_evaluation_keeps_the_curves():
+    t = LiveTrainer(LONG, device="cpu")
+    t.train_btn.click()
+    wait_for(lambda: len(t.frames) >= 1)
+    t.stop_btn.click()
+    assert not t.stopped_early and t.job.status_text.startswith("stopped: ")
 
 def test_slider_mid_run_stages_or_restarts():
     t = LiveTrainer(LONG, device="cpu")

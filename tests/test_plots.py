@@ -178,6 +178,33 @@ def test_matplotlib_training_figure_labels_and_alpha_zero():
     assert "α = 0" in fig0.axes[0].get_title()
 
 
+
+def test_epoch_axis_is_whole_and_integer_with_one_evaluation():
+    """One evaluation so far (a run stopped early): the axis spans 0 to the run's length with integer ticks
+    (not 12.4 … 13.6 around the lone point), and the point is drawn as a dot."""
+    curves = {n: torch.tensor([[0.8]]) for n in ("train", "test", "out1_vs_base", "residual_vs_composite")}
+    fig = training_figure([13], curves, 1.35, ["3resnet(all)"], total_epochs=400)
+    for ax in fig.axes:
+        assert ax.get_xlim() == (0, 400)
+        ticks = [t for t in ax.get_xticks() if 0 <= t <= 400]
+        assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks)
+    assert fig.axes[0].lines[0].get_marker() == "o"
+    short = training_figure([1, 2, 3], {n: torch.rand(3, 1) + 0.5 for n in curves}, 1.35, ["3resnet(all)"],
+                            total_epochs=3)
+    assert all(float(t).is_integer() for t in short.axes[0].get_xticks())
+
+
+def test_one_style_sets_readable_sizes():
+    """Legends of 10 pt at 90 dpi are 12.5 px; a full-width picture is 846 px, shown at its own size in a
+    notebook at 1280×800, so that is what the reader sees (it was ~6-7 px)."""
+    from resnetlearn.plots import DPI, FIGURE_WIDTH, style
+
+    assert style()["legend.fontsize"] * DPI / 72 >= 12 and FIGURE_WIDTH * DPI <= 860
+    fig = training_figure([1, 2], {n: torch.rand(2, 1) + 0.5 for n in ("train", "test", "out1_vs_base",
+                                                                       "residual_vs_composite")}, 1.35, ["x"])
+    assert fig.get_size_inches()[0] <= FIGURE_WIDTH
+    assert all(t.get_fontsize() >= 10 for ax in fig.axes for t in ax.get_legend().get_texts())
+
 def test_static_picture_and_display(monkeypatch):
     fig = fp.result_figure(FigureResult("fig2a", fig2a_rows(), "", True, 0.0))
     mfig = fp.to_matplotlib(fig)
