@@ -6,8 +6,10 @@ For questions a full figure is too expensive to answer on a CPU, e.g.
   paper's curves go to m = 2000. Does width alone change it?
       python benchmarks/probe_point.py fig3 --model 3resnet --mode all --beta 0.5 --widths 500
 * the ResNet's success in Figure 2(a) at cpu scale is selected by test error, as the paper does; does it
-  survive choosing lr and wd on a validation split (the last fifth of the training samples)?
+  survive choosing lr and wd on validation samples (drawn fresh, ⌈0.2·N⌉ of them, SGD training on all N)?
       python benchmarks/probe_point.py fig2a --model 3resnet --mode all --widths 200 --select val
+  (``--validation holdout`` carves the last fifth out of the N instead, the rule before issue 29; its reports
+  are the files ``probe_*_val_cpu.txt`` written before then and ``probe_*_valholdout_*.txt``.)
 
 The point is the figure's own configuration at that scale (its lr x wd grid with seed 0, the selected cell
 retrained with the scale's fresh seeds, its epochs), with only the width and/or the selection changed. It is
@@ -19,6 +21,7 @@ device, torch, date) goes to --out.
 from __future__ import annotations
 
 import argparse
+import math
 import platform
 import time
 from pathlib import Path
@@ -32,10 +35,16 @@ from resnetlearn.reproduce import ResultsStore, run_point
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def base_point(figure: str, scale: str, *, model: str, mode: str, beta: float | None) -> dict:
-    """The widest shipped point of ``figure`` at ``scale`` for this learner (and β)."""
-    pts = [p for p in F.points(figure, scale) if p.get("model") == model and p.get("mode") == mode
+def base_point(figure: str, scale: str, *, model: str, mode: str, beta: float | None, select: str = "test",
+               n_train: int | None = None) -> dict:
+    """The widest shipped point of ``figure`` at ``scale`` for this learner (and β, and N where the figure
+    has several), as ``select`` builds it."""
+    pts = [p for p in F.points(figure, scale, select=select) if p.get("model") == model and p.get("mode") == mode
            and (beta is None or p.get("beta") == beta) and p.get("m")]
+    if n_train is not None and any(p["n_train"] == n_train for p in pts):
+        pts = [p for p in pts if p["n_train"] == n_train]
+    elif pts:
+        pts = [p for p in pts if p["n_train"] == min(q["n_train"] for q in pts)]
     if not pts:
         raise SystemExit(f"{figure} at scale {scale} has no point {model}({mode})"
                          + (f" with β = {beta}" if beta is not None else ""))
@@ -51,6 +60,9 @@ def main() -> None:
     ap.add_argument("--beta", type=float, default=None, help="Figure 3's β (default: every point's own)")
     ap.add_argument("--widths", type=int, nargs="+", required=True)
     ap.add_argument("--select", choices=["test", "val"], default="test")
+    ap.add_argument("--validation", choices=["fresh", "holdout"], default="fresh",
+                    help="with --select val: validation samples drawn fresh, SGD on all N (default), or the last "
+                         "fifth of the N held out (the rule before issue 29)")
     ap.add_argument("--n-train", type=int, default=None,
                     help="training samples (default: the figure's N); e.g. the N that --select val trains on, "
                          "to tell the cost of honest selection from the cost of fewer samples")
@@ -64,7 +76,10 @@ def main() -> None:
         ap.error(f"--widths must be positive integers, got {args.widths}")
     if args.n_train is not None and args.n_train < 50:
         ap.error(f"--n-train must be an integer >= 50 (one mini-batch), got {args.n_train}")
-    base = base_point(args.figure, args.scale, model=args.model, mode=args.mode, beta=args.beta)
+    base = base_point(args.figure, args.scale, model=args.model, mode=args.mode, beta=args.beta, select=args.select,
+                      n_train=args.n_train)
+    if args.select == "val":
+        base = dict(base, validation=args.validation)  # resnetlearn.points.validation_of
     if args.n_train is not None:
         base = dict(base, n_train=args.n_train)
     if args.epochs is not None:
@@ -73,10 +88,15 @@ def main() -> None:
         base = dict(base, epochs=args.epochs)
     name = f"probe_{args.figure}_{args.model}_{args.mode}" + (f"_beta{args.beta:g}" if args.beta is not None else "") \
         + (f"_n{args.n_train}" if args.n_train is not None else "") \
-        + (f"_e{args.epochs}" if args.epochs is not None else "") + f"_{args.select}_{args.scale}"
+        + (f"_e{args.epochs}" if args.epochs is not None else "") \
+        + f"_{args.select}{'fresh' if args.select == 'val' and args.validation == 'fresh' else ''}" \
+        + f"{'holdout' if args.select == 'val' and args.validation == 'holdout' else ''}_{args.scale}"
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"{name}.txt"
     store, thr = ResultsStore(args.store), F.parity_threshold()
-    how = "test error" if args.select == "test" else "a validation split"
+    n_val = math.ceil(0.2 * base["n_train"])
+    how = ("test error" if args.select == "test" else
+           f"{n_val} validation samples drawn fresh, SGD on all {base['n_train']}" if args.validation == "fresh"
+           else f"the last {round(0.2 * base['n_train'])} of the {base['n_train']} held out (SGD on the rest)")
     lines = [f"{args.figure} at {args.scale} scale, {args.model}({args.mode}), β = {base['beta']}, "
              f"α = {base['alpha']}, N = {base['n_train']}, {base['epochs']} epochs, "
              f"{len(base['lrs'])} x {len(base['wds'])} lr x wd grid, {len(base['rerun_seeds'])} fresh seeds, "
@@ -84,7 +104,7 @@ def main() -> None:
              f"{'m':>5} {'lr':>5} {'wd':>6} {'seed 0':>7} {'fresh seeds below':>18} {'median':>7} "
              f"{'compute':>8}  verdict"]
     for m in args.widths:
-        cfg = dict(base, m=m, select=args.select)
+        cfg = dict(base, m=m)
         stored = store.get(cfg)
         row = stored["result"] if stored else None
         if row is None:
@@ -102,6 +122,7 @@ def main() -> None:
         [args.figure, "--scale", args.scale, "--model", args.model, "--mode", args.mode]
         + (["--beta", f"{args.beta:g}"] if args.beta is not None else [])
         + ["--widths", *map(str, args.widths), "--select", args.select]
+        + (["--validation", args.validation] if args.select == "val" else [])
         + (["--n-train", str(args.n_train)] if args.n_train is not None else [])
         + (["--epochs", str(args.epochs)] if args.epochs is not None else [])))
     text = "\n".join(lines)
