@@ -165,4 +165,4 @@ def composition_ratio(answer, *, d: int = 30, degree: int = 10) -> bool | None:
                   f"d^{degree / 2:g} = {right:,.0f}",
                   hint="write G(F(x)) as a power of ⟨w, x⟩ and read off the coefficient",
                   wrong={d**degree: f"(√d)^{degree} = d^{degree / 2:g}, not d^{degree}",
-                   d ** 0.5: "√d is the factor of F alone; G raises it to the power 10"})
+                   d ** 0.5: f"√d is the factor of F alone; G raises it to the power {degree}"})
