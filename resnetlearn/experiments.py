@@ -140,7 +140,8 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scal
 
 def ntk_diagonal(arch: str = "2layer", m: int = 200, *, init: str = "paper", seed: int = 0, n: int = 100,
                  target=None) -> float:
-    """Mean over ``n`` training inputs of the empirical NTK's diagonal at initialisation,
+    """Mean over ``n`` inputs (the training draw of ``data_split(target, n, seed=seed)``) of the empirical
+    NTK's diagonal at initialisation,
     (1/k)Σ_c ‖∇_θ f_c(x)‖² (:func:`resnetlearn.kernels.ntk`, all parameters): the size of one
     SGD step's effect on the function per unit of learning rate. Dividing a learning rate by it
     gives every initialisation and width the same step in function space (our rule for
