@@ -24,11 +24,12 @@ accepted keywords, the hyperparameter grid the experiments search):
 * ``nngp_inf``/``ntk_inf`` — the infinite-width limits of ``2layer``,
   ``3layer`` and ``3resnet_eq21`` (the residual network of eq 2.1 *as
   written*) in the NTK parameterisation with weight variance σ_w² and bias
-  variance σ_b², by the arc-cosine recursion. The §6 ResNet the experiments
-  train (``3resnet``: shared A, bottleneck V with k columns) has no such
-  limit: with fan-in scaled weights its empirical NTK keeps a seed-to-seed
-  spread at any width (:func:`ntk_spread`), so no infinite kernel is named
-  after it.
+  variance σ_b², by the arc-cosine recursion. No infinite-width kernel is
+  named after the §6 ResNet the experiments train (``3resnet``: shared A,
+  bottleneck V with k columns), and whether its empirical NTK settles depends
+  on the scaling (:func:`ntk_spread`): with fan-in scaled weights it keeps a
+  seed-to-seed spread at any width; under §8.1's N(0, 1/m) entries, what the
+  experiments use, its spread shrinks like 1/√m.
 
 Every architecture's kernel side follows from its one entry of
 :data:`resnetlearn.networks.ARCHITECTURES`: the hidden representation and the
