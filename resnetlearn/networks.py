@@ -220,10 +220,11 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
                  "φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂)",
                  _BLOCK1 + (readout("out1", "a1"), dense("h2", "out1", "V", "b2"), relu("a2", "h2"),
                             readout("res", "a2")), out1="out1", res="res",
-                 note="the §6 ResNet has no deterministic infinite-width kernel: with fan-in scaled weights "
-                      "out₁ = A·σ(h₁) has k = O(1) random coordinates of order 1 that feed the second block, so "
-                      "its NTK keeps a seed-to-seed spread at any width (see ntk_spread); ntk_inf:3resnet_eq21 is "
-                      "the limit of eq 2.1 as written"),
+                 note="no infinite-width kernel is named after the §6 ResNet. Whether its NTK settles depends on "
+                      "the scaling (see ntk_spread): with fan-in scaled weights out₁ = A·σ(h₁) has k = O(1) random "
+                      "coordinates of order 1 that feed the second block, so its NTK keeps a seed-to-seed spread "
+                      "at any width; under §8.1's N(0, 1/m) entries out₁ is O(1/√m) and the spread shrinks like "
+                      "1/√m. ntk_inf:3resnet_eq21 is the limit of eq 2.1 as written"),
     Architecture("3resnet_eq21", "A(σ(h₁) + σ(Uσ(h₁) + b₂)) (eq 2.1 as written, U m×m); φ = σ(h₁) + σ(h₂)",
                  _BLOCK1 + (readout("out1", "a1"), dense("h2", "a1", "V", "b2"), relu("a2", "h2"),
                             readout("res", "a2")), out1="out1", res="res", infinite=_inf_eq21),
