@@ -9,7 +9,7 @@
 #        python benchmarks/gpu_check.py [--quick] --out benchmarks/results/gpu_check.json
 #        python benchmarks/race_headless.py --json benchmarks/results/race_headless_gpu.json
 #   2. the figures at SCALE (default paper: widths 20-2000, the 9 x 10 lr x wd grid, 800 epochs):
-#        timeout -s INT 540 python -m resnetlearn reproduce fig2a --scale paper --out results/paper --workers 6
+#        timeout -s INT 540 python -m resnetlearn reproduce fig2a --scale paper --out results/paper --into-shipped --workers 6
 #      then the other FIGURES the same way.
 #
 # With no argument this script runs step 1 and then as much of step 2 as fits
@@ -50,7 +50,7 @@ for fig in $FIGURES; do
   [ "$left" -gt 30 ] || break
   t0=$(date +%s)
   timeout -s INT -k 30 "$left" \
-    python -m resnetlearn reproduce "$fig" --scale "$SCALE" --out "results/${SCALE}" --workers "$WORKERS"
+    python -m resnetlearn reproduce "$fig" --scale "$SCALE" --out "results/${SCALE}" --into-shipped --workers "$WORKERS"
   echo "$fig: exit $?, $(( $(date +%s) - t0 )) s wall"
   save
 done

@@ -1,8 +1,10 @@
 """Reproduce the experiments of Allen-Zhu & Li, "What Can ResNet Learn Efficiently, Going Beyond Kernels?".
 
-Example: python -m resnetlearn reproduce fig2a --scale quick --out results/quick
+Example: python -m resnetlearn reproduce fig2a --scale quick     (writes ./my-results/quick/)
 
-Finished points are kept in OUT/store, so running the same command again
+Results go to a folder of yours, ./my-results/SCALE by default; the results
+shipped with the package (results/SCALE in a clone) are only written with
+--into-shipped. Finished points are kept in OUT/store, so running the same command again
 resumes an interrupted sweep. Ctrl-C stops at once, keeps every finished
 point, discards the one in progress and exits with status 130; SIGTERM
 (kill PID) does the same with status 143. Worker processes (--workers)
@@ -12,6 +14,7 @@ end with the command however it ends.
 from __future__ import annotations
 
 import argparse
+import errno
 import multiprocessing
 import os
 import shlex
@@ -25,6 +28,7 @@ from .device import select_device
 from .figures import NAMES, SCALES, SPECS, names_at
 from .figures import points as figure_points
 from .reproduce import (
+    DEFAULT_OUT,
     FigureInterrupted,
     WorkersUnavailable,
     estimate_work,
@@ -34,11 +38,13 @@ from .reproduce import (
     write_outputs,
     write_provenance,
 )
+from .store import shipped_results
 
 SCALE_HELP = {
     "tiny": "seconds; a smoke test of the machinery, judges no claim",
     "quick": "minutes on a 2-core CPU; two widths, 400 epochs, a 4 x 3 lr x wd grid",
-    "cpu": "about 1.5 h for all figures on a 2-core CPU; the paper's N and epochs, fewer widths and grid cells",
+    "cpu": "hours on a 2-core CPU (the work estimate timed the SGD steps of all figures at 5.5 h in one\n"
+           "         process, 2.7 h with --workers 2); the paper's N and epochs, fewer widths and grid cells",
     "paper": "the full protocol of the paper (widths up to 2000, 9 x 10 grid); meant for a GPU",
 }
 """One line per scale for ``--help`` (``reproduce.SCALE_NOTES`` has the full description)."""
@@ -48,6 +54,10 @@ INTERRUPTED = 130
 
 TERMINATED = 143
 """Exit status after SIGTERM (128 + SIGTERM)."""
+
+
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+"""OSError numbers reported as "cannot write FILE" with what to do, instead of a traceback."""
 
 
 class Terminated(KeyboardInterrupt):
@@ -85,8 +95,12 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                     help="how large a run (default: quick):\n"
                          + "\n".join(f"  {s:6s} {SCALE_HELP[s]}" for s in SCALES))
     rp.add_argument("--device", default=None, help="cpu, cuda, cuda:N, mps or auto (default: GPU when present)")
-    rp.add_argument("--out", default="results",
-                    help="directory for the results store, tables and plots (created if missing)")
+    rp.add_argument("--out", default=None,
+                    help="directory for the results store, tables and plots (created if missing; default:\n"
+                         f"./{DEFAULT_OUT}/SCALE in the current directory). A folder inside the shipped\n"
+                         "results/ of a clone is refused unless --into-shipped is given")
+    rp.add_argument("--into-shipped", action="store_true",
+                    help="allow --out inside the shipped results/ folder (git-tracked), to refresh them on purpose")
     rp.add_argument("--select", choices=["test", "val"], default="test",
                     help="pick lr/wd by test error (as the paper) or on validation samples drawn fresh "
                          "(training on all N)")
@@ -95,11 +109,17 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     return ap, rp
 
 
-def _output_directory(text: str) -> Path:
-    """``--out`` as a directory that exists and accepts files (created if missing); ValueError otherwise."""
+def _output_directory(text: str, *, into_shipped: bool = False) -> Path:
+    """``--out`` as a directory that exists and accepts files (created if missing); ValueError otherwise, and
+    for a folder inside the shipped results unless ``into_shipped``."""
     if not text.strip():
         raise ValueError("--out must name a directory, got an empty string")
     out = Path(text)
+    shipped = shipped_results(out)
+    if shipped is not None and not into_shipped:
+        raise ValueError(f"--out {text!r} is inside the results shipped with the package ({shipped}, tracked by "
+                         f"git): write your run elsewhere (leave out --out for ./{DEFAULT_OUT}/SCALE), or add "
+                         f"--into-shipped to replace the shipped results on purpose")
     for p in (out, out / "store"):
         if p.exists() and not p.is_dir():
             raise ValueError(f"--out {text!r}: {p} exists and is not a directory")
@@ -126,7 +146,8 @@ def _check(args):
         device = select_device(args.device)
     except ValueError as e:  # absent or unknown: says which devices exist here
         raise ValueError(f"--device: {e}") from None
-    return _output_directory(args.out), device
+    out = args.out if args.out is not None else str(Path(DEFAULT_OUT) / args.scale)
+    return _output_directory(out, into_shipped=args.into_shipped), device
 
 
 def main(argv=None) -> int:
@@ -182,6 +203,11 @@ def main(argv=None) -> int:
         print(f"\n{e}.\nfinished points are stored in {out / 'store'}; resume with fewer --workers:\n  {command}",
               file=sys.stderr, flush=True)
         return 1
+    except OSError as e:  # a file that could not be written: the disk full, a quota, a read-only folder
+        if e.errno not in WRITE_ERRORS:
+            raise
+        _report_write_error(e, out=out, command=command)
+        return 1
     finally:  # only a run that finished waits for its pool; any other end terminates the workers now
         if executor is not None:
             if completed:
@@ -204,6 +230,17 @@ def _announce_work(args, figures, *, device, out: Path, workers: int) -> None:
               f"a 2-core CPU finishes in a working session.", file=sys.stderr, flush=True)
     est = estimate_work(figures, args.scale, device=args.device, select=args.select, store=out / "store")
     print(est.text(args.scale, workers), file=sys.stderr, flush=True)
+
+
+def _report_write_error(e: OSError, *, out: Path, command: str) -> None:
+    """Say on stderr which file could not be written, why, and what to do (no traceback)."""
+    where = e.filename or "a result file"
+    full = e.errno in (errno.ENOSPC, errno.EDQUOT)
+    todo = ("free space on that disk, or run again with --out on a disk that has room" if full else
+            "make that folder writable, or run again with --out elsewhere")
+    print(f"\ncannot write {where}: {e.strerror or e}.\n{todo[0].upper() + todo[1:]}. Every point finished "
+          f"before this is stored in {out / 'store'} and is reused when you run the same command again:\n"
+          f"  {command}", file=sys.stderr, flush=True)
 
 
 def _report_interrupt(e: KeyboardInterrupt, finished: list[str], *, out: Path, command: str, how: str) -> None:

@@ -16,7 +16,8 @@ Scales (every row and provenance file records which one produced it):
 
 * ``quick`` fits a 2-core CPU in minutes (two widths, a 4 × 3 grid, 400 epochs);
 * ``cpu`` is the largest scale a 2-core CPU finishes in a working session
-  (about 1.5 h for all six figures): the paper's N and full 800-epoch protocol, widths 20–500 for
+  (hours: the work estimate timed the SGD steps of all six figures at 5.5 h in one process, 2.7 h with
+  two workers): the paper's N and full 800-epoch protocol, widths 20–500 for
   Figure 2(a) and 20–200 for Figures 2(b) and 3 instead of 20–2000, and a
   5 × 4 lr × wd grid inside the paper's 9 × 10 grid;
 * ``paper`` is the full §8.1 protocol (widths 20–2000, 800 epochs, grid
@@ -48,7 +49,7 @@ from .figure_tables import (
 from .figures import EVERY_SCALE, SCALE_NOTES, SCALES, names_at, summarise
 from .points import run_point
 from .running import FigureInterrupted, WorkersUnavailable, run_figure, stop_process_pool, worker_init
-from .store import ResultsStore, StoreWarning, atomic_write, verify_table
+from .store import DEFAULT_OUT, ResultsStore, StoreWarning, atomic_write, shipped_results, verify_table
 from .table_reading import grid_table, load_figure, load_latest, load_runs
 from .work_estimate import WorkEstimate, estimate_work, point_work
 
@@ -57,9 +58,10 @@ FIGURES = EVERY_SCALE
 specifications, every figure included, are :data:`resnetlearn.figures.SPECS`)."""
 
 __all__ = [
-    "FIGURES", "SCALES", "SCALE_NOTES", "FigureInterrupted", "FigureResult", "ResultsStore", "StoreWarning",
-    "WorkEstimate", "WorkersUnavailable", "atomic_write", "error_table", "estimate_work", "figure_plot",
+    "DEFAULT_OUT", "FIGURES", "SCALES", "SCALE_NOTES", "FigureInterrupted", "FigureResult", "ResultsStore",
+    "StoreWarning", "WorkEstimate", "WorkersUnavailable", "atomic_write", "error_table", "estimate_work", "figure_plot",
     "grid_table", "kernel_table", "load_figure", "load_latest", "load_runs", "names_at", "point_work",
-    "run_figure", "run_point", "runs_text", "seed_table", "selection_table", "stop_process_pool", "summarise",
+    "run_figure", "run_point", "runs_text", "seed_table", "selection_table", "shipped_results", "stop_process_pool",
+    "summarise",
     "table_text", "verify_table", "worker_init", "write_outputs", "write_provenance",
 ]

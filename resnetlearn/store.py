@@ -29,7 +29,52 @@ def _version() -> str:
     return __version__
 
 
+# ----------------------------------------------------------------- where results go
+DEFAULT_OUT = "my-results"
+"""The folder of the user's own runs: ``python -m resnetlearn reproduce`` writes to ``./my-results/SCALE``
+unless told otherwise (``--out``); git ignores it in a clone."""
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+"""The folder holding the package; in a clone, the repository with its shipped ``results/``."""
+
+
+def _is_clone(root: Path) -> bool:
+    try:
+        return 'name = "resnetlearn"' in (root / "pyproject.toml").read_text()
+    except OSError:
+        return False
+
+
+def shipped_results(path) -> Path | None:
+    """The shipped ``results/`` folder (git-tracked in a clone) that ``path`` lies in, or None. Looked for
+    beside the package and in the current directory when that is a clone of this project."""
+    target = Path(path).resolve()
+    for root in dict.fromkeys((PACKAGE_ROOT, Path.cwd().resolve())):
+        shipped = root / "results"
+        if _is_clone(root) and shipped.is_dir() and target.is_relative_to(shipped):
+            return shipped
+    return None
+
+
+def _rerun_out(directory) -> str:
+    """``--out DIR`` for a rerun hint, with ``--into-shipped`` when DIR is a shipped results folder."""
+    return f"--out {directory}" + (" --into-shipped" if shipped_results(directory) is not None else "")
+
+
 # ----------------------------------------------------------------- durable files
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (/proc), else set and restored."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _fsync_directory(directory: Path) -> None:
     """Make a rename inside ``directory`` durable (a no-op where directories cannot be opened)."""
     try:
@@ -49,22 +94,29 @@ def atomic_write(path, data: bytes | str) -> Path:
 
     The bytes go to a temporary file in the same directory, are flushed and
     fsync'ed, renamed over ``path`` with ``os.replace``, and the directory is
-    fsync'ed so that the rename itself survives a power cut.
+    fsync'ed so that the rename itself survives a power cut. The file gets the permissions of any new file
+    (0o666 less the umask; ``mkstemp`` alone would leave 0o600). An ``OSError`` (a full disk, a read-only
+    folder) is raised again with ``path`` as its file name, the temporary file removed.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):
         data = data.encode()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    except BaseException as e:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename != str(path):
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from e
         raise
     _fsync_directory(path.parent)
     return path
@@ -213,7 +265,7 @@ def _recorded_checksums(name: str, directory: Path, scale: str | None) -> dict[s
     """File name -> sha256 from ``FIG.sha256``; a ValueError naming the file when it is missing or unreadable."""
     path = checksum_path(name, directory)
     redo = (f"rewrite the tables from their store: python -m resnetlearn reproduce {name}"
-            + (f" --scale {scale}" if scale else "") + f" --out {directory} (stored points are reused)")
+            + (f" --scale {scale}" if scale else "") + f" {_rerun_out(directory)} (stored points are reused)")
     try:
         text = path.read_text()
     except FileNotFoundError:
@@ -245,4 +297,4 @@ def verify_table(path, scale: str | None = None) -> None:
                          f"({got[:12]}… instead of {recorded[path.name][:12]}…): the table was edited or "
                          f"corrupted, and its numbers are not the computed ones. Rewrite it from its store: "
                          f"python -m resnetlearn reproduce {name}" + (f" --scale {scale}" if scale else "")
-                         + f" --out {path.parent} (stored points are reused)")
+                         + f" {_rerun_out(path.parent)} (stored points are reused)")

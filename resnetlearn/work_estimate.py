@@ -94,9 +94,14 @@ class WorkEstimate:
     seconds: float
     device: str
     batch_sizes: tuple[int, ...] = (BATCH,)
+    damaged: int = 0
+    """Of ``points``, those whose stored file exists but fails its checks (moved aside and recomputed)."""
 
     def text(self, scale: str, workers: int = 0) -> str:
         kern = f" and {self.kernel_points} kernel point(s)" if self.kernel_points else ""
+        if self.damaged:
+            kern += (f" ({self.damaged} of them stored but damaged: the file(s) will be moved aside and the "
+                     f"point(s) recomputed)")
         if not self.networks:
             return f"work ahead at scale {scale}: {self.points} point(s) to compute, no network training{kern}"
         par = ""
@@ -123,14 +128,21 @@ def _duration(seconds: float) -> str:
 def estimate_work(figures, scale: str, *, device=None, select: str = "test", store=None,
                   probe_width: int = 200) -> WorkEstimate:
     """Estimate the work of running ``figures`` at ``scale`` before starting: for every point not yet in
-    ``store`` (a store directory), the networks it trains × the SGD steps of each (``epochs`` × batches),
+    ``store`` (a store directory; a stored file is verified as the run will, and a damaged one counts as work
+    ahead), the networks it trains × the SGD steps of each (``epochs`` × batches),
     and the time of those steps on ``device``. Each (architecture, mode) is timed on a few real steps of
     4 networks at width 10 and at ``probe_width``; a step of G networks with P parameters each is taken
     to cost a + b·G·P (a: the per-step overhead, b: the arithmetic), which fits wide networks best."""
     dev = select_device(device)
     st = ResultsStore(store) if store is not None else None
-    pending = [p for fig in figures for p in figure_points(fig, scale, device=device, select=select)
-               if st is None or not st.path(p).exists()]
+    pending, damaged = [], 0
+    for p in (p for fig in figures for p in figure_points(fig, scale, device=device, select=select)):
+        stored = st.path(p) if st is not None else None
+        if stored is not None and stored.exists():
+            if st.verify(stored) is None:  # the run will reuse it
+                continue
+            damaged += 1
+        pending.append(p)
     nets = [p for p in pending if p["mode"] != "kernel"]
     cost: dict[tuple, tuple[float, float]] = {}
     networks = steps = 0
@@ -153,4 +165,4 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
     batches = tuple(sorted({HAND_BUILT_BATCH if p["model"] == "hand_built" else p.get("batch_size", BATCH)
                             for p in nets})) or (BATCH,)
     return WorkEstimate(points=len(pending), kernel_points=len(pending) - len(nets), networks=networks, steps=steps,
-                        seconds=seconds, device=str(dev), batch_sizes=batches)
+                        seconds=seconds, device=str(dev), batch_sizes=batches, damaged=damaged)
