@@ -63,21 +63,32 @@ RESULTS = ROOT / "benchmarks" / "results"
 JSON_FILE = RESULTS / "notebook_timings_cpu.json"
 REPORT = RESULTS / "notebook_timings_cpu.md"
 
-WORDS_PER_MINUTE = 100
-"""Careful study of mathematical teaching text (folded answers included), not the 200-250 of skimming."""
-DISPLAY_MATH_MIN = 0.5
-TABLE_MIN = 1.0
-FIGURE_MIN = 1.0
-MINUTES = {"question": 2.5, "self-check": 2.5, "homework": 3, "explore": 5, "try": 5}
+WORDS_PER_MINUTE = 45
+"""Careful study of mathematical teaching text (folded answers included), calibrated on the cold reads."""
+DISPLAY_MATH_MIN = 1.0
+TABLE_MIN = 2.0
+FIGURE_MIN = 2.0
+MINUTES = {"question": 6, "self-check": 6, "homework": 6, "explore": 10, "try": 10}
+CALIBRATION = ("The rates are those first proposed (100 words a minute; 0.5 min per displayed formula; 1 per table "
+               "and per figure; 2.5 per question and self-check; 3 per homework question; 5 per Explore and Try-this "
+               "task) times about 2.2, rounded: on the rewritten lab path (commit 52b608a) the first rates gave 115 "
+               "minutes where two cold reads took 219 and 323 (mean 271); these give 266.")
 COLD_READS = RESULTS / "cold_reads.json"
 """Minutes, question scores and wrong beliefs of readers who studied the lab path cold (see the docstring)."""
 HOMEWORK = ("check your understanding", "try this")
 """Sections (by the start of their heading, any case) done after class."""
 WIDGETS = ("LiveTrainer", "LiveRace")
 
-LAB = ("00_welcome", "01_concept_class", "02_complexity", "03b_kernel_primer", "03_hierarchical_learning",
-       "04_kernel_failure", "06_lazy_regime")
-"""The 2-hour lab, in this order: 03b (the kernel primer) comes before 03, whose race uses KRR and the NTK."""
+LAB = ("03b_kernel_primer", "03_hierarchical_learning", "04_kernel_failure")
+"""The 2-hour lab, in this order: 03b (the kernel primer) comes before 03, whose race uses KRR and the NTK, and 04.
+Under the calibrated rates the whole path 00 → 06 takes about four and a half hours (the cold reads: 219 and 323
+minutes), so the rest is reading before and after class: PRE_LAB before it, POST_LAB after it."""
+PRE_LAB = ("00_welcome", "01_concept_class")
+"""Read before the lab: the networks, the target H and the threshold kα² that the lab's notebooks use."""
+POST_LAB = ("02_complexity", "06_lazy_regime")
+"""Homework after the lab: the complexity measures and the lazy regime."""
+COURSE = PRE_LAB + LAB + POST_LAB
+"""The core notebooks in reading order; each asks at least three reasoning questions."""
 LAB_LIMIT, LECTURE_LIMIT = 120, 50
 LECTURE_WORDS_PER_MINUTE = 100
 """A lecturer explains a section's text rather than reading it: half the reading speed."""
@@ -235,6 +246,10 @@ def notebook_stats(path: Path) -> dict:
 def role(name: str) -> str:
     if name in LAB:
         return "lab"
+    if name in PRE_LAB:
+        return "before the lab"
+    if name in POST_LAB:
+        return "after the lab"
     return "reading (deep dive)" if name.endswith("_deep_dive") else "reading"
 
 
@@ -332,7 +347,7 @@ def _ex(ex: dict) -> str:
 def render_notebooks(est: dict) -> str:
     rows = ["| notebook | role | prose words (folded) | reading min | exercises min | run min | estimate min "
             "| homework min |", "|---|---|---|---|---|---|---|---|"]
-    order = [n for n in LAB] + [n for n in est if n not in LAB]
+    order = list(COURSE) + [n for n in est if n not in COURSE]
     for n in order:
         e = est[n]
         rows.append(f"| `{n}` | {e['role']} | {e['words'] + e['folded_words']:,} ({e['folded_words']:,}) "
@@ -402,25 +417,30 @@ def render_slow(est: dict) -> str:
     return "\n".join(rows)
 
 
-def cold_reads() -> list[dict]:
+def cold_reads() -> dict:
     """The committed cold reads (COLD_READS): each reader's background, minutes per notebook, question score per
-    notebook ("right/asked") and the wrong beliefs they left with; [] when none is committed."""
-    return json.loads(COLD_READS.read_text())["readers"] if COLD_READS.exists() else []
+    notebook ("right/asked") and the wrong beliefs they left with, and the model's minutes for the notebooks they
+    read (``model_at_read``); empty when none is committed."""
+    return json.loads(COLD_READS.read_text()) if COLD_READS.exists() else {}
 
 
 def render_cold_reads(est: dict) -> str:
-    readers = cold_reads()
+    reads = cold_reads()
+    readers, then = reads.get("readers", []), reads.get("model_at_read", {})
     if not readers:
         return "No cold read is committed yet."
-    rows = ["| notebook | model min | " + " | ".join(f"{r['id']} min (score)" for r in readers) + " |",
-            "|---|---|" + "---|" * len(readers)]
-    for n in LAB:
+    rows = ["| notebook | model min, version read | " + " | ".join(f"{r['id']} min (score)" for r in readers)
+            + " | model min now |", "|---|---|" + "---|" * len(readers) + "---|"]
+    for n in COURSE:
         cells = [f"{r['minutes'].get(n, '—')} ({r['scores'].get(n, '—')})" for r in readers]
-        rows.append(f"| `{n}` | {_m(est[n]['estimate_min'])} | " + " | ".join(cells) + " |")
-    lab = totals(est)["lab_min"]
-    sums = [sum(r["minutes"].get(n, 0) for n in LAB) for r in readers]
-    rows.append(f"| **lab path** | **{_m(lab)}** | " + " | ".join(f"**{x:g}**" for x in sums) + " |")
-    rows += ["", "Readers: " + "; ".join(f"{r['id']}: {r['background']}" for r in readers) + "."]
+        rows.append(f"| `{n}` | {then['minutes'].get(n, '—')} | " + " | ".join(cells)
+                    + f" | {_m(est[n]['estimate_min'])} |")
+    sums = [sum(r["minutes"].get(n, 0) for n in COURSE) for r in readers]
+    now = [est[n]["estimate_min"] for n in COURSE]
+    rows.append(f"| **00 → 06** | **{sum(then['minutes'].get(n, 0) for n in COURSE):.1f}** | "
+                + " | ".join(f"**{x:g}**" for x in sums) + f" | **{_m(None if None in now else sum(now))}** |")
+    rows += ["", f"The version read: commit {then.get('commit', '?')}. Readers: "
+             + "; ".join(f"{r['id']}: {r['background']}" for r in readers) + ". " + CALIBRATION]
     return "\n".join(rows)
 
 
@@ -452,7 +472,8 @@ def time_line(e: dict) -> str:
     HTML comment would make Markdown show the whole line as raw text."""
     if e["estimate_min"] is None:
         return "Not yet measured: run `python benchmarks/notebook_timings.py --run` once."
-    where = "in the lab" if e["role"] == "lab" else "of reading and exercises"
+    where = {"lab": "in the lab", "before the lab": "of study before the lab"}.get(e["role"],
+                                                                              "of reading and exercises")
     line = (f"About {_minutes(e['estimate_min'])} minutes {where} by our rule: reading "
             f"{_minutes(e['reading_min'])} ({WORDS_PER_MINUTE} words a minute with folded answers, plus formulas, "
             f"tables and figures), exercises "
