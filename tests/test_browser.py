@@ -410,3 +410,181 @@ def test_notebook05_claims_fit_without_wrapping(nb05):
     assert layout["unwrapped"][0] <= layout["unwrapped"][1] and layout["visual"] == len(lines), (
         f"summary lines wrap on screen: {len(lines)} text lines drawn as {layout['visual']}, "
         f"{layout['unwrapped'][0]} px of text in {layout['unwrapped'][1]} px")
+
+
+# ----------------------------------------------------------------- a newcomer's first start (issue 27)
+# Both routes of the README's first screen, from a copy of the repository's tracked files, as root where the
+# tests run as root: `make lab` (its recipe: venv, torch, `pip install -e .`, JupyterLab with --allow-root added
+# by the Makefile) and a plain `python -m venv v && v/bin/pip install . && v/bin/jupyter lab`. A full install is
+# minutes (measured for the README: 48 s for the venv and torch, 95 s for the rest, from local wheels), so each
+# venv here *reuses* this environment's packages: a .pth file puts this interpreter's site-packages on its path
+# before pip runs, so pip finds torch, JupyterLab, ipywidgets ... already satisfied and installs only resnetlearn
+# itself (the real install of the package, its settings file included); jupyterlab and jupyter_core are
+# reinstalled into it without dependencies (from pip's cache) for its own `bin/jupyter`. Which packages a
+# plain `pip install .` pulls in is checked by tests/test_binder.py against pyproject.toml.
+FRESH_NOTEBOOK = "00_welcome.ipynb"
+_OPENED_CLEAN_JS = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w || !w.context || !w.sessionContext || !w.sessionContext.session) return null;
+  const kernel = w.sessionContext.session.kernel;
+  return {path: w.context.path, dirty: w.context.model.dirty, kernel: kernel ? kernel.status : null,
+          display_name: w.sessionContext.kernelDisplayName,
+          dirty_tabs: document.querySelectorAll('.lm-TabBar-tab.jp-mod-dirty').length,
+          dialogs: document.querySelectorAll('.jp-Dialog').length};
+}"""
+
+
+def _tracked_copy(dest: Path) -> Path:
+    """The repository's tracked files as they are in the working tree (a fresh clone of this state)."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in files.decode().split("\0"):
+        if name and (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
+def _reusing_venv(path: Path) -> Path:
+    """A venv that sees this environment's packages (see above) and has its own bin/jupyter."""
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+    py = path / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (Path(site) / "_reuse_outer_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", "jupyterlab",
+                    "jupyter_core"], check=True)
+    # what the reused packages' own installs put under the prefix: server-extension switches (jupyter_lsp,
+    # ...) and the front-end extensions (widgets, plotly, anywidget)
+    outer = Path(sys.prefix)
+    if (outer / "etc" / "jupyter").is_dir():
+        shutil.copytree(outer / "etc" / "jupyter", path / "etc" / "jupyter", dirs_exist_ok=True)
+    labext = path / "share" / "jupyter" / "labextensions"
+    labext.mkdir(parents=True, exist_ok=True)
+    for ext in (outer / "share" / "jupyter" / "labextensions").glob("*"):
+        if not (labext / ext.name).exists():
+            (labext / ext.name).symlink_to(ext)
+    return path
+
+
+def _newcomer_env(home: Path) -> dict:
+    """The environment of somebody who never ran JupyterLab: no user settings, workspaces or config."""
+    dirs = {"JUPYTER_CONFIG_DIR": "config", "JUPYTER_DATA_DIR": "data", "JUPYTER_RUNTIME_DIR": "runtime",
+            "JUPYTERLAB_SETTINGS_DIR": "settings", "JUPYTERLAB_WORKSPACES_DIR": "workspaces"}
+    return dict(os.environ, OMP_NUM_THREADS="1", **{k: str(home / v) for k, v in dirs.items()})
+
+
+def _wait_for_lab(base: str, token: str, proc, log: Path, timeout: float = 90) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("JupyterLab exited: " + log.read_text()[-3000:]) from None
+            time.sleep(0.5)
+    raise RuntimeError(f"JupyterLab did not start within {timeout:.0f} s: " + log.read_text()[-3000:])
+
+
+def _stop(proc) -> None:
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def _open_fresh(url: str, shot: str) -> tuple[dict, str, list[str]]:
+    """Open ``url`` in a fresh browser at 1280×800, wait for the notebook and its idle kernel, let it settle,
+    screenshot; return the notebook's state, the page text and the page's console errors."""
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(url)
+        page.wait_for_function("window.jupyterapp !== undefined", timeout=90_000)
+        page.wait_for_function(f"() => {{ const s = ({_OPENED_CLEAN_JS})(); return s && s.kernel === 'idle'; }}",
+                               timeout=120_000)
+        page.wait_for_timeout(3000)  # JupyterLab rewrites a mismatched kernelspec only after the kernel starts
+        state = page.evaluate(_OPENED_CLEAN_JS)
+        text = page.inner_text("body")
+        page.screenshot(path=str(ARTIFACTS / shot))
+        browser.close()
+    return state, text, errors
+
+
+def _assert_opened_clean(state: dict, text: str, errors: list[str], log: str) -> None:
+    assert state["path"].endswith(FRESH_NOTEBOOK), state
+    assert state["dirty"] is False and state["dirty_tabs"] == 0, f"the notebook opened modified: {state}"
+    assert state["dialogs"] == 0, f"a dialog is shown: {text[:500]}"
+    assert state["display_name"] == "Python 3 (ipykernel)", state
+    assert "Jupyter news" not in text and "Running as root is not recommended" not in log
+    assert "Traceback" not in log, log[-3000:]
+    # the browser's own console: no error from JupyterLab or an extension (the favicon's 404 aside)
+    assert not [e for e in errors if "favicon" not in e], errors
+
+
+@pytest.fixture(scope="module")
+def fresh_clone(tmp_path_factory):
+    return _tracked_copy(tmp_path_factory.mktemp("fresh") / "clone")
+
+
+def test_make_lab_opens_notebook_00_unmodified(fresh_clone, tmp_path):
+    """`make lab` from a fresh copy (as root here: the Makefile adds --allow-root) installs, starts JupyterLab
+    on notebooks/ and opens 00_welcome (LabApp.default_url): unmodified, no dialog, no error. Screenshot
+    ``fresh_make_lab.png``."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    venv = _reusing_venv(tmp_path / "venv")
+    port, token = _free_port(), secrets.token_hex(16)
+    log = tmp_path / "make_lab.log"
+    lab_args = (f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={token} "
+                "--LabApp.expose_app_in_browser=True")  # window.jupyterapp, for the checks
+    with open(log, "w") as out:
+        proc = subprocess.Popen(["make", "lab", f"VENV={venv}", f"PYTHON={sys.executable}", f"LAB_ARGS={lab_args}"],
+                                cwd=fresh_clone, stdout=out, stderr=subprocess.STDOUT,
+                                env=_newcomer_env(tmp_path / "home"), start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_lab(base, token, proc, log, timeout=300)  # the install comes first
+        state, text, errors = _open_fresh(f"{base}/?token={token}", "fresh_make_lab.png")  # default_url: 00
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 15)  # make and the JupyterLab it started
+        _stop(proc)
+    log_text = log.read_text()
+    assert ("--allow-root" in log_text) == (os.getuid() == 0)
+    assert "pip install -e ." in log_text and ".[dev]" not in log_text
+    _assert_opened_clean(state, text, errors, log_text)
+
+
+def test_plain_pip_install_opens_notebook_00_unmodified(fresh_clone, tmp_path):
+    """`python -m venv v && v/bin/pip install . && v/bin/jupyter lab` (plus --allow-root as root, as the README
+    says): notebook 00 opens unmodified, without a news prompt, dialog or error. Screenshot
+    ``fresh_pip_install.png``."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    venv = _reusing_venv(tmp_path / "v")
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "."], cwd=fresh_clone, check=True)
+    settings = venv / "share/jupyter/lab/settings/overrides.d/resnetlearn.json"
+    assert settings.is_file(), "pip install . did not place the JupyterLab settings"
+    port, token = _free_port(), secrets.token_hex(16)
+    log = tmp_path / "pip_lab.log"
+    root = ["--allow-root"] if os.getuid() == 0 else []
+    with open(log, "w") as out:
+        proc = subprocess.Popen([str(venv / "bin" / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1",
+                                 f"--port={port}", f"--IdentityProvider.token={token}",
+                                 "--LabApp.expose_app_in_browser=True", *root],
+                                cwd=fresh_clone, stdout=out, stderr=subprocess.STDOUT,
+                                env=_newcomer_env(tmp_path / "home"))
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_lab(base, token, proc, log)
+        state, text, errors = _open_fresh(f"{base}/lab/tree/notebooks/{FRESH_NOTEBOOK}?token={token}",
+                                          "fresh_pip_install.png")
+    finally:
+        _stop(proc)
+    _assert_opened_clean(state, text, errors, log.read_text())
