@@ -357,17 +357,21 @@ def render_notebooks(est: dict) -> str:
 
 
 def render_lab(est: dict) -> str:
-    rows = ["| order | notebook | minutes | from – to |", "|---|---|---|---|"]
+    rows = ["| when | notebook | minutes | from – to |", "|---|---|---|---|"]
+    for n in PRE_LAB:
+        rows.append(f"| before the lab | `{n}` | {_m(est[n]['estimate_min'])} | |")
     t = 0.0
-    for i, n in enumerate(LAB, 1):
+    for n in LAB:
         e = est[n]["estimate_min"]
         if e is None:
-            rows.append(f"| {i} | `{n}` | not measured | |")
+            rows.append(f"| lab | `{n}` | not measured | |")
             continue
-        rows.append(f"| {i} | `{n}` | {e:.1f} | {t:.0f} – {t + e:.0f} |")
+        rows.append(f"| lab | `{n}` | {e:.1f} | {t:.0f} – {t + e:.0f} |")
         t += e
     lab = totals(est)["lab_min"]
     rows.append(f"| | **lab path** | **{_m(lab)}** | limit {LAB_LIMIT} |")
+    for n in POST_LAB:
+        rows.append(f"| after the lab | `{n}` | {_m(est[n]['estimate_min'])} | |")
     return "\n".join(rows)
 
 

@@ -1,6 +1,7 @@
 """Questions that make students think (issue 25 item 3), checked as far as text allows.
 
-A reasoning question is a Markdown line ``> **Predict.** …`` (or Reason, Estimate, Spot the false claim). Its
+Every core notebook (the lab and the notebooks read before and after it) is checked. A reasoning question is a
+Markdown line ``> **Predict.** …`` (or Reason, Estimate, Spot the false claim). Its
 answer sits in the first ``<details>`` fold after it that names the answer's key numbers or words in a comment
 ``<!-- key: 0.361 | 7.27 -->``. The checks: every lab notebook asks at least three such questions in its lab
 sections; every question has a keyed answer before the next question; no key appears in any cell before the
@@ -101,14 +102,14 @@ def problems(nb, *, lab: bool) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("name", T.LAB)
-def test_lab_notebook_questions_make_students_think(name):
+@pytest.mark.parametrize("name", T.COURSE)
+def test_core_notebook_questions_make_students_think(name):
     nb = nbformat.read(T.NOTEBOOKS / f"{name}.ipynb", as_version=4)
     assert problems(nb, lab=True) == []
 
 
 @pytest.mark.parametrize("path", sorted(p.name for p in T.NOTEBOOKS.glob("[0-9]*.ipynb")
-                                        if p.stem not in T.LAB))
+                                        if p.stem not in T.COURSE))
 def test_reading_notebook_answers_are_not_given_away(path):
     assert problems(nbformat.read(T.NOTEBOOKS / path, as_version=4), lab=False) == []
 
