@@ -1,0 +1,185 @@
+"""The reading copy (issue 27 item 5): ``make book`` builds a static HTML book of every notebook with its
+committed outputs, offline, in lab order; in headless Chromium its maths is typeset, a plotly figure answers
+the pointer with a hover label, folds stay folded, and no widget shows as raw text.
+
+Builds into a temporary folder (about 10 s) and serves it on loopback. Skipped, with the reason, where the
+``book`` extra (``pip install -e ".[book]"``) or Chromium is missing (`.ci/run` installs Debian's chromium).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import importlib.util
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts" / "book"
+LAB_ORDER = ["00_welcome", "01_concept_class", "02_complexity", "03b_kernel_primer", "03_hierarchical_learning",
+             "04_kernel_failure", "06_lazy_regime"]
+READING = ["05_reproducing_the_paper", "03_hierarchical_learning_deep_dive", "04_kernel_failure_deep_dive",
+           "05_reproducing_the_paper_deep_dive", "06_lazy_regime_deep_dive"]
+WIDGET_TEXT = re.compile(r"\b(VBox|HBox|interactive|FloatSlider|IntSlider)\(children=|\bFloatSlider\(value=")
+
+for _module, _extra in (("sphinx", "book"), ("myst_nb", "book"), ("sphinx_book_theme", "book"), ("mathjax", "book")):
+    pytest.importorskip(_module, reason=f"{_module} is not installed (pip install -e '.[{_extra}]')")
+
+
+def _load_builder():
+    spec = importlib.util.spec_from_file_location("book_build", ROOT / "book" / "build.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory):
+    """The book built from the committed notebooks into a temporary folder; (html folder, build report)."""
+    tmp = tmp_path_factory.mktemp("book")
+    t0 = time.perf_counter()
+    report = _load_builder().build(tmp / "html", tmp / "src")
+    report["wall_s"] = time.perf_counter() - t0
+    return tmp / "html", report
+
+
+def test_every_notebook_is_a_page_in_lab_order(book):
+    html, report = book
+    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert sorted(LAB_ORDER + READING) == notebooks, "a notebook is missing from the book's table of contents"
+    for name in notebooks + ["README", "index"]:
+        assert (html / f"{name}.html").is_file(), name
+    nav = (html / "index.html").read_text(encoding="utf-8")
+    order = [m for m in re.findall(r'href="([\w.]+)\.html"', nav) if m in notebooks or m == "README"]
+    order = list(dict.fromkeys(order))
+    assert order == LAB_ORDER + READING + ["README"], order
+    assert "Instructor guide" in nav
+    assert report["wall_s"] < 300, f"the book took {report['wall_s']:.0f} s to build"
+
+
+def test_the_book_is_self_contained(book):
+    """Nothing is fetched from the internet: every script and stylesheet is the book's own (plotly.js and
+    MathJax included), so it builds and reads offline."""
+    html, _ = book
+    assert (html / "_static" / "plotly.min.js").stat().st_size > 1_000_000
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    for page in html.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        remote = re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?:)?//[^"]+"', text)
+        assert not remote, f"{page.name} loads {remote}"
+        assert not WIDGET_TEXT.search(text), f"{page.name} shows a widget as raw text"
+
+
+def test_committed_outputs_only(book):
+    """Not executed while building: the pages show the numbers the committed notebooks print."""
+    import json
+
+    html, _ = book
+    nb = json.loads((ROOT / "notebooks" / "00_welcome.ipynb").read_text(encoding="utf-8"))
+    printed = [line.strip() for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+               if o.get("output_type") == "stream" for line in "".join(o["text"]).splitlines() if line.strip()]
+    assert printed
+    page = (html / "00_welcome.html").read_text(encoding="utf-8")
+    import html as html_lib
+
+    text = html_lib.unescape(re.sub(r"<[^>]+>", "", page))
+    assert all(line.split()[0] in text for line in printed[:5])
+
+
+# ----------------------------------------------------------------- in a browser
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+
+
+@contextlib.contextmanager
+def _serve(folder: Path):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser_page(book):
+    import shutil
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no chromium executable on PATH (Debian: apt-get install chromium); .ci/run installs it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
+    html, _ = book
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with _serve(html) as base, sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        remote: list[str] = []
+        page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((base, "data:", "blob:")) else None)
+        yield base, page, remote
+        browser.close()
+
+
+def _open(page, url: str) -> None:
+    page.goto(url, wait_until="load", timeout=120_000)
+
+
+def test_maths_is_typeset_and_folds_stay_folded(browser_page):
+    base, page, remote = browser_page
+    _open(page, f"{base}/03_hierarchical_learning.html")
+    page.wait_for_selector("mjx-container", timeout=60_000)  # MathJax typeset the page's $…$
+    assert page.locator("mjx-container").count() >= 10
+    body = page.inner_text("article")
+    assert "$" not in re.sub(r"\$\{|\$\(", "", body.split("Check your understanding")[0])  # no raw $…$ left
+    details = page.locator("article details")
+    assert details.count() >= 3 and page.locator("article details[open]").count() == 0
+    assert not details.first.locator(":scope > :not(summary)").first.is_visible()  # folded: body hidden
+    assert not WIDGET_TEXT.search(body)
+    page.screenshot(path=str(ARTIFACTS / "1_maths_and_folds.png"))
+    assert not remote, f"requests outside the book: {remote[:5]}"
+
+
+def test_plotly_figure_answers_the_pointer(browser_page, book):
+    base, page, remote = browser_page
+    html, _ = book
+    pages = [p.stem for p in sorted(html.glob("*.html")) if "Plotly.newPlot" in p.read_text(encoding="utf-8")]
+    assert pages, "no page has an interactive plotly figure"
+    name = "05_reproducing_the_paper" if "05_reproducing_the_paper" in pages else pages[0]
+    _open(page, f"{base}/{name}.html")
+    page.wait_for_selector(".js-plotly-plot .scatterlayer .points path", timeout=60_000)
+    point = page.locator(".js-plotly-plot .scatterlayer .points path").first
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2 + 30, box["y"] + box["height"] / 2 + 30)
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=8)
+    page.wait_for_selector(".js-plotly-plot .hoverlayer .hovertext", timeout=10_000)
+    assert (page.locator(".hoverlayer .hovertext").first.text_content() or "").strip()  # an SVG label
+    page.screenshot(path=str(ARTIFACTS / "2_plotly_hover.png"))
+    assert not remote, f"requests outside the book: {remote[:5]}"
+
+
+def test_widgets_show_their_pictures(browser_page, book):
+    """The race's and trainer's outputs are pictures in the book (where the committed notebooks carry them,
+    see tests/test_static_outputs.py), never raw text."""
+    base, page, _ = browser_page
+    _open(page, f"{base}/03_hierarchical_learning.html")
+    body = page.inner_text("article")
+    assert not WIDGET_TEXT.search(body)
+    images = page.locator("article .cell_output img")
+    assert images.count() >= 2
+    widths = [images.nth(i).evaluate("e => e.naturalWidth") for i in range(images.count())]
+    assert all(w > 100 for w in widths)  # loaded, not broken
+    images.first.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "3_widget_picture.png"))
