@@ -166,7 +166,8 @@ def figure_plot(result: FigureResult):
         bad = [p[0] for p in pts if not _finite(p[1])]
         if bad:  # every run diverged: an x near the top edge in the learner's colour, stacked per learner
             label += f" — diverged at {'N' if xkey == 'n_train' else 'm'}={', '.join(map(str, bad))}"
-        line, = ax.plot([p[0] for p in ok], [p[1] for p in ok], "o-", label=label)
+        # a curve at a second N of its figure (Figure 3's (all) at N = 1000: figures.fig3_label) is dashed
+        line, = ax.plot([p[0] for p in ok], [p[1] for p in ok], "s--" if ", N=" in label else "o-", label=label)
         if bad:
             ax.plot(bad, [0.96 - 0.045 * n_div] * len(bad), "x", ms=9, mew=2, color=line.get_color(),
                     transform=ax.get_xaxis_transform(), clip_on=False)

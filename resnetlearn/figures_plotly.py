@@ -406,7 +406,8 @@ def _points_trace(pts: list[dict], xkey: str, *, label: str, style: dict, fields
         hovertemplate=f"<b>{label}</b><br>{what} = %{{x}}<br>plotted test error %{{y:.3g}}{lines}<extra></extra>", **kw)
 
 
-LINE_STYLES = {"kα²": (THRESHOLD_COLOUR, "dash"), "α²/4": ("#6a3d9a", "dot"), "predict 0": ("#555555", "dot")}
+LINE_STYLES = {"kα²": (THRESHOLD_COLOUR, "dash"), "α²/4": ("#6a3d9a", "dot"), "predict 0": ("#555555", "longdash")}
+"""Reference lines: predicting 0 long-dashed grey, so the dotted (last) curves that run near it stay apart."""
 
 
 def reference_lines(name: str) -> list[tuple[float, str]]:
@@ -467,18 +468,22 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
 
     modes = [m for m in ("all", "hidden") if any(r.get("mode") == m for r in rows)] or \
         sorted({r.get("mode") for r in rows})
+    # one panel per (mode, N) where a mode runs at several N (Figure 3's (all) at N = 500 and 1000)
+    panels = [(m, n) for m in modes for n in sorted({r.get("n_train") or 0 for r in rows if r.get("mode") == m})]
+    several = len(panels) > len(modes)
     betas = sorted({r["beta"] for r in rows})
     colours = {b: BETA_COLOURS[round(i * (len(BETA_COLOURS) - 1) / max(1, len(betas) - 1))]
                for i, b in enumerate(betas)}
-    fig = make_subplots(1, len(modes), shared_yaxes=True, horizontal_spacing=0.06,
+    fig = make_subplots(1, len(panels), shared_yaxes=True, horizontal_spacing=0.06,
                         subplot_titles=[f"{'all layers' if m == 'all' else 'hidden layers' if m == 'hidden' else m}"
-                                        f" trained (3resnet({m}))" for m in modes])
+                                        f" trained (3resnet({m}))" + (f", N = {n}" if several else "")
+                                        for m, n in panels])
     fields = _present(rows)
     xs = sorted({r["m"] for r in rows})
     thr = next((v for v, label in reference_lines(spec.name) if label == "kα²"), None) or parity_instance().threshold
-    for j, mode in enumerate(modes, start=1):
+    for j, (mode, n) in enumerate(panels, start=1):
         for b in betas:
-            pts = [r for r in rows if r.get("mode") == mode and r["beta"] == b]
+            pts = [r for r in rows if r.get("mode") == mode and (r.get("n_train") or 0) == n and r["beta"] == b]
             if not pts:
                 continue
             st = {"color": colours[b], "dash": "solid", "marker": "circle"}
@@ -487,11 +492,11 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
         fig.add_trace(threshold_trace(thr, xs[0] / 1.25, xs[-1] * 1.25, showlegend=j == 1), 1, j)
     ys = [r.get(k) for r in rows for k in ("test_error", "test_error_min", "test_error_max")]  # bars inside
     lo, hi = _headroom(*_value_range(ys + [thr]))
-    for j in range(1, len(modes) + 1):
+    for j in range(1, len(panels) + 1):
         fig.update_xaxes(log_axis(values=xs, title=X_TITLES["m"]), row=1, col=j)
         fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE if j == 1 else ""), row=1, col=j)
     fig.update_layout(legend_title_text="β (α = 0.3)")
-    return _finish(fig, head, width=1100)
+    return _finish(fig, head, width=1100 if len(panels) <= 2 else 1400)
 
 
 def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
@@ -644,7 +649,8 @@ def _to_matplotlib(fig: go.Figure, *, size):
     if fig.layout.title and fig.layout.title.text:
         mfig.suptitle(mpl_text(fig.layout.title.text), x=0.01, ha="left")
     if handles:
-        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], loc="outside right center", frameon=False)
+        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], loc="outside right center", frameon=False,
+                    handlelength=3.5)  # long enough to show each entry's dash (dotted, dashed, solid)
     return mfig
 
 
