@@ -47,3 +47,56 @@ def grid_edges(grid: dict, point: dict, *, hard_bounds: dict | None = None, erro
                     continue  # flat: the neighbour does as well
             edges.append(f"{axis}={_fmt(v)} ({side})")
     return edges
+
+
+# ----------------------------------------------------------------- two rules for choosing a cell (issue 29)
+def _is_finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+
+
+def grid_cells(runs: list[dict], key: str = "test_error") -> dict[tuple, dict[int, float]]:
+    """The lr × wd cells of a point's grid runs (``role == "grid"``) as (lr, wd) → {seed: ``key`` error}, a
+    diverged run as NaN."""
+    cells: dict[tuple, dict[int, float]] = {}
+    for r in runs:
+        if r.get("role", "grid") != "grid":
+            continue
+        err = r.get(key)
+        cells.setdefault((r["lr"], r["wd"]), {})[int(r.get("seed") or 0)] = (
+            float("nan") if r.get("diverged") or not _is_finite(err) else float(err))
+    return cells
+
+
+def _median(values: list[float]) -> float:
+    vals = sorted(values)
+    n = len(vals)
+    return vals[n // 2] if n % 2 else 0.5 * (vals[n // 2 - 1] + vals[n // 2])
+
+
+def test_best_cell(runs: list[dict], key: str = "test_error") -> tuple | None:
+    """arXiv v3 §8.1's rule (``key`` = test error; ``val_error`` for honest selection): the cell whose seed-0 run
+    has the lowest error. None when every seed-0 run diverged."""
+    seed0 = {c: s[0] for c, s in grid_cells(runs, key).items() if 0 in s and _is_finite(s[0])}
+    return min(seed0, key=seed0.get) if seed0 else None
+
+
+def robust_cell(runs: list[dict], key: str = "test_error") -> dict | None:
+    """A rule that does not reward the edge of stability (ours): among the cells whose seeds all converged, the
+    one with the lowest median error over its seeds (seed 0 included); when no cell converged for every seed,
+    the lowest median over the converged seeds among all cells, flagged. Needs two or more seeds in every cell
+    (a grid trained with several seeds per cell); None otherwise.
+
+    Returns ``cell`` (lr, wd), ``errors`` ({seed: error}, NaN = diverged), ``all_converged`` (whether the
+    choice had every seed converge) and ``cells``/``cells_converged`` (how many cells, and how many converged
+    for every seed)."""
+    cells = grid_cells(runs, key)
+    if not cells or min(len(s) for s in cells.values()) < 2:
+        return None
+    whole = {c: s for c, s in cells.items() if all(_is_finite(e) for e in s.values())}
+    pool = whole or {c: s for c, s in cells.items() if any(_is_finite(e) for e in s.values())}
+    if not pool:
+        return None
+    med = {c: _median([e for e in s.values() if _is_finite(e)]) for c, s in pool.items()}
+    best = min(med, key=med.get)
+    return dict(cell=best, errors=dict(sorted(cells[best].items())), all_converged=bool(whole), cells=len(cells),
+                cells_converged=len(whole))

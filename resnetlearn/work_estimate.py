@@ -44,7 +44,8 @@ def _sgd_batches(config: dict) -> list[tuple[int, int, int]]:
     n_fit = config["n_train"] - (round(0.2 * config["n_train"]) if holdout else 0)
     steps = config["epochs"] * math.ceil(n_fit / config.get("batch_size", BATCH))
     params = sum(math.prod(s) for s in param_shapes(config["model"], d, k, config["m"]).values())
-    groups = [len(config["lrs"]) * len(config["wds"]), len(config.get("rerun_seeds") or [])]
+    groups = [len(config["lrs"]) * len(config["wds"]) * len(config.get("grid_seeds") or [0]),
+              len(config.get("rerun_seeds") or [])]
     return [(g, steps, params) for g in groups if g]
 
 
