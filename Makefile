@@ -66,3 +66,13 @@ student: install
 
 clean:
 	rm -rf $(VENV)
+
+# The reading copy: a static HTML book of every notebook with its committed outputs (nothing executed), in lab
+# order, built offline into book/_build/html (open book/_build/html/index.html). Needs the book extra, which
+# the dev install includes (.[dev] -> .[book]).
+.PHONY: book book-clean
+book: install-dev
+	$(BIN)/python book/build.py --out book/_build/html
+
+book-clean:
+	rm -rf book/_build

@@ -8,7 +8,7 @@ outputs: each plotly figure's JSON gets a ``text/html`` rendering (a div and a `
 plotly's own ``plotly.io.to_html``), so the page draws it interactively with the book's own copy of plotly.js
 (the plotly package's ``package_data/plotly.min.js``); and a widget output that carries no picture shows a
 one-line note instead of its ``VBox(children=…)`` text. MathJax 3 comes from the ``django-static-mathjax``
-package (a pip package of MathJax's files). Needs the ``book`` extra: ``pip install -e ".[book]"``.
+package (a pip package of MathJax's files). Needs the ``book`` extra (``pip install -e ".[book]"``), not torch.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ NOTEBOOKS = ROOT / "notebooks"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = "(An interactive widget: it needs a running kernel. Run this notebook in JupyterLab to use it.)"
+WIDGET_REPRS = ("VBox(", "HBox(", "Box(", "interactive(", "FloatSlider(", "IntSlider(", "SelectionSlider(",
+                "Dropdown(", "Button(", "Output(", "Image(", "FigureWidget(", "Checkbox(", "HTML(", "Label(")
+"""How a widget's text repr begins (resnetlearn.live_run.WIDGET_REPRS; repeated here so that building the book
+needs no torch: a test checks that the two agree)."""
 MATHJAX_PARTS = ("tex-chtml.js", "input", "output/chtml", "ui", "a11y", "adaptors")
 
 
@@ -53,8 +57,6 @@ def plotly_html(fig: dict, div_id: str) -> str:
 
 def stage_notebook(src: Path, dst: Path) -> dict:
     """Copy one notebook with its outputs prepared for the book; returns counts of what was changed."""
-    from resnetlearn.live_run import WIDGET_REPRS
-
     nb = json.loads(src.read_text(encoding="utf-8"))
     counts = {"plotly": 0, "widget_notes": 0, "widget_pictures": 0}
     nb.get("metadata", {}).pop("widgets", None)

@@ -48,6 +48,12 @@ def book(tmp_path_factory):
     return tmp / "html", report
 
 
+def test_the_builder_knows_every_widget_repr():
+    from resnetlearn.live_run import WIDGET_REPRS
+
+    assert _load_builder().WIDGET_REPRS == WIDGET_REPRS
+
+
 def test_every_notebook_is_a_page_in_lab_order(book):
     html, report = book
     notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
