@@ -26,7 +26,7 @@ BOOK = ROOT / "book"
 NOTEBOOKS = ROOT / "notebooks"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
-WIDGET_NOTE = "(An interactive widget: it needs a running kernel. Run this notebook in JupyterLab to use it.)"
+WIDGET_NOTE = "(An interactive widget: run this notebook in JupyterLab to use it.)"
 WIDGET_REPRS = ("VBox(", "HBox(", "Box(", "interactive(", "FloatSlider(", "IntSlider(", "SelectionSlider(",
                 "Dropdown(", "Button(", "Output(", "Image(", "FigureWidget(", "Checkbox(", "HTML(", "Label(")
 """How a widget's text repr begins (resnetlearn.live_run.WIDGET_REPRS; repeated here so that building the book
