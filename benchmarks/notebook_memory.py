@@ -10,13 +10,18 @@ The cap: a memory cgroup created for each notebook under this process's own (cgr
 ``memory.max`` and ``memory.swap.max``); the runner that starts the kernel joins it first, so the kernel and
 anything it starts inherit it. Where no writable memory cgroup exists, ``prlimit --as`` would cap virtual
 memory, which torch reserves generously; the script then runs uncapped and says so (``"cap": "none"``).
+(``systemd-run --scope -p MemoryMax=2G`` needs systemd as PID 1; on the development machine it is not, and
+the cgroup v1 memory controller is what worked.)
 
 Recorded per notebook: the kernel's peak resident set (``ru_maxrss`` of the kernel process, read by a cell
 appended to the copy, and the largest of its waited-for children), the cgroup's peak charge (RSS plus page cache
 of the runner and kernel, ``memory.max_usage_in_bytes`` / ``memory.peak``), how often the cap was hit, the wall
 time, and whether it finished.
 
-    python benchmarks/notebook_memory.py [--limit 2G] [--only 03_hierarchical_learning ...]
+    python benchmarks/notebook_memory.py [--limit 2G] [--lower 1G] [--only 03_hierarchical_learning ...]
+
+``--lower``: a notebook whose kernel peaked above this smaller cap (Binder's low end) is run again under it,
+to see whether it still finishes there (the kernel gives back reclaimable pages under pressure).
 
 writes ``benchmarks/results/notebook_memory_cpu.json``.
 """
@@ -160,9 +165,38 @@ def run_one(name: str, work: Path) -> dict:
     return {"wall_s": round(wall, 1), "error": error, "kernel": measured}
 
 
+def _measure(name: str, limit: int, work: Path, env: dict) -> tuple[dict, str]:
+    """Run one notebook in a runner under a fresh cap of ``limit`` bytes; its row and the cap's description."""
+    cap = Cap(limit, name)
+    cap_text = cap.describe()
+    proc = subprocess.run([sys.executable, __file__, "--run-one", name, "--work", str(work)],
+                          capture_output=True, text=True, env=env, preexec_fn=cap.join)
+    result = {"error": f"runner exited with status {proc.returncode}: {proc.stderr[-500:]}"}
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[len("RESULT "):])
+    peak, hits = cap.peak_and_hits()
+    oom = cap.oom_kills()
+    cap.remove()
+    kernel = result.get("kernel") or {}
+    row = {
+        "limit_bytes": limit,
+        "kernel_peak_rss_mib": round(kernel["self_kib"] / 1024, 1) if kernel else None,
+        "kernel_children_peak_rss_mib": round(kernel["children_kib"] / 1024, 1) if kernel else None,
+        "cgroup_peak_mib": round(peak / 2**20, 1) if peak is not None else None,
+        "cap_hits": hits, "oom_kills": oom, "wall_s": result.get("wall_s"),
+        "finished": result.get("error") is None and bool(kernel), "error": result.get("error"),
+    }
+    print(f"{name:28s} cap {limit / 2**30:.2f} GiB: kernel peak RSS {row['kernel_peak_rss_mib']} MiB, cgroup peak "
+          f"{row['cgroup_peak_mib']} MiB, cap hits {hits}, {row['wall_s']} s, finished {row['finished']}", flush=True)
+    return row, cap_text
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", default="2G", help="memory cap of each notebook's kernel tree (default 2G)")
+    ap.add_argument("--lower", default=None,
+                    help="rerun under this smaller cap each notebook whose kernel peaked above it (e.g. 1G)")
     ap.add_argument("--only", nargs="*", default=None, help="notebook names (default: the lab path)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/notebook_memory"),
                     help="folder for the executed copies (default /tmp/notebook_memory)")
@@ -174,38 +208,23 @@ def main(argv=None) -> int:
         return 0
     names = args.only or LAB
     limit = _size(args.limit)
-    args.work.mkdir(parents=True, exist_ok=True)
+    lower = _size(args.lower) if args.lower else None
+    (args.work / "lower").mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS="1")
     rows = {}
     cap_text = None
     for name in names:
-        cap = Cap(limit, name)
-        cap_text = cap.describe()
-        proc = subprocess.run([sys.executable, __file__, "--run-one", name, "--work", str(args.work)],
-                              capture_output=True, text=True, env=env, preexec_fn=cap.join)
-        result = {"error": f"runner exited with status {proc.returncode}: {proc.stderr[-500:]}"}
-        for line in proc.stdout.splitlines():
-            if line.startswith("RESULT "):
-                result = json.loads(line[len("RESULT "):])
-        peak, hits = cap.peak_and_hits()
-        oom = cap.oom_kills()
-        cap.remove()
-        kernel = result.get("kernel") or {}
-        row = {
-            "kernel_peak_rss_mib": round(kernel["self_kib"] / 1024, 1) if kernel else None,
-            "kernel_children_peak_rss_mib": round(kernel["children_kib"] / 1024, 1) if kernel else None,
-            "cgroup_peak_mib": round(peak / 2**20, 1) if peak is not None else None,
-            "cap_hits": hits, "oom_kills": oom, "wall_s": result.get("wall_s"),
-            "finished": result.get("error") is None and bool(kernel), "error": result.get("error"),
-        }
+        row, cap_text = _measure(name, limit, args.work, env)
+        if lower is not None and (row["kernel_peak_rss_mib"] or 0) * 2**20 > lower:
+            row[f"under_{args.lower}"], _ = _measure(name, lower, args.work / "lower", env)
         rows[name] = row
-        print(f"{name:28s} kernel peak RSS {row['kernel_peak_rss_mib']} MiB, cgroup peak {row['cgroup_peak_mib']} MiB,"
-              f" cap hits {hits}, {row['wall_s']} s, finished {row['finished']}", flush=True)
     fits = all(r["finished"] and (r["kernel_peak_rss_mib"] or 0) * 2**20 < limit for r in rows.values())
     info = {
         "limit_bytes": limit, "cap": cap_text,
         "what": "peak resident memory of each lab notebook's kernel (ru_maxrss), executed top to bottom as a copy "
-                "under the cap; cgroup_peak_mib also counts the runner (nbclient) and page cache",
+                "under the cap; cgroup_peak_mib: the peak charged to the cap's cgroup (runner and kernel, page cache "
+                "included; library pages already cached by other processes are charged elsewhere, so it can be "
+                "below the kernel's RSS)",
         "notebooks": rows, "all_fit": fits,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": "python benchmarks/notebook_memory.py " + " ".join(argv if argv is not None else sys.argv[1:]),
