@@ -660,18 +660,22 @@ class Interact:
         def once(*args, **kw):
             if self.first:
                 return fn(*args, **kw)
-            with capture_output() as cap:
-                result = fn(*args, **kw)
-            self.first.append(cap)
-            cap.show()  # into the widget's own output area, as an ordinary call would
-            return result
+            cap = capture_output()
+            try:
+                with cap as captured:
+                    return fn(*args, **kw)
+            finally:  # an error is shown by ipywidgets as for any interact; the picture keeps what came before it
+                self.first.append(captured)
+                captured.show()  # into the widget's own output area, as an ordinary call would
 
         self.widget = W.interactive(once, {"manual": bool(manual)}, **controls)
         self.defaults = {w._kwarg: w.value for w in self.widget.kwargs_widgets}
         if manual:
             with capture_output() as cap:
-                fn(**self.defaults)
-            self.first.append(cap)
+                try:
+                    fn(**self.defaults)
+                finally:
+                    self.first.append(cap)
 
     def static_picture(self) -> tuple[bytes | None, str]:
         """The first PNG ``fn`` displayed at the default setting and a line with the setting and what it

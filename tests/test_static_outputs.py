@@ -166,6 +166,13 @@ def test_interact_pictures_the_default_setting(shell):
     manual = Interact(lambda n: print(f"n cubed is {n ** 3}"), manual=True, n=W.IntSlider(value=2, max=10))
     assert "n cubed is 8" in _check_bundle(manual._repr_mimebundle_(), picture=False)
 
+    def fails(n):
+        print("before the error")
+        raise ValueError("no")
+
+    broken = Interact(fails, n=W.IntSlider(value=1))  # ipywidgets shows the error; the bundle still reads well
+    assert "before the error" in _check_bundle(broken._repr_mimebundle_(), picture=False)
+
 
 def test_pictured_bundle_refuses_a_widget_repr_as_its_text():
     import ipywidgets as W
