@@ -83,9 +83,19 @@ def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, 
     return out
 
 
+def unit_inputs(sample: Sample) -> Sample:
+    """The same sample with every input divided by its Euclidean norm, x/‖x‖ (labels unchanged). The talk
+    states its results for inputs on the unit sphere/ball (slide "Theorem (AL'19, arXiv:1905.10337)": "over
+    any distribution of x on the unit ball"; the two-layer slide's ⟨w_i⁽⁰⁾, x⟩ ≈ 1/√m needs ‖x‖ ≈ 1). On
+    §8.1's cube every ‖x‖ is √30, so this is the fixed map x ↦ x/√30 and the targets are unchanged."""
+    x = sample.x / sample.x.norm(dim=-1, keepdim=True)
+    return Sample(x, sample.y, sample.base, sample.composite)
+
+
 def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scale: float = 1.0,
              init: str = "paper", n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL,
-             seed: int = 0, target=None, device=None, progress: bool = True) -> list[dict]:
+             seed: int = 0, target=None, device=None, progress: bool = True, unit_norm: bool = False,
+             select: str = "train") -> list[dict]:
     """How "lazy" training is (the talk's NTK regime): for each width, train
     the network (mode ``all``) and its linearisation (mode ``ntk``) from the
     same initialisation (``init``, one of :data:`networks.INITS`) on the same data, and report
@@ -99,57 +109,81 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scal
     * both test errors.
 
     ``lr`` is one learning rate for every width, or a callable ``lr(m)`` (e.g. one scaled with the
-    NTK's size, :func:`ntk_diagonal`); each row records the lr it used.
+    NTK's size, :func:`ntk_diagonal`) returning one learning rate or a sequence of them (a grid). With a
+    grid, the network (mode ``all``) is trained at every lr from the same start (one batched run) and
+    the lr with the lowest final *training* error (``select="train"``, our rule: it uses no test data) or
+    test error (``select="test"``, the paper's optimistic rule) among the runs that did not diverge is
+    kept; the linearisation is then trained at that lr. Each row records the lr it used and, with a grid,
+    ``grid`` (the lrs tried) and ``grid_train_error`` / ``grid_test_error``.
+    ``unit_norm=True`` feeds every learner x/‖x‖ (:func:`unit_inputs`) instead of x: the talk's scaling
+    assumes inputs on the unit sphere.
     """
+    if select not in ("train", "test"):
+        raise ValueError(f"select must be 'train' or 'test', got {select!r}")
     dev = select_device(device)
     inst = target or parity_instance()
     split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
     tr, te = split.train, split.test
+    if unit_norm:
+        tr, te = unit_inputs(tr), unit_inputs(te)
     rows = []
     rate = lr if callable(lr) else (lambda m: lr)
     for m in widths:
-        lr_m = float(rate(m))
-        full = train_models(tr, te, Learner(arch, "all", m=m, init=init), lrs=[lr_m], wds=[0.0], seeds=[seed],
-                            protocol=protocol, device=dev, progress=progress, init_scale=init_scale)
+        got = rate(m)
+        grid = [float(v) for v in got] if isinstance(got, (list, tuple)) else [float(got)]
+        full = train_models(tr, te, Learner(arch, "all", m=m, init=init), lrs=grid, wds=[0.0],
+                            seeds=[seed] * len(grid), protocol=protocol, device=dev, progress=progress,
+                            init_scale=init_scale)
+        score = full.train_error if select == "train" else full.test_error
+        ok = [g for g in range(len(grid)) if not bool(full.diverged[g]) and math.isfinite(float(score[g]))]
+        g_best = min(ok, key=lambda g: float(score[g])) if ok else 0
+        lr_m = grid[g_best]
+        extra = {} if len(grid) == 1 else dict(grid=grid, grid_train_error=[float(v) for v in full.train_error],
+                                               grid_test_error=[float(v) for v in full.test_error])
         lin = train_models(tr, te, Learner(arch, "ntk", m=m, init=init), lrs=[lr_m], wds=[0.0], seeds=[seed],
                            protocol=protocol, device=dev, progress=progress, init_scale=init_scale)
         drawn = networks.init_params(arch, d=inst.d, k=inst.k, m=m, seeds=[seed], init=init)
         p0 = {n: v.cpu() * init_scale for n, v in drawn.items()}
+        p1 = {n: v[g_best:g_best + 1].cpu() for n, v in full.params.items()}
         hidden = [n for n in p0 if n != "A"]
-        num = sum(float(((full.params[n] - p0[n]) ** 2).sum()) for n in hidden)
+        num = sum(float(((p1[n] - p0[n]) ** 2).sum()) for n in hidden)
         den = sum(float((p0[n] ** 2).sum()) for n in hidden)
         x = te.x.cpu().float()
         s0 = (x @ p0["W"][0].T + p0["b1"][0]) > 0
-        s1 = (x @ full.params["W"][0].T + full.params["b1"][0]) > 0
-        f = networks.forward(arch, full.params, x)
+        s1 = (x @ p1["W"][0].T + p1["b1"][0]) > 0
+        f = networks.forward(arch, p1, x)
         lin_p0 = {n: v.to(f.dtype) for n, v in p0.items()}
         delta = {n: lin.params[n] - lin_p0[n] for n in p0}  # lin.params = θ₀ + Δ
         fl = networks.forward_linearized(arch, lin_p0, delta, x)[0]
         f0 = networks.forward(arch, lin_p0, x)
-        if bool(full.diverged[0]) or bool(lin.diverged[0]):
-            rows.append(dict(m=m, lr=lr_m, init=init, init_scale=init_scale, diverged=True, weight_change=math.nan,
-                             sign_flips=math.nan, gap_to_linear=math.nan, output_init=math.nan,
-                             test_error=math.nan, test_error_linear=math.nan))
+        if bool(full.diverged[g_best]) or bool(lin.diverged[0]):
+            rows.append(dict(m=m, lr=lr_m, init=init, init_scale=init_scale, unit_norm=unit_norm, diverged=True,
+                             weight_change=math.nan, sign_flips=math.nan, gap_to_linear=math.nan,
+                             output_init=math.nan, test_error=math.nan, train_error=math.nan,
+                             test_error_linear=math.nan, **extra))
             continue
-        rows.append(dict(m=m, lr=lr_m, init=init, init_scale=init_scale, diverged=False,
+        rows.append(dict(m=m, lr=lr_m, init=init, init_scale=init_scale, unit_norm=unit_norm, diverged=False,
                          weight_change=(num / den) ** 0.5, sign_flips=float((s0 != s1).float().mean()),
                          gap_to_linear=_gap(f, fl), output_init=float((f0**2).sum(-1).mean()),
-                         test_error=float(full.test_error[0]), test_error_linear=float(lin.test_error[0])))
+                         test_error=float(full.test_error[g_best]), train_error=float(full.train_error[g_best]),
+                         test_error_linear=float(lin.test_error[0]), **extra))
     return rows
 
 
 def ntk_diagonal(arch: str = "2layer", m: int = 200, *, init: str = "paper", seed: int = 0, n: int = 100,
-                 target=None) -> float:
+                 target=None, unit_norm: bool = False) -> float:
     """Mean over ``n`` inputs (the training draw of ``data_split(target, n, seed=seed)``) of the empirical
     NTK's diagonal at initialisation,
     (1/k)Σ_c ‖∇_θ f_c(x)‖² (:func:`resnetlearn.kernels.ntk`, all parameters): the size of one
     SGD step's effect on the function per unit of learning rate. Dividing a learning rate by it
     gives every initialisation and width the same step in function space (our rule for
-    comparing scalings; the papers prescribe none)."""
+    comparing scalings; the papers prescribe none). ``unit_norm``: at the inputs x/‖x‖ (:func:`unit_inputs`)."""
     from .kernels import ntk
 
     inst = target or parity_instance()
     x = data_split(inst, n, n_test=1, seed=seed).train.x.double()
+    if unit_norm:
+        x = x / x.norm(dim=-1, keepdim=True)
     return float(ntk(x, arch=arch, m=m, k=inst.k, seed=seed, init=init).diagonal().mean())
 
 

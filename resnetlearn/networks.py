@@ -26,9 +26,11 @@ two-layer theorem allows. ``init="ntk"`` is the NTK scaling of Yuanzhi Li's talk
 for f = Σ_i a_i ReLU(⟨w_i, x⟩) it states "a_i ∼ N(0, 1), w_i⁽⁰⁾ ∼ N(0, 2/m)", with the output O(1)
 at initialisation by cancellation; the NTK theorem slide (ALS'18) asks for N(0, 2/m) "for each
 parameter in each hidden neuron". Here: A ∼ N(0, 1) and every hidden weight and bias (W, b₁, V,
-U, b₂) ∼ N(0, 2/m). The talk's inputs lie on the unit ball; on §8.1's x ∈ {±1}^30 (‖x‖² = 30)
-each output's variance at initialisation is still independent of m, but about 31 for ``2layer``
-(E ReLU(h)² = Var h / 2, Var h = 2(‖x‖² + 1)/m, summed over m units with weight variance 1).
+U, b₂) ∼ N(0, 2/m). The talk's inputs lie on the unit ball (its slides "Theorem (AL'19)"; the
+two-layer slide's ⟨w_i⁽⁰⁾, x⟩ ≈ 1/√m): feed it x/‖x‖ (``experiments.unit_inputs``, ``unit_norm=True``), and
+each ``2layer`` output has variance 2 at initialisation at every m (E ReLU(h)² = Var h / 2,
+Var h = 2(‖x‖² + 1)/m, summed over m units with readout variance 1). On §8.1's raw x ∈ {±1}^30
+(‖x‖² = 30) that variance is still independent of m but about 31 per output, 465 summed over 15.
 It is not the initialisation of Theorem 1 (NeurIPS §6, Table 1: A ∼ N(0, 1/m), W⁽⁰⁾ ∼ N(0, σ_w²)
 with σ_w ∈ [m^(−1/2+0.01), m^(−0.01)], V⁽⁰⁾ ∼ N(0, σ_v²/m) with σ_v ∈ [polylog m, m^(3/8−0.01)]).
 

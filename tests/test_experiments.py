@@ -221,18 +221,22 @@ def test_ntk_init_draws_the_talks_scales():
 
 def test_ntk_init_output_variance_is_order_one_at_every_width():
     """By hand (numpy, not networks.forward): for f_c(x) = Σ_i A_ci ReLU(w_i·x + b_i) with A ~ N(0, 1) and
-    w_i, b_i ~ N(0, 2/m), E f_c(x)² = m · E ReLU(h)² with h ~ N(0, 2(‖x‖² + 1)/m), i.e. ‖x‖² + 1 = 31 on
-    {±1}^30 at every m (the talk: "output at init is O(1)"); §8.1's N(0, 1/m) gives (‖x‖² + 1)/(2m)."""
+    w_i, b_i ~ N(0, 2/m), E f_c(x)² = m · E ReLU(h)² with h ~ N(0, 2(‖x‖² + 1)/m), i.e. ‖x‖² + 1 at every m.
+    On the unit sphere, as the talk states its scaling (x/‖x‖, experiments.unit_inputs), that is 2 per output
+    at every m (the talk: "output at init is O(1)"); on the raw cube {±1}^30 it would be 31, and §8.1's
+    N(0, 1/m) gives (‖x‖² + 1)/(2m). The unit inputs are normalised here by numpy, not by unit_inputs."""
     import numpy as np
 
-    x = rl.parity_instance().sample(8, seed=3).x.double().numpy()
+    raw = rl.parity_instance().sample(8, seed=3).x.double().numpy()
+    unit = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    assert np.allclose(E.unit_inputs(rl.parity_instance().sample(8, seed=3)).x.double().numpy(), unit)
     for m in (50, 800):
-        for init, want in (("ntk", 31.0), ("paper", 31.0 / (2 * m))):
+        for init, x, want in (("ntk", unit, 2.0), ("ntk", raw, 31.0), ("paper", raw, 31.0 / (2 * m))):
             p = {n: v.numpy() for n, v in
                  networks.init_params("2layer", 30, 15, m, list(range(200)), init=init, dtype=torch.float64).items()}
             h = np.einsum("gmd,nd->gnm", p["W"], x) + p["b1"][:, None, :]
             f = np.einsum("gkm,gnm->gnk", p["A"], np.maximum(h, 0.0))
-            assert float((f**2).mean()) == pytest.approx(want, rel=0.1), (m, init)
+            assert float((f**2).mean()) == pytest.approx(want, rel=0.1), (m, init, want)
 
 
 def test_ntk_diagonal_matches_its_expectation():
@@ -243,6 +247,8 @@ def test_ntk_diagonal_matches_its_expectation():
     m = 1000
     assert E.ntk_diagonal(m=m, init="paper") == pytest.approx(31.0, rel=0.05)
     assert E.ntk_diagonal(m=m, init="ntk") == pytest.approx(31.0 + 31.0 * m / 2, rel=0.05)
+    # on x/‖x‖ (‖x‖² + 1 = 2): A-part m · E ReLU(h)² = 2, (W, b1)-part 2·m/2 = m
+    assert E.ntk_diagonal(m=m, init="ntk", unit_norm=True) == pytest.approx(2.0 + m, rel=0.05)
 
 
 def test_laziness_in_the_ntk_scaling_row_by_hand():
@@ -263,3 +269,34 @@ def test_laziness_in_the_ntk_scaling_row_by_hand():
     x = split.test.x.double()
     f0 = torch.relu(x @ p0["W"][0].T + p0["b1"][0]) @ p0["A"][0].T
     assert r["output_init"] == pytest.approx(float((f0**2).sum(-1).mean()), rel=1e-5)
+
+
+def test_laziness_lr_grid_on_unit_inputs_row_by_hand():
+    """With an lr grid and unit_norm=True, the row is the grid run of lowest final training error (ours; no
+    test data), recomputed here by separate train_models calls on inputs normalised by hand (x/√30: every
+    cube point has norm √30); its weight change, sign flips and E‖f₀‖² are recomputed from init_params."""
+    grid = [0.001, 0.01, 0.03]
+    r = E.laziness(widths=(20,), lr=lambda m: grid, init="ntk", unit_norm=True, n_train=100, n_test=100,
+                   protocol=TINY, progress=False)[0]
+    split = _split()
+    tr, te = (rl.concept.Sample(s.x / math.sqrt(30), s.y, s.base, s.composite) for s in (split.train, split.test))
+    assert float(tr.x.norm(dim=-1).min()) == pytest.approx(1.0, rel=1e-6)
+    alone = [rl.train_models(tr, te, rl.Learner("2layer", "all", m=20, init="ntk"), lrs=[lr], wds=[0.0], seeds=[0],
+                             protocol=TINY, progress=False) for lr in grid]
+    train = [float(a.train_error[0]) for a in alone]
+    best = min(range(3), key=lambda g: train[g])
+    assert r["grid"] == grid and r["lr"] == grid[best] and r["unit_norm"]
+    assert r["grid_train_error"] == pytest.approx(train, rel=1e-4)
+    assert r["train_error"] == pytest.approx(min(train), rel=1e-4)
+    assert r["test_error"] == pytest.approx(float(alone[best].test_error[0]), rel=1e-4)
+    p0 = networks.init_params("2layer", 30, 15, 20, [0], init="ntk", dtype=torch.float64)
+    p1 = {n: v.double() for n, v in alone[best].params.items()}
+    change = math.sqrt(sum(float(((p1[n] - p0[n]) ** 2).sum()) for n in ("W", "b1"))
+                       / sum(float((p0[n] ** 2).sum()) for n in ("W", "b1")))
+    assert r["weight_change"] == pytest.approx(change, rel=1e-4)
+    x = te.x.double()
+    flips = ((x @ p0["W"][0].T + p0["b1"][0] > 0) != (x @ p1["W"][0].T + p1["b1"][0] > 0)).double().mean()
+    assert r["sign_flips"] == pytest.approx(float(flips), abs=2e-3)
+    f0 = torch.relu(x @ p0["W"][0].T + p0["b1"][0]) @ p0["A"][0].T
+    assert r["output_init"] == pytest.approx(float((f0**2).sum(-1).mean()), rel=1e-5)
+    assert r["output_init"] < 15 * 2.0 * 3  # order 1 per output on unit inputs (E = 30 summed), not ~465
