@@ -100,13 +100,15 @@ def test_live_widget_renders_and_retrains(lab):
         assert sliders.count() >= 3, "expected the α, β and width sliders"
         body = page.inner_text(".jp-Notebook")
         assert "VBox(children=" not in body, "the widget was shown as its text repr, not rendered"
-        trainer = page.locator(".widget-vbox").filter(has=page.locator("button:has-text('Train')")).first
+        # the trainer: Train and the lr / wd dropdown (the race, above it in notebook 03, has no dropdown)
+        trainer = (page.locator(".widget-vbox").filter(has=page.locator("button:has-text('Train')"))
+                   .filter(has=page.locator("select")).first)
         trainer.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "1_widget_rendered.png"))
         image = trainer.locator("img").first
         before = image.get_attribute("src") or ""
         # move α: type a new value into the slider's editable readout
-        readout = sliders.first.locator(".widget-readout")
+        readout = trainer.locator(".widget-hslider").first.locator(".widget-readout")
         readout.click()
         page.keyboard.press("Control+A")
         page.keyboard.type("0.2")
