@@ -4,7 +4,8 @@ Concept 1, eq 5.1–5.2; β ≠ 1 is the variant of arXiv v3 §8.1, Figure 3).
 * :class:`TwoLayerSmooth` — one map of eq 5.2, out_r(h) = Σ_i a_{r,i}·φ_{r,i}(⟨w_{r,i}, h⟩)
   with ‖w_{r,i}‖ = 1/√2 and a_{r,i} ∈ [−1, 1].
 * :class:`Concept1` — a target built from two such maps F: R^d→R^k, G: R^k→R^k.
-* :func:`random_concept` — seeded random members of Concept 1.
+* :func:`random_concept` — seeded random targets of Concept 1's form (F(x) is not rescaled to norm 1, so they are
+  not members of Concept 1 as stated).
 * Named instances: :func:`parity_instance` (arXiv v3 §8.1), :func:`hard_instance`
   (§7, Theorem 2), :func:`talk_instance` (the talk's k = 8 variant) and
   :func:`companion_figure1` (companion paper, Figure 1).
@@ -340,7 +341,8 @@ def _unit_rows(shape, gen) -> torch.Tensor:
 def random_concept(d: int, k: int, *, p_F: int = 4, p_G: int = 4, act_F="sin", act_G="sin",
                    alpha: float = 0.3, beta: float = 1.0, input_dist: str = "unit_sphere",
                    seed: int = 0) -> Concept1:
-    """A seeded random member of Concept 1 (§5): weight directions uniform on
+    """A seeded random target of Concept 1's form (§5, eq 5.2; F(x) is not rescaled
+    to norm 1, so it is not a member of Concept 1 as stated): weight directions uniform on
     the sphere of radius 1/√2, coefficients a uniform in [−1, 1], activations
     from the registry (a list cycles over the units i ∈ [p])."""
     _check_int("d", d)
