@@ -91,6 +91,18 @@ def below(row: dict, threshold: float) -> tuple[int, int]:
     return sum(1 for e in errs if _finite(e) and e < threshold), len(errs)
 
 
+def seeds_below(row: dict, threshold: float, word: str = "seeds below") -> str:
+    """``7/8 seeds below`` with, where any fresh seed diverged, the count of those apart from the ones that
+    trained and ended above: ``4/8 seeds below (4 diverged)``, ``5/8 seeds below (2 converged above, 1 diverged)``."""
+    errs = fresh_errors(row)
+    n_below = sum(1 for e in errs if _finite(e) and e < threshold)
+    diverged = sum(1 for e in errs if not _finite(e))
+    above = len(errs) - n_below - diverged
+    notes = ([f"{above} converged above"] if above and diverged else []) + (
+        [f"{diverged} diverged"] if diverged else [])
+    return f"{n_below}/{len(errs)} {word}" + (f" ({', '.join(notes)})" if notes else "")
+
+
 def majority_below(row: dict, threshold: float) -> bool:
     n_below, n = below(row, threshold)
     return n_below * 2 > n
@@ -260,7 +272,7 @@ def _fig2_verdict(train_mode: str):
         against = [r for r in others if _finite(best_error(r)) and best_error(r) < thr]
         best_other = min(others, key=lambda r: best_error(r) if _finite(best_error(r)) else math.inf,
                          default=None)
-        seeds = "; ".join(f"m={r['m']}: {below(r, thr)[0]}/{below(r, thr)[1]} seeds below, "
+        seeds = "; ".join(f"m={r['m']}: {seeds_below(r, thr)}, "
                           f"median {median_error(r):.3f}" for r in mine)
         ok = (bool(wins) and not against) if mine else None
         text = (f"[{SEED_RULE}; threshold kα² = {thr:.2f}, predicting 0 gives {parity_zero():.2f}] Here: "
@@ -351,7 +363,6 @@ def _fig3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
         expected = _fig3_expected(beta)
         learned = [r for r in sel if majority_below(r, thr)]
         top = max(sel, key=lambda r: below(r, thr)[0] - median_error(r) * 1e-9)
-        n_below, n_all = below(top, thr)
         got = bool(learned)
         if expected is False:  # a negative statement: any seed below, at any width, counts against it
             touched = [r for r in sel if _finite(best_error(r)) and best_error(r) < thr]
@@ -364,9 +375,9 @@ def _fig3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
         trivial = (f"; predicting 0 gives {zero:.2f}, so not better than predicting 0"
                    if not learned and _finite(median_error(top)) and median_error(top) >= zero
                    else f"; predicting 0 gives {zero:.2f}" if beta < FIG3_ALPHA else "")
-        where = ("learned at " + ", ".join(f"m={r['m']} ({below(r, thr)[0]}/{below(r, thr)[1]} seeds)"
+        where = ("learned at " + ", ".join(f"m={r['m']} ({seeds_below(r, thr, word='seeds')})"
                                            for r in learned) if learned
-                 else f"not learned (best m={top['m']}: {n_below}/{n_all} seeds below, median "
+                 else f"not learned (best m={top['m']}: {seeds_below(top, thr)}, median "
                       f"{median_error(top):.3f}{trivial})")
         parts.append(f"{name}: {where} — {status}")
         if expected is not None and got != expected:
@@ -633,8 +644,8 @@ def _seed_count(row: dict, bound: float) -> str:
     errs = fresh_errors(row)
     edge = [f"{h} {row[h]:g} at its grid edge" for h in ("lr", "wd")
             if row.get(f"{h}_at_grid_edge") and seed_counts(errs, bound)[2]]
-    return (f"N={row['n_train']}: {_seed_words(errs, bound, tuple(edge))}, median {median_error(row):.4f} "
-            f"(lr {row.get('lr'):g}, wd {row.get('wd'):g})")
+    return (f"N={row['n_train']}: {_seed_words(errs, bound, tuple(edge))}, median {median_error(row):.4f}"
+            + (f" (lr {row['lr']:g}, wd {row['wd']:g})" if _finite(row.get("lr")) and _finite(row.get("wd")) else ""))
 
 
 def _unmeasured(rows: list[dict]) -> str:
