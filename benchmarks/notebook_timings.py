@@ -39,6 +39,7 @@ first (a copy in memory, from notebooks/; the files are not rewritten) and time 
     python benchmarks/notebook_timings.py                  # recount, rewrite the report and the guide's tables
     python benchmarks/notebook_timings.py --check          # exit 1 if the report or the guide differ
     python benchmarks/notebook_timings.py --run [NAME ...] # measure (all notebooks, or those named), then write
+    python benchmarks/notebook_timings.py --from-committed [NAME ...]  # times from the committed outputs' timestamps
 """
 
 from __future__ import annotations
@@ -547,6 +548,24 @@ def time_notebook(path: Path) -> dict:
             "checked_output": [t for t in checked if t]}
 
 
+def committed_times(path: Path) -> dict:
+    """The same record as :func:`time_notebook`, read from a notebook's committed outputs: the per-cell
+    execution timestamps that ``benchmarks/execute_notebook.py`` (nbclient) stores when it runs the notebook in
+    place. Kernel start-up is not in those timestamps; it is taken as 0."""
+    nb = nbformat.read(path, as_version=4)
+    cells = {}
+    for c in nb.cells:
+        if c.cell_type == "code":
+            s = _seconds(c.metadata)
+            if s is None:
+                raise ValueError(f"{path.name}: a code cell has no execution time; run benchmarks/execute_notebook.py")
+            cells[cell_hash(c.source)] = round(s, 2)
+    checked = ["".join(o.get("text", "") for o in c.outputs if o.get("output_type") == "stream").strip()
+               for c in nb.cells if c.cell_type == "code" and "nbval-ignore-output" not in c.metadata.get("tags", [])]
+    return {"seconds": round(sum(cells.values()), 1), "kernel_s": 0.0, "cells": cells,
+            "checked_output": [t for t in checked if t]}
+
+
 def time_widgets(device=None) -> dict:
     """Seconds from Train to the end of one default run of each live widget."""
     from resnetlearn.live import LiveRace, LiveTrainer
@@ -561,7 +580,7 @@ def time_widgets(device=None) -> dict:
     return out
 
 
-def measure(names: list[str], measured: dict, device=None) -> dict:
+def measure(names: list[str], measured: dict, device=None, *, committed: bool = False) -> dict:
     from resnetlearn.device import describe_device, select_device
 
     paths = sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))
@@ -573,13 +592,15 @@ def measure(names: list[str], measured: dict, device=None) -> dict:
     measured.setdefault("notebooks", {})
     measured["notebooks"] = {k: v for k, v in measured["notebooks"].items() if (NOTEBOOKS / f"{k}.ipynb").exists()}
     measured.update(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                    command="heavy python benchmarks/notebook_timings.py --run" + "".join(f" {n}" for n in names),
+                    command=("python benchmarks/execute_notebook.py, then python benchmarks/notebook_timings.py "
+                             "--from-committed" if committed else "heavy python benchmarks/notebook_timings.py --run")
+                    + "".join(f" {n}" for n in names),
                     machine={"platform": platform.platform(), "cpu_count": os.cpu_count(),
                              "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"), "python": sys.version.split()[0],
                              "device": describe_device(select_device(device))},
                     load_average_at_start=[round(x, 2) for x in os.getloadavg()])
     for p in chosen:
-        measured["notebooks"][p.stem] = time_notebook(p)
+        measured["notebooks"][p.stem] = committed_times(p) if committed else time_notebook(p)
         print(f"{p.name:44s} {measured['notebooks'][p.stem]['seconds']:7.1f} s", flush=True)
     if not names or "widget_run_s" not in measured:
         measured["widget_run_s"] = time_widgets(device)
@@ -594,14 +615,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", nargs="*", metavar="NAME", default=None,
                     help="execute and time the notebooks named (all when none is named) before writing")
+    ap.add_argument("--from-committed", nargs="*", metavar="NAME", default=None,
+                    help="take the run times from the notebooks' committed execution timestamps (written by "
+                         "benchmarks/execute_notebook.py) instead of running them again")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the report or the guide differ")
     ap.add_argument("--device", default=None)
     args = ap.parse_args(argv)
-    if args.check and args.run is not None:
-        ap.error("--check and --run exclude each other")
+    if sum(x is not None and x is not False for x in (args.run, args.from_committed, args.check or None)) > 1:
+        ap.error("--check, --run and --from-committed exclude each other")
     measured = json.loads(JSON_FILE.read_text()) if JSON_FILE.exists() else {}
-    if args.run is not None:
-        measured = measure(args.run, measured, args.device)
+    if args.run is not None or args.from_committed is not None:
+        names = args.run if args.run is not None else args.from_committed
+        measured = measure(names, measured, args.device, committed=args.from_committed is not None)
         JSON_FILE.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")
     est = all_estimates(measured)
     report = render_report(est, measured) + "\n"
