@@ -16,7 +16,8 @@ the cgroup v1 memory controller is what worked.)
 Recorded per notebook: the kernel's peak resident set (``ru_maxrss`` of the kernel process, read by a cell
 appended to the copy, and the largest of its waited-for children), the cgroup's peak charge (RSS plus page cache
 of the runner and kernel, ``memory.max_usage_in_bytes`` / ``memory.peak``), how often the cap was hit, the wall
-time, and whether it finished.
+time, whether it finished, and how many of the notebook's code cells had started (a kernel killed at the cap
+after its last cell dies in the appended measuring cell: every cell started, not finished).
 
     python benchmarks/notebook_memory.py [--limit 2G] [--lower 1G] [--only 03_hierarchical_learning ...]
 
@@ -146,6 +147,9 @@ def run_one(name: str, work: Path) -> dict:
     from nbclient import NotebookClient
 
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    for cell in nb.cells:  # the committed outputs and counts gone: what the copy shows is this run's
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     nb.cells.append(nbformat.v4.new_code_cell(MEASURE))
     start = time.perf_counter()
     error = None
@@ -162,7 +166,9 @@ def run_one(name: str, work: Path) -> dict:
         text = out.get("text", "")
         if "NOTEBOOK_MEMORY " in text:
             measured = json.loads(text.split("NOTEBOOK_MEMORY ", 1)[1])
-    return {"wall_s": round(wall, 1), "error": error, "kernel": measured}
+    code = [c for c in nb.cells[:-1] if c.cell_type == "code"]
+    return {"wall_s": round(wall, 1), "error": error, "kernel": measured,
+            "cells_run": sum(c.get("execution_count") is not None for c in code), "code_cells": len(code)}
 
 
 def _measure(name: str, limit: int, work: Path, env: dict) -> tuple[dict, str]:
@@ -186,6 +192,7 @@ def _measure(name: str, limit: int, work: Path, env: dict) -> tuple[dict, str]:
         "cgroup_peak_mib": round(peak / 2**20, 1) if peak is not None else None,
         "cap_hits": hits, "oom_kills": oom, "wall_s": result.get("wall_s"),
         "finished": result.get("error") is None and bool(kernel), "error": result.get("error"),
+        "code_cells_started": result.get("cells_run"), "code_cells": result.get("code_cells"),
     }
     print(f"{name:28s} cap {limit / 2**30:.2f} GiB: kernel peak RSS {row['kernel_peak_rss_mib']} MiB, cgroup peak "
           f"{row['cgroup_peak_mib']} MiB, cap hits {hits}, {row['wall_s']} s, finished {row['finished']}", flush=True)
