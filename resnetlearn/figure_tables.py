@@ -106,10 +106,10 @@ def kernel_table(result: FigureResult, digits: int = 3) -> str:
 def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3) -> str:
     """The paper's protocol next to an honest one, point by point: the median test error over fresh
     seeds of the cell selected by test error (§8.1 selects this way) ``/`` that of the cell selected on
-    a validation split held out of the training samples (``--select val``), for every network point.
+    validation samples (``--select val``: drawn fresh, the network trained on the same N samples,
+    :func:`resnetlearn.training.validation_split`), for every network point.
 
-    Both results must be the same figure at the same scale; the second pays for its honesty with
-    fewer training samples (the held-out fraction, :func:`resnetlearn.concept.data_split`)."""
+    Both results must be the same figure at the same scale."""
     pair = (by_test, by_val)
     if by_test.name != by_val.name:
         raise ValueError(f"by_test and by_val must be the same figure, got {by_test.name!r} and {by_val.name!r}")
@@ -125,7 +125,7 @@ def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3
     if not nets:
         raise ValueError(f"{by_test.name}: no network point appears in both results")
     fmt = lambda v: f"{v:.{digits}f}" if _finite(v) else "div"  # noqa: E731
-    return ("median test error over fresh seeds: cell selected by test error / on a validation split\n"
+    return ("median test error over fresh seeds: cell selected by test error / on validation samples\n"
             + _table(by_test, lambda r: f"{fmt(median_error(r))} / {fmt(median_error(val_rows[point_id(r)]))}",
                      width=18, rows=nets))
 
@@ -284,3 +284,68 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
                 points=len(result.rows),
                 reused_from_store=result.skipped, summary=result.summary)
     return atomic_write(Path(out) / f"{result.name}.provenance.json", json.dumps(info, indent=1, default=str))
+
+
+# ----------------------------------------------------------------- verdicts, generated (issue 29 item 5)
+VERDICT_WORDS = {True: "reproduced", False: "NOT reproduced", None: "not judged"}
+NOT_RUN = "not run (GPU scale)"
+"""The verdict of a figure with no shipped results (Figure 4(b): d = 100, N = 50000 needs a GPU)."""
+
+
+def _span(values) -> str:
+    vals = sorted({v for v in values if v is not None})
+    if not vals:
+        return "-"
+    return str(vals[0]) if len(vals) == 1 else ", ".join(map(str, vals)) if len(vals) <= 3 else f"{vals[0]}-{vals[-1]}"
+
+
+def verdict_facts(result: FigureResult) -> dict:
+    """What a figure's verdict rests on, read from its shipped rows: the verdict word, scale, selection rule,
+    N (per training mode where they differ), widths of the trained networks, fresh seeds, device."""
+    rows = result.rows
+    nets = [r for r in rows if r.get("mode") not in (None, "", "-", "kernel")]
+    sel = {r.get("select") for r in rows}
+    rule = "test-selected" if sel == {"test"} else "validation-selected (fresh samples, same N)" \
+        if sel == {"val"} else "/".join(sorted(map(str, sel)))
+    if result.name == "thm3":
+        rule += "; ResNet half: robust rule beside test-best"
+    by_mode: dict[str, set] = {}
+    for r in nets or rows:
+        by_mode.setdefault(r.get("mode") or "-", set()).add(r.get("n_train"))
+    if len({frozenset(v) for v in by_mode.values()}) <= 1:
+        n_text = _span(next(iter(by_mode.values())))
+    else:
+        n_text = "; ".join(f"{mode}: {_span(ns)}" for mode, ns in by_mode.items())
+    seeds = sorted({len(r.get("seed_errors") or []) - 1 for r in nets if r.get("seed_errors")})
+    prov = result.provenance or {}
+    return dict(figure=result.name, verdict=VERDICT_WORDS[result.reproduced], scale=prov.get("scale", "?"),
+                rule=rule, n=n_text, widths=_span(r.get("m") for r in nets),
+                seeds=f"{seeds[-1]} fresh" if seeds and seeds[-1] > 0 else "-",
+                device=", ".join(prov.get("device") or []) or "-")
+
+
+def verdict_sentence(facts: dict) -> str:
+    """One verdict line in the issue's form, e.g. ``fig2a: reproduced at cpu scale (m ≤ 500, N = 500,
+    test-selected, 8 fresh seeds)``."""
+    if facts["verdict"] == NOT_RUN:
+        return f"{facts['figure']}: {NOT_RUN}"
+    widths = facts["widths"]
+    m = f"m = {widths}" if widths != "-" else "no trained width"
+    return (f"{facts['figure']}: {facts['verdict']} at {facts['scale']} scale ({m}, N = {facts['n']}, "
+            f"{facts['rule']}, {facts['seeds']} seeds)")
+
+
+def verdict_table(results: dict[str, FigureResult | None], markdown: bool = True) -> str:
+    """The per-figure verdict table (notebook 05's opening table, the README's per-figure table), generated
+    from the shipped tables: one row per figure, ``None`` for a figure with no shipped results
+    (:data:`NOT_RUN`)."""
+    cols = ("figure", "verdict", "scale", "rule", "n", "widths", "seeds", "device")
+    heads = ("figure", "verdict", "scale", "selection rule", "N", "widths m", "seeds", "computed on")
+    facts = [verdict_facts(res) if res is not None else dict(dict.fromkeys(cols, "-"), figure=name, verdict=NOT_RUN)
+             for name, res in results.items()]
+    if markdown:
+        lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+        lines += ["| " + " | ".join(f"`{f[c]}`" if c == "figure" else str(f[c]) for c in cols) + " |"
+                  for f in facts]
+        return "\n".join(lines)
+    return "\n".join(verdict_sentence(f) for f in facts)

@@ -169,11 +169,18 @@ def load_figure(name: str, directory) -> FigureResult:
     groups = _match_points(path, rows, name=name, scale=prov["scale"], expected=expected, one_row_each=True)
     for p in expected:
         r = groups[point_id(p)][0]
-        want = 1 + len(p.get("rerun_seeds") or []) if p["model"] != "hand_built" and p["mode"] != "kernel" else None
+        want = (len(p["grid_seeds"]) if p.get("grid_seeds") else 1 + len(p.get("rerun_seeds") or [])) \
+            if p["model"] != "hand_built" and p["mode"] != "kernel" else None
         if want is not None and r.get("n_seeds") is not None and r["n_seeds"] not in (0, want):
             raise ValueError(f"{path}: {point_label(p)} has {r['n_seeds']} seeds, its configuration has {want}")
     verify_table(path, prov["scale"])  # last, so that a damaged table is named for what is wrong with it
     table = [r for _, r in rows]
+    if any(p.get("grid_seeds") for p in expected):  # the robust rule reads every seed of every cell: attach the runs
+        runs: dict[tuple, list[dict]] = {}
+        for run in load_runs(name, directory):
+            runs.setdefault(point_id(run), []).append(run)
+        for r in table:
+            r["runs"] = runs.get(point_id(r), [])
     summary, ok = summarise(name, table)
     return FigureResult(name, table, summary=summary, reproduced=ok, wall_time=prov.get("wall_time_s", math.nan),
                         provenance=prov)
