@@ -224,7 +224,8 @@ def load_runs(name: str, directory) -> list[dict]:
     for p in expected:
         runs = groups[point_id(p)]
         grid = p["model"] != "hand_built" and p["mode"] != "kernel"
-        want = len(p["lrs"]) * len(p["wds"]) if grid else 1 if p["model"] == "hand_built" else None
+        want = len(p["lrs"]) * len(p["wds"]) * len(p.get("grid_seeds") or [0]) if grid \
+            else 1 if p["model"] == "hand_built" else None
         n_grid = sum(r.get("role") != "rerun" for r in runs)
         if want is not None and n_grid != want:
             raise ValueError(f"{path}: {point_label(p)} has {n_grid} runs, its grid has {want}")
