@@ -118,8 +118,6 @@ LECTURE = (
      "the paper's Figure 2 from our multi-seed runs: what is reproduced, under which rule and N"),
     ("04_kernel_failure", "Rank counting", False,
      "N kernel sections span N dimensions; the degree-k parities need C(d, k): why every kernel fails"),
-    ("06_lazy_regime", "One NTK per block", False,
-     "each block near its own NTK is not the whole network being one NTK"),
     ("06_lazy_regime", "What the paper breaks", False,
      "the take-home: which assumption of the NTK analysis hierarchical learning does without"),
 )
