@@ -207,8 +207,8 @@ def training_figure(epochs, curves: dict, threshold: float | None, labels=None, 
                                      label=f"{labels[g]}: out₁ vs β·F", **dot)
                 ax2.semilogy(epochs, torch.as_tensor(curves["residual_vs_composite"])[:, g], "--",
                              color=line.get_color(), label=f"{labels[g]}: residual vs α·G(F)", **dot)
-            if thr:
-                ax2.axhline(threshold, **THRESHOLD_STYLE)
+            if thr:  # the residual's yardstick (out₁'s is E‖βF‖², off this scale)
+                ax2.axhline(threshold, **THRESHOLD_STYLE, label=f"{threshold_label(threshold)}: a zero residual branch")
             epoch_axis(ax2, total_epochs, epochs)
             ax2.set_ylabel("error of each block  E‖·‖²")
             ax2.set_title("what each block learned")
