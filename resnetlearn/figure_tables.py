@@ -15,7 +15,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .figures import SCALE_NOTES, below, median_error, plotted_error, point_id, scale_settings, seed_errors
+from .figures import (
+    SCALE_NOTES,
+    below,
+    fresh_errors,
+    median_error,
+    plotted_error,
+    point_id,
+    scale_settings,
+    seed_errors,
+)
 from .figures import spec as figure_spec
 from .points import RUN_KEYS
 from .store import _version, atomic_write, write_checksums
@@ -88,8 +97,13 @@ def seed_table(result: FigureResult) -> str:
         raise ValueError(f"{result.name} has no threshold to count seeds against")
     thr = lines[0][0]
     nets = [r for r in result.rows if r.get("mode") != "kernel"]
-    return f"seeds below {lines[0][1]} = {thr:.4g}\n" + _table(result, lambda r: "{}/{}".format(*below(r, thr)),
-                                                                 rows=nets)
+    def cell(r):  # a diverged seed is counted apart from one that trained and ended above
+        n_below, n = below(r, thr)
+        div = sum(1 for e in fresh_errors(r) if not _finite(e))
+        return f"{n_below}/{n}" + (f" ({div} div)" if div else "")
+
+    return (f"seeds below {lines[0][1]} = {thr:.4g} (div: fresh seeds that diverged)\n"
+            + _table(result, cell, rows=nets))
 
 
 def kernel_table(result: FigureResult, digits: int = 3) -> str:
