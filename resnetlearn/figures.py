@@ -475,8 +475,21 @@ def _norm_verdict(paper_best: float, paper_widths: int):
                 f"{', '.join(map(str, widths))} (paper: {paper_best} after searching m up to {paper_widths}; we "
                 f"searched far narrower networks and cannot say whether width explains the gap); SGD's best training "
                 f"fit {fit[0]:.3f} needs ‖W‖_F {fit[2]:.1f}, a hand-built one with error {h['test_error']:.3f} has "
-                f"‖W‖_F {h['frobenius_W']:.1f}."), ok
+                f"‖W‖_F {h['frobenius_W']:.1f}." + _fit_note(runs)), ok
     return verdict
+
+
+def _fit_note(runs: list) -> str:
+    """What SGD's runs (train, test, ‖W‖_F) say about fitting: the test-best run's training error, and the test
+    errors of the runs that fit the training set (training error below 0.1)."""
+    best = min(runs, key=lambda g: g[1])
+    fits = [g for g in runs if g[0] < 0.1]
+    text = f" The test-best run ends at training error {best[0]:.3f} (‖W‖_F {best[2]:.1f})"
+    if fits:
+        text += (f"; the {len(fits)} runs that fit the training set (training error < 0.1) have test errors "
+                 f"{min(g[1] for g in fits):.3f}–{max(g[1] for g in fits):.3f} and ‖W‖_F "
+                 f"{min(g[2] for g in fits):.1f}–{max(g[2] for g in fits):.1f}")
+    return text + "."
 
 
 # ----------------------------------------------------------------- the §7 hard instance
