@@ -444,6 +444,16 @@ def render_cold_reads(est: dict) -> str:
                 + " | ".join(f"**{x:g}**" for x in sums) + f" | **{_m(None if None in now else sum(now))}** |")
     rows += ["", f"The version read: commit {then.get('commit', '?')}. Readers: "
              + "; ".join(f"{r['id']}: {r['background']}" for r in readers) + ". " + CALIBRATION]
+    for c in reads.get("checks", []):   # later reads, not used to calibrate: how the model holds up
+        read = [n for n in COURSE if n in c["minutes"]]
+        lab = [n for n in LAB if n in c["minutes"]]
+        rows += ["", f"A check after calibration ({c['id']}: {c['background']}; commit {c['commit']}):", "",
+                 "| notebook | reader min (score) | model min now |", "|---|---|---|"]
+        rows += [f"| `{n}` | {c['minutes'][n]} ({c['scores'].get(n, '—')}) | {_m(est[n]['estimate_min'])} |"
+                 for n in read]
+        model_lab = [est[n]["estimate_min"] for n in lab]
+        rows.append(f"| **lab** | **{sum(c['minutes'][n] for n in lab):g}** | "
+                    f"**{_m(None if None in model_lab else sum(model_lab))}** |")
     return "\n".join(rows)
 
 
