@@ -438,12 +438,9 @@ _OPENED_CLEAN_JS = """() => {
 
 def _tracked_copy(dest: Path) -> Path:
     """The repository's tracked files as they are in the working tree (a fresh clone of this state)."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for name in files.decode().split("\0"):
-        if name and (ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, dest / name)
-    return dest
+    from repo_copy import tracked_copy
+
+    return tracked_copy(dest)
 
 
 def _reusing_venv(path: Path) -> Path:

@@ -65,11 +65,9 @@ def test_the_flag_allows_the_shipped_folder(monkeypatch):
 
 def _tracked_copy(dest: Path) -> Path:
     """The repository's tracked files as they are in the working tree, committed in a fresh repository."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for name in files.decode().split("\0"):
-        if name and (ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, dest / name)
+    from repo_copy import tracked_copy
+
+    tracked_copy(dest)
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org"]
     subprocess.run([*git, "init", "-q"], cwd=dest, check=True)
     subprocess.run([*git, "add", "-A"], cwd=dest, check=True)
