@@ -597,8 +597,11 @@ def to_matplotlib(fig: go.Figure, *, size=None):
 
     from .plots import FIGURE_WIDTH, style
 
+    n = len(_axis_names(fig))
+    # three or more panels are stacked, one per row, so the picture keeps the width of the output area
+    default = (FIGURE_WIDTH * (1 + 0.5 * (n - 1)), 4.6) if n <= 2 else (FIGURE_WIDTH, 3.0 * n)
     with plt.rc_context(style()):  # the one style's font sizes (legend 12.5 px at full width)
-        return _to_matplotlib(fig, size=size or (FIGURE_WIDTH * (1 + 0.5 * (len(_axis_names(fig)) - 1)), 4.6))
+        return _to_matplotlib(fig, size=size or default)
 
 
 def _to_matplotlib(fig: go.Figure, *, size):
@@ -608,7 +611,8 @@ def _to_matplotlib(fig: go.Figure, *, size):
     n = len(panels)
     mfig = Figure(figsize=size, layout="constrained")
     shared = n > 1 and all(fig.layout[f"yaxis{ya[1:]}"].matches for _, ya in panels[1:])
-    axes = mfig.subplots(1, n, squeeze=False, sharey=shared)[0]
+    rows, cols = (1, n) if n <= 2 else (n, 1)
+    axes = list(mfig.subplots(rows, cols, squeeze=False, sharey=shared).flat)
     where = {xa: axes[i] for i, (xa, _) in enumerate(panels)}
     handles: dict[str, object] = {}
     for t in fig.data:
