@@ -497,7 +497,16 @@ def _stop(proc) -> None:
 
 def _open_fresh(url: str, shot: str) -> tuple[dict, str, list[str]]:
     """Open ``url`` in a fresh browser at 1280×800, wait for the notebook and its idle kernel, let it settle,
-    screenshot; return the notebook's state, the page text and the page's console errors."""
+    screenshot; return the notebook's state, the page text and the page's console errors. Run in a thread of
+    its own: the module-scoped ``nb05`` fixture keeps a sync Playwright (and its event loop) alive in this
+    thread until the module ends, and a second sync Playwright refuses to start inside a running loop."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(_open_fresh_here, url, shot).result()
+
+
+def _open_fresh_here(url: str, shot: str) -> tuple[dict, str, list[str]]:
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
