@@ -2,9 +2,9 @@
 
 For each shipped scale folder (``results/quick``, ``results/quick-val``, ``results/cpu``) the store is copied into
 a temporary folder and each figure's own shipped command (read from its provenance: scale, device, selection
-rule) is run again there. Nothing may be recomputed (every point must be found under its key), and every table, per-run table,
-summary, checksum and plot written must equal the shipped file byte for byte. The provenance file is compared
-apart from the fields that describe the run itself (command, date, wall time, threads, package version/commit).
+rule) is run again there. Nothing may be recomputed (every point must be found under its key), and every table,
+per-run table, summary, checksum and plot written must equal the shipped file byte for byte. The provenance
+file is compared apart from the fields that describe the run itself (command, date, wall time, threads, versions).
 
     python benchmarks/rederive_tables.py [--keep DIR]
 
