@@ -108,7 +108,11 @@ def test_private_names_across_modules_and_subpackages(tmp_path):
         "learners/__init__.py": "",
         "learners/net.py": "from ..store import _version\nfrom .fit import _step\n",
         "learners/fit.py": "_step = 1\n",
+        "learners/registry.py": "KERNEL_REGISTRY = {}\n\ndef f(s):\n    return s == 'gaussian'\n",
     }))
+    # a module that defines KERNEL_REGISTRY is a record wherever it lives: its comparison is not counted
+    assert "learners.registry" in m["records"] and "resnetlearn/learners/registry.py" not in str(
+        m["learner_name_comparisons_by_file"])
     assert m["private_imports"] == ["learners.net:1 store._version", "learners.net:2 learners.fit._step",
                                     "tables:2 store._version", "tables:5 store._version"]
     assert m["private_names_imported_across_modules"] == 4
