@@ -13,7 +13,14 @@ def test_registry_torch_matches_symbolic():
     assert torch.allclose(activation("sigmoid")(t), torch.sigmoid(t))
     assert torch.allclose(activation("poly", coeffs=[1, 0, 2])(t), 1 + 2 * t**2)
     assert activation("cos", c=7).expr == sympy.cos(7 * Z)
-    assert len(activation_names()) >= 7
+    # every listed name is one of these, and each evaluates to the function written here (c = 1, p = 2)
+    want = {"sin": torch.sin, "cos": torch.cos, "exp": lambda x: torch.exp(x) - 1, "tanh": torch.tanh,
+            "sigmoid": lambda x: 1 / (1 + torch.exp(-x)), "power": lambda x: x**2, "poly": lambda x: 1 + 2 * x**2}
+    names = [line.split(":")[0] for line in activation_names()]
+    assert sorted(names) == sorted(want)
+    for name in names:
+        kw = {"p": 2} if name == "power" else {"coeffs": [1, 0, 2]} if name == "poly" else {}
+        assert torch.allclose(activation(name, **kw)(t), want[name](t), rtol=1e-12, atol=1e-14), name
 
 
 def test_custom_activation_checks_its_callable():
@@ -25,9 +32,16 @@ def test_custom_activation_checks_its_callable():
         activation("z*y")
 
 
-def test_device_selection_errors_are_explicit():
+def test_device_selection_errors_are_explicit(monkeypatch):
+    from resnetlearn import device
+
     assert select_device("cpu").type == "cpu"
-    assert select_device(None).type in ("cpu", "cuda", "mps")
+    # auto: cuda, then mps, then cpu (the docstring's order), on each machine the three can describe
+    for cuda, mps, want in ((True, True, "cuda"), (False, True, "mps"), (False, False, "cpu")):
+        with monkeypatch.context() as mp:
+            mp.setattr(torch.cuda, "is_available", lambda cuda=cuda: cuda)
+            mp.setattr(device, "_mps_available", lambda mps=mps: mps)
+            assert select_device(None).type == want and select_device("auto").type == want
     with pytest.raises(ValueError, match="device must be one of"):
         select_device("tpu")
     if not torch.cuda.is_available():

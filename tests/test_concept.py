@@ -83,8 +83,15 @@ def test_companion_target_values():
     assert torch.allclose(t(x), torch.tensor([[4.0], [4 * math.cos(7)]], dtype=torch.float64))
     s = t.sample(100, seed=0)
     assert s.base is None and torch.allclose(s.x.norm(dim=1), torch.ones(100))
-    r = t.reference_errors(n_mc=20_000)
-    assert r.f_only is None and not r.exact and r.zero > 0
+    r = t.reference_errors(n_mc=1_000_000)  # E F*² ≈ 31.07 ± 0.07
+    assert r.f_only is None and not r.exact
+    # E F*(x)² by a second Monte Carlo written here: x = g/‖g‖ with g ~ N(0, I_4), F* from the docstring's formula
+    g = torch.randn(1_000_000, 4, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    x = g / g.norm(dim=1, keepdim=True)
+    y = (torch.sin(3 * x[:, 0]) + torch.sin(3 * x[:, 1]) + torch.sin(3 * x[:, 2]) - 2) ** 2 * torch.cos(7 * x[:, 3])
+    assert torch.allclose(t(x)[:, 0], y, rtol=1e-12, atol=1e-12)
+    se = float((y**2).std() / math.sqrt(len(y)))
+    assert abs(r.zero - float((y**2).mean())) < 4 * math.hypot(r.zero_se, se)
 
 
 def test_determinism_and_device_dtype():

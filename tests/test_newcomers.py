@@ -195,12 +195,11 @@ def test_make_lab_passes_allow_root_as_root_and_keeps_lab_args():
 # ----------------------------------------------------------------- complexity budget
 def test_complexity_budget_answers_within_20_s_and_says_how_to_allow_more():
     from resnetlearn.complexity import complexity_s
-    from resnetlearn.taylor import TIME_BUDGET, SeriesBudgetError
+    from resnetlearn.taylor import SeriesBudgetError
 
-    assert TIME_BUDGET <= 20
     t0 = time.perf_counter()
-    with pytest.raises(SeriesBudgetError) as err:
-        complexity_s("exp(exp(exp(z)))")
+    with pytest.raises(SeriesBudgetError, match=r"no answer within time_budget = 20(\.0)? s") as err:
+        complexity_s("exp(exp(exp(z)))")  # the default budget: the 20 s promised, not whatever the constant says
     took = time.perf_counter() - t0
-    assert took < TIME_BUDGET + 5, took
+    assert 20 <= took < 25, took  # it waited the whole budget, and stopped soon after
     assert "time_budget=" in str(err.value) and "None" in str(err.value)

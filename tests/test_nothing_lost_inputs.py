@@ -3,6 +3,8 @@ errors and memory. Each test feeds the input the audit used, then checks the cle
 the parameter and the allowed values) or the right answer that now comes instead."""
 
 import inspect
+import math
+import os
 import time
 import warnings
 
@@ -164,7 +166,8 @@ def test_complexity_stops_at_its_time_budget():
     assert time.perf_counter() - t0 < 10
     with pytest.raises(ValueError, match="time_budget must lie in"):
         complexity.complexity_s("sin", time_budget=0)
-    assert complexity.complexity_s("sin", time_budget=None).n_terms > 0
+    # no budget: the whole answer, C*·(cosh 1 + sinh 1) = C*·e
+    assert complexity.complexity_s("sin", time_budget=None).value == pytest.approx(1e4 * math.e, rel=1e-12)
 
 
 # ----------------------------------------------------------------- 4. misleading errors
@@ -255,9 +258,28 @@ def test_training_and_kernels_check_before_allocating(eight_gib, monkeypatch):
         kernels.check_gram_memory(10**6, 10**6)
 
 
-def test_available_bytes_reads_the_machine():
+def test_available_bytes_reads_the_machine(monkeypatch):
+    """Each of the three answers, checked against the machine read here by another route: /proc/meminfo's
+    MemAvailable (parsed by hand), the total RAM from sysconf where /proc/meminfo cannot be opened, and
+    (None, "unknown") where neither can be read."""
     have, kind = memory.available_bytes()
-    assert have is None or have > 0 and kind in ("available RAM", "total RAM")
+    with open("/proc/meminfo") as f:
+        mem_available = dict(line.split(":", 1) for line in f)["MemAvailable"].split()
+    assert mem_available[1] == "kB" and kind == "available RAM"
+    assert abs(have - int(mem_available[0]) * 1024) <= 2**30  # free memory moves, by less than 1 GiB in between
+
+    def no_meminfo(*a, **k):
+        raise OSError("no /proc")
+
+    monkeypatch.setattr(memory, "open", no_meminfo, raising=False)
+    assert memory.available_bytes() == (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "total RAM")
+
+    def no_sysconf(name):
+        raise ValueError(name)
+
+    monkeypatch.setattr(memory.os, "sysconf", no_sysconf)
+    assert memory.available_bytes() == (None, "unknown")
+    monkeypatch.undo()
     if torch.cuda.is_available():
         free, kind = memory.available_bytes("cuda")
         assert 0 < free <= torch.cuda.mem_get_info()[1] and "cuda" in kind

@@ -133,14 +133,16 @@ def test_the_checker_finds_what_it_claims():
               "<details><summary>Answer</summary><!-- key: 0.361 --></details>",
               "> **Reason.** Why?\n\n<details><summary>Answer</summary>no key</details>",
               "## Try this\n\n1. One.\n2. Two.\n\n<details><summary>Expected</summary>x</details>")
-    found = problems(bad, lab=True)
-    assert any("0.361" in p and "already appears" in p for p in found)
-    assert any("no folded answer" in p for p in found)
-    assert any("2 tasks but 1 folds" in p for p in found)
-    assert any("2 reasoning question(s)" in p for p in found)
+    assert sorted(problems(bad, lab=True)) == [  # these four, each once, and nothing else
+        "2 reasoning question(s) in the lab sections, at least 3 wanted",
+        "cell 0: '> **Predict.** How far below 1?': its key '0.361' already appears above the question",
+        "cell 2: '> **Reason.** Why?' has no folded answer with <!-- key: … --> before the next",
+        "section 'Try this': 2 tasks but 1 folds",
+    ]
     # printed outputs count as "before", and 0.36 is not 0.361
     out = _nb("code:print('x')", "> **Predict.** Value?\n\n<details><summary>A</summary><!-- key: 0.36 --></details>")
     out.cells[0].outputs = [nbformat.v4.new_output("stream", text="0.361 and 10.36\n")]
     assert problems(out, lab=False) == []
     out.cells[0].outputs = [nbformat.v4.new_output("stream", text="error 0.36.\n")]
-    assert problems(out, lab=False)
+    assert problems(out, lab=False) == [
+        "cell 1: '> **Predict.** Value?': its key '0.36' already appears above the question"]

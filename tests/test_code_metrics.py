@@ -1,0 +1,174 @@
+"""benchmarks/code_metrics.py measures what issue 26 asks to bring down; these tests check the metric itself on
+small synthetic packages written here (what each count must find, and what it must not), not thresholds on the
+real package."""
+
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("code_metrics", ROOT / "benchmarks" / "code_metrics.py")
+cm = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cm)
+
+RECORDS = {
+    "networks.py": """
+        ARCHITECTURES = {a.name: a for a in (
+            Architecture("2layer", "two layers"),
+            Architecture("2layer_signs", "fixed signs"),
+            Architecture("newnet", "added today"),
+        )}
+
+        def check(arch):
+            return arch == "2layer"  # a record answering: not counted
+    """,
+    "kernel_registry.py": """
+        KERNEL_REGISTRY = {e.name: e for e in (KernelEntry("gaussian", None), KernelEntry("ntk_inf", None))}
+    """,
+    "training.py": """
+        MODES = ("all", "hidden")
+
+        def outputs(mode):
+            if mode == "hidden":
+                return 1
+            return 2
+    """,
+}
+
+
+def _package(tmp_path, files):
+    """Write ``files`` (path under resnetlearn/ → source) and return the root to measure."""
+    for rel, src in {**RECORDS, **files}.items():
+        p = tmp_path / "resnetlearn" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(src).lstrip())
+    (tmp_path / "resnetlearn" / "__init__.py").touch()
+    (tmp_path / "benchmarks").mkdir(exist_ok=True)
+    return tmp_path
+
+
+def test_name_lists_are_read_from_the_records(tmp_path):
+    m = cm.measure(_package(tmp_path, {}))
+    assert m["name_lists"]["architecture"] == ["2layer", "2layer_signs", "newnet"]
+    assert m["name_lists"]["kernel"] == ["gaussian", "ntk_inf"]
+    assert m["name_lists"]["mode"] == ["all", "hidden"]
+    # training.py is no record: its mode branch counts; networks.py's comparison does not
+    assert m["learner_name_comparisons_by_file"] == {
+        "resnetlearn/training.py": [{"line": 4, "names": ["hidden"], "categories": ["mode"]}]}
+
+
+def test_comparisons_with_every_kind_mode_and_architecture(tmp_path):
+    m = cm.measure(_package(tmp_path, {"figs.py": """
+        def f(p, args, s):
+            a = p["model"] == "2layer_signs"
+            b = p["model"] in ("hand_built", "kernel")
+            c = s == "ntk_inf:2layer"
+            d = s.startswith("ntk_")
+            e = p["model"] != "newnet"
+            g = p["mode"] == "other"
+            h = args.figure == "all"
+            match s:
+                case "gaussian":
+                    pass
+            return {"2layer": 1, "gaussian": 2}
+    """}))
+    hits = m["learner_name_comparisons_by_file"]["resnetlearn/figs.py"]
+    assert [(h["line"], h["names"], h["categories"]) for h in hits] == [
+        (2, ["2layer_signs"], ["architecture"]),
+        (3, ["hand_built", "kernel"], ["kind"]),
+        (4, ["ntk_inf:2layer"], ["kind"]),  # a kernel spec
+        (5, ["ntk_inf"], ["kind"]),  # "ntk_" begins a kernel name
+        (6, ["newnet"], ["architecture"]),  # read from ARCHITECTURES, no list to edit
+        (10, ["gaussian"], ["kind"]),  # a match case
+    ]  # "other" is no learner; args.figure == "all" is the CLI's every-figure choice, not a mode
+    assert m["learner_name_comparisons_outside_records"] == 7  # the six above and training.py's mode branch
+    assert m["learner_name_comparisons_by_category"] == {"kind": 4, "mode": 1, "architecture": 2}
+    assert m["name_keyed_tables_by_file"] == {"resnetlearn/figs.py": [12]}
+
+
+def test_a_missing_name_list_is_an_error(tmp_path):
+    root = _package(tmp_path, {})
+    (root / "resnetlearn" / "training.py").write_text("X = 1\n")
+    with pytest.raises(ValueError, match="mode"):
+        cm.measure(root)
+
+
+def test_private_names_across_modules_and_subpackages(tmp_path):
+    m = cm.measure(_package(tmp_path, {
+        "store.py": "_version = 1\n",
+        "tables.py": """
+            from . import store
+            from .store import _version
+
+            def v():
+                return store._version, store.__name__
+        """,
+        "learners/__init__.py": "",
+        "learners/net.py": "from ..store import _version\nfrom .fit import _step\n",
+        "learners/fit.py": "_step = 1\n",
+        "learners/registry.py": "KERNEL_REGISTRY = {}\n\ndef f(s):\n    return s == 'gaussian'\n",
+    }))
+    # a module that defines KERNEL_REGISTRY is a record wherever it lives: its comparison is not counted
+    assert "learners.registry" in m["records"] and "resnetlearn/learners/registry.py" not in str(
+        m["learner_name_comparisons_by_file"])
+    assert m["private_imports"] == ["learners.net:1 store._version", "learners.net:2 learners.fit._step",
+                                    "tables:2 store._version", "tables:5 store._version"]
+    assert m["private_names_imported_across_modules"] == 4
+    assert m["private_names_imported_across_subpackages"] == 1  # learners/ → the top level; fit is a sibling
+
+
+def test_deferred_imports_and_their_direction(tmp_path):
+    m = cm.measure(_package(tmp_path, {
+        "low.py": "X = 1\n",
+        "up.py": "from . import mid\n",
+        "side.py": "Y = 2\n",
+        "mid.py": """
+            from . import low
+
+
+            def f():
+                import json
+                from .low import X
+                from .up import mid  # up imports mid back: deferred to break the cycle
+                from .side import Y
+                # plotly is optional; side draws with it
+                from . import side
+                try:  # side again: optional too
+                    from .side import Y as Z
+                except ImportError:
+                    Z = None
+                return json, X, mid, Y, side, Z
+        """,
+    }))
+    assert m["deferred_imports_list"] == [
+        "mid:5 -> (outside) [outside]",
+        "mid:6 -> low [downward]",
+        "mid:7 -> up [upward, commented]",
+        "mid:8 -> side [sideways]",
+        "mid:10 -> side [sideways, commented]",  # the comment on the line before
+        "mid:12 -> side [sideways, commented]",  # the comment on the block header before
+    ]  # mid:8 is not commented by the comment that ends mid:7, a statement of its own
+    assert (m["deferred_imports"], m["deferred_internal_imports"], m["deferred_sideways_or_upward_uncommented"]) \
+        == (6, 5, 1)
+
+
+def test_long_modules_and_functions(tmp_path):
+    body80 = "def ok():\n" + "    x = 1\n" * 78 + "    return x\n"  # 80 lines: within the limit
+    body81 = "class C:\n    def long(self):\n" + "        x = 1\n" * 79 + "        return x\n"  # 81 lines
+    m = cm.measure(_package(tmp_path, {"big.py": body80 + body81 + "Z = 0\n" * (601 - 80 - 82)}))
+    assert m["modules_over_600_lines"] == {"big": 601}
+    assert m["functions_over_80_lines"] == 1
+    assert m["long_functions_by_file"] == {"resnetlearn/big.py": ["C.long:82 (81 lines)"]}
+
+
+def test_the_real_name_lists_are_complete():
+    """The names the metric reads by AST are those the package defines (read here by importing it)."""
+    from resnetlearn import kernel_registry, networks, training
+
+    m = cm.measure()
+    assert m["name_lists"]["architecture"] == sorted(networks.ARCHITECTURES)
+    assert "2layer_signs" in m["name_lists"]["architecture"]
+    assert m["name_lists"]["kernel"] == sorted(kernel_registry.KERNEL_REGISTRY)
+    assert m["name_lists"]["mode"] == sorted(training.MODES)
