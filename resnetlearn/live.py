@@ -51,7 +51,6 @@ from .race import (
     check_learners_fit,
     error_text,
     race_figure,
-    race_figure_mpl,
     race_outcome,
     race_state,
     run_race,
@@ -464,9 +463,10 @@ class LiveRace(_Panel):
         return run_race(cfg, device=self.device, cancel=ctx.cancelled, on_frame=on_frame)
 
     def _frame(self, state: dict, cfg: RaceConfig):
-        if self.view.kind == "plotly":
-            return race_figure(state, large=self.large)
-        return race_figure_mpl(state, large=self.large)
+        from .figures_plotly import to_matplotlib  # the one renderer: the PNG view is the plotly figure drawn
+
+        fig = race_figure(state, large=self.large)
+        return fig if self.view.kind == "plotly" else to_matplotlib(fig, large=self.large)
 
     def _has_data(self, data: dict) -> bool:
         return any(c["epochs"] for c in data["curves"].values())
@@ -509,9 +509,11 @@ class LiveRace(_Panel):
         state, _ = got
         outcome = race_outcome(state)
         title = (f"Finished race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
-                 f"β = {state['beta']:.2f}, m = {state['m']}, {state['epochs_total']} epochs\n"
+                 f"β = {state['beta']:.2f}, m = {state['m']}, {state['epochs_total']} epochs<br>"
                  + _short_outcome(state))
-        png = to_png(race_figure_mpl(state, large=self.large, title=title))
+        from .figures_plotly import to_matplotlib
+
+        png = to_png(to_matplotlib(race_figure(state, large=self.large, title=title), large=self.large))
         return png, f"The race ({outcome}). {LIVE_NOTE}"
 
     def _done(self, res: RaceResult, cfg: RaceConfig, ctx: RunContext) -> str:
@@ -627,14 +629,9 @@ class FigureRerun:
             self.button.disabled = False
 
     def _frame(self, data: dict, settings):
-        try:  # the shared style (colour by family, plain log ticks, legend outside), drawn by matplotlib
-            from .figures_plotly import result_figure, to_matplotlib
+        from .figures_plotly import result_figure, to_matplotlib  # the one picture, as the CLI's FIG.png
 
-            return to_matplotlib(result_figure(data["result"]))
-        except ImportError:  # no plotly: the CLI's plot
-            from .reproduce import figure_plot
-
-            return figure_plot(data["result"])
+        return to_matplotlib(result_figure(data["result"]))
 
     def _done(self, res, settings, ctx: RunContext) -> str:
         return (f"{res.summary} ({res.wall_time:.0f} s, {res.skipped} of {len(res.rows)} points reused "
