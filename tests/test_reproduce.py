@@ -370,3 +370,28 @@ def test_verdict_text_is_generated_from_the_tables_and_no_sentence_contradicts_i
     wrong = {n: ("NOT reproduced" if v == "reproduced" else "reproduced") for n, v in verdicts.items()}
     assert _contradictions("Figure 2(a) is reproduced at cpu scale.", wrong)
     assert not _contradictions("Figure 2(a) is reproduced at cpu scale.", verdicts | {"fig2a": "reproduced"})
+
+
+def test_table_reading_rerun_hints_name_the_folder_and_into_shipped_for_the_shipped_results(tmp_path):
+    """The hint of a missing table or provenance is a command that works as printed: ``--out`` the folder
+    looked in, its scale when the folder is named after one, and ``--into-shipped`` exactly when the folder
+    lies in the shipped results/ (which the command line refuses without it)."""
+    from resnetlearn.store import PACKAGE_ROOT
+    from resnetlearn.table_reading import load_runs, rerun_command
+
+    shipped = PACKAGE_ROOT / "results" / "quick"
+    assert rerun_command("fig2a", shipped) == f"python -m resnetlearn reproduce fig2a --scale quick --out {shipped} " \
+                                               "--into-shipped"
+    assert rerun_command("fig2a", tmp_path / "cpu") == f"python -m resnetlearn reproduce fig2a --scale cpu --out " \
+                                                       f"{tmp_path / 'cpu'}"
+    with pytest.raises(ValueError) as err:  # a figure never run at this scale: the table is missing
+        load_figure("fig4b", shipped)
+    assert f"run: python -m resnetlearn reproduce fig4b --scale quick --out {shipped} --into-shipped" in str(err.value)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "fig2a_runs.csv").write_text("figure,scale\n")
+    with pytest.raises(ValueError) as err:  # the provenance is missing, in a user's folder
+        load_runs("fig2a", tmp_path / "mine")
+    assert f"rerun: python -m resnetlearn reproduce fig2a --out {tmp_path / 'mine'})" in str(err.value)
+    assert "--into-shipped" not in str(err.value)
+    # the hint, run as printed in the shipped folder's case, passes the command line's check
+    assert cli._output_directory(str(shipped), into_shipped=True) == shipped
