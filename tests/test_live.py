@@ -352,7 +352,7 @@ def test_race_stop_within_a_second_and_alpha_zero_png():
 def test_figure_rerun_button_runs_then_reuses_the_store(tmp_path):
     from resnetlearn.live import FigureRerun
 
-    r = FigureRerun("companion", "tiny", out=tmp_path, device="cpu")
+    r = FigureRerun("companion", "tiny", out=tmp_path, device="cpu", mine=tmp_path / "mine")
     assert r.image.layout.display == "none"  # no broken-image icon before the first result
     assert r.button.layout.width == "auto"  # the label is not cut off
     r.button.click()
