@@ -617,29 +617,32 @@ class FigureRerun:
             out["your run"] = (self.job.last_result, f"this button's run, written to {self.mine}")
         return out
 
+    def _sides(self, runs: dict | None = None) -> list[tuple[str, str, str, str]]:
+        """(heading with the verdict, where from, summary line, error table) of "your run" and "shipped"."""
+        from .figure_tables import VERDICT_WORDS, error_table
+
+        sides = []
+        for who, (res, where) in (runs or self.runs()).items():
+            head = f"{who}: {self.figure} at {self.scale} scale"
+            sides.append((head, where, "", "") if res is None else
+                         (f"{head}, {VERDICT_WORDS[res.reproduced]}", where, res.summary, error_table(res)))
+        return sides
+
     def comparison(self, runs: dict | None = None) -> str:
         """The user's run beside the shipped one (``runs``: :meth:`runs`) as text: for each, its label and
         verdict, where it came from, its verdict line and error table
         (:func:`~resnetlearn.figure_tables.error_table`)."""
-        from .figure_tables import VERDICT_WORDS, error_table
-
-        parts = []
-        for who, (res, where) in (runs or self.runs()).items():
-            head = f"{who}: {self.figure} at {self.scale} scale" + ("" if res is None else
-                                                                    f", {VERDICT_WORDS[res.reproduced]}")
-            parts.append(f"{head}\n{where}" if res is None else f"{head}\n{where}\n{res.summary}\n{error_table(res)}")
-        return "\n\n".join(parts)
+        return "\n\n".join("\n".join(part for part in side if part) for side in self._sides(runs))
 
     def _compare_html(self) -> str:
         import html
 
-        cells = []
-        for block in self.comparison().split("\n\n"):
-            head, where, body = (block.split("\n", 2) + ["", ""])[:3]
-            cells.append(f"<div style='flex:1 1 28em;min-width:0'><b>{html.escape(head)}</b><br>"
-                         f"<i>{html.escape(where)}</i>"
-                         f"<pre style='font-size:12px;overflow-x:auto'>{html.escape(body)}</pre></div>")
-        return f"<div style='display:flex;flex-wrap:wrap;gap:1em'>{''.join(cells)}</div>"
+        cells = [f"<div style='flex:1 1 28em;min-width:0'><b>{html.escape(head)}</b><br><i>{html.escape(where)}</i>"
+                 + (f"<div style='font-size:12px;line-height:1.3;margin-top:0.4em'>{html.escape(summary)}</div>"
+                    f"<pre style='font-size:12px;white-space:pre;overflow-x:auto'>{html.escape(table)}</pre>"
+                    if table else "") + "</div>"
+                 for head, where, summary, table in self._sides()]
+        return f"<div style='display:flex;flex-wrap:wrap;gap:1em;line-height:1.4'>{''.join(cells)}</div>"
 
     def static_picture(self) -> tuple[bytes | None, str]:
         """PNG and text for readers without a kernel: the plot of the user's run (else of the shipped
