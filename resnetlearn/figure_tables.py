@@ -1,5 +1,6 @@
 """A figure's result as tables and a picture: the tidy table ``FIG.csv``, every run ``FIG_runs.csv``,
-the provenance, the static plot, and the text tables the notebooks print.
+the provenance, the static plot (``FIG.png``: the notebooks' picture,
+:func:`resnetlearn.figures_plotly.result_png`), and the text tables the notebooks print.
 
 Every table and plot reads the figure's specification (:mod:`resnetlearn.figures`): its curves
 (:attr:`~resnetlearn.figures.FigureSpec.label` against ``xkey``), its reference lines and its plot kind,
@@ -144,70 +145,6 @@ def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3
                      width=18, rows=nets))
 
 
-def figure_plot(result: FigureResult):
-    """Paper-style plot: test error vs width (or N) on log axes, with kα²."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4.5))
-    ax = fig.subplots()
-    spec = figure_spec(result.name)
-    if spec.plot == "norm_vs_error":
-        floor = 1e-3  # errors below are drawn at the floor (a hand-built fit can be exact)
-        for r in result.rows:
-            if r["model"] == "hand_built" and _finite(r["test_error"]):
-                ax.scatter([max(r["test_error"], floor)], [r["frobenius_W"]], marker="*", s=160, color="crimson")
-        n_div = sum(r.get("diverged") or 0 for r in result.rows if r["model"] == "2layer_signs") + sum(
-            1 for r in result.rows if r["model"] == "hand_built" and not _finite(r["test_error"]))
-        if n_div:
-            ax.scatter([], [], marker="x", color="gray", label=f"diverged runs, not drawn: {n_div}")
-        pts = [g for r in result.rows if r["model"] == "2layer_signs" for g in (r.get("grid") or [])]
-        ax.scatter([max(p[0], floor) for p in pts], [p[2] for p in pts], s=12, label="SGD runs: train error")
-        ax.scatter([max(p[1], floor) for p in pts], [p[2] for p in pts], s=12, label="SGD runs: test error")
-        ax.scatter([], [], marker="*", s=160, color="crimson", label="built by hand (train = test)")
-        ax.set_xscale("log")
-        ax.set_xlabel(f"error (values below {floor:g} drawn at {floor:g})")
-        ax.set_ylabel("‖W‖_F")
-        ax.set_title(f"{result.name}: SGD does not find the small-norm solution")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        return fig
-    xkey, groups = _curves(result)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    n_div = 0
-    for label, pts in groups.items():
-        ok = [p for p in pts if _finite(p[1])]
-        bad = [p[0] for p in pts if not _finite(p[1])]
-        if bad:  # every run diverged: an x near the top edge in the learner's colour, stacked per learner
-            label += f" — diverged at {'N' if xkey == 'n_train' else 'm'}={', '.join(map(str, bad))}"
-        # a curve at a second N of its figure (Figure 3's (all) at N = 1000: figures.fig3_label) is dashed
-        line, = ax.plot([p[0] for p in ok], [p[1] for p in ok], "s--" if ", N=" in label else "o-", label=label)
-        if bad:
-            ax.plot(bad, [0.96 - 0.045 * n_div] * len(bad), "x", ms=9, mew=2, color=line.get_color(),
-                    transform=ax.get_xaxis_transform(), clip_on=False)
-            n_div += 1
-    if n_div:
-        ax.plot([], [], "x", ms=9, mew=2, color="gray", label="diverged: no finite run (x at the top)")
-    for (value, name), style in zip(spec.lines(), (("crimson", "--"), ("gray", ":"),
-                                                                          ("purple", "-."))):
-        ax.axhline(value, color=style[0], ls=style[1], label=f"{name} = {value:.4g}")
-    from matplotlib.ticker import NullFormatter
-
-    xs = sorted({x for pts in groups.values() for x, _ in pts})
-    ax.set_xticks(xs, [str(x) for x in xs])  # the measured widths / N, not 3×10¹-style minor labels
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("N (samples)" if xkey == "n_train" else "m (width)")
-    ax.set_ylabel("test error (median over seeds; (last)/(ntk): better of SGD and exact)", fontsize=8)
-    ax.set_title(spec.title)
-    if n_div:  # room at the top for the stacked x marks, above every drawn point
-        lo, hi = ax.get_ylim()
-        room = 0.045 * n_div + 0.03
-        ax.set_ylim(lo, hi * (hi / lo) ** (room / (1 - room)))
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
 def table_text(result: FigureResult) -> str:
     """The tidy table ``FIG.csv`` of a figure, exactly as :func:`write_outputs` writes it."""
     import csv
@@ -238,8 +175,6 @@ def write_outputs(result: FigureResult, out) -> dict[str, Path]:
     """Write the tidy table (CSV), every run of every grid (CSV), the plot (PNG), the summary (TXT) and
     the tables' checksums (``FIG.sha256``, :func:`write_checksums`), each atomically (a Ctrl-C leaves
     the previous file or the new one)."""
-    import io
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"table": out / f"{result.name}.csv", "runs": out / f"{result.name}_runs.csv",
@@ -248,9 +183,9 @@ def write_outputs(result: FigureResult, out) -> dict[str, Path]:
     atomic_write(paths["table"], tables[paths["table"].name])
     atomic_write(paths["runs"], tables[paths["runs"].name])
     paths["checksums"] = write_checksums(result.name, out, tables)
-    png = io.BytesIO()
-    figure_plot(result).savefig(png, format="png", dpi=110)
-    atomic_write(paths["plot"], png.getvalue())
+    from .figures_plotly import result_png  # the notebooks' static picture of the figure, one renderer
+
+    atomic_write(paths["plot"], result_png(result))
     atomic_write(paths["summary"], result.summary + "\n")
     return paths
 

@@ -433,7 +433,7 @@ def _error_vs_x(rows: list[dict], spec, head: str) -> go.Figure:
                         subplot_titles=(f"against {X_TITLES[xkey].split(' (')[0]}",
                                         f"against width m at N = {side[0]['n_train']}")) if side else go.Figure()
     fields = _present(rows)
-    ys = []
+    ys, diverged = [], []  # diverged: (x values, colour, subplot) of the learners with a point of no finite run
     for col, (part, xk) in enumerate(((main, xkey), (side, "m")), start=1):
         if not part:
             continue
@@ -444,6 +444,10 @@ def _error_vs_x(rows: list[dict], spec, head: str) -> go.Figure:
         for (model, mode) in sorted(groups, key=lambda k: _family_rank(*k)):
             st = learner_style(model, mode)
             label = learner(groups[(model, mode)][0], with_mode=spec.mode_in_label)
+            bad = sorted(r[xk] for r in groups[(model, mode)] if not _finite(plotted_error(r)))
+            if bad:  # every run of these points diverged: said in the label, an x at the top in the curve's colour
+                label += f" — diverged at {'N' if xk == 'n_train' else 'm'}={', '.join(map(str, bad))}"
+                diverged.append((bad, st["color"], where))
             fig.add_trace(_points_trace(groups[(model, mode)], xk, label=label, style=st, fields=fields,
                                         legendgroup=st["family"], legendgrouptitle=dict(text=st["family"]),
                                         showlegend=col == 1), **where)
@@ -455,12 +459,28 @@ def _error_vs_x(rows: list[dict], spec, head: str) -> go.Figure:
         else:
             fig.update_layout(xaxis=log_axis(values=xs, title=X_TITLES[xk]))
     lo, hi = _headroom(*_value_range(ys))
+    if diverged:
+        hi = _diverged_marks(fig, diverged, hi)
     if side:
         fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE), row=1, col=1)
         fig.update_yaxes(log_axis(lo=lo, hi=hi, title=""), row=1, col=2)
     else:
         fig.update_layout(yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE))
     return _finish(fig, head, width=1100 if side else 960)
+
+
+DIVERGED_KEY = "diverged: no finite run (x at the top)"
+
+
+def _diverged_marks(fig: go.Figure, diverged: list[tuple], hi: float, step: float = 1.25) -> float:
+    """An x above every drawn point for each point whose runs all diverged (no error to draw), one row of x
+    per learner in its colour, and a legend key; returns the top of the error axis that holds them."""
+    for n, (xs, colour, where) in enumerate(diverged, start=1):
+        fig.add_trace(go.Scatter(x=xs, y=[hi * step**n] * len(xs), mode="markers", showlegend=False,
+                                 marker=dict(symbol="x", size=11, color=colour), hoverinfo="skip"), **where)
+    fig.add_trace(go.Scatter(x=diverged[0][0][:1], y=[None], mode="markers", name=DIVERGED_KEY,
+                             marker=dict(symbol="x", size=11, color="#7f7f7f"), hoverinfo="skip"), **diverged[0][2])
+    return hi * step ** (len(diverged) + 0.5)
 
 
 def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
@@ -557,13 +577,14 @@ look-alike U+1D506 in the mathematical-fraktur block is an unassigned code point
 
 
 def mpl_text(text: str) -> str:
-    """A plotly text for a matplotlib figure: ``<sub>…</sub>`` / ``<sup>…</sup>`` (plotly's sub- and
-    superscripts) and ℭ (ℭ_s, ℭ_ε) as mathtext, so the static picture shows what the interactive one
-    does instead of tags; other text unchanged."""
+    """A plotly text for a matplotlib figure: ``<br>`` (plotly's line break) as a new line, ``<sub>…</sub>``
+    / ``<sup>…</sup>`` (plotly's sub- and superscripts) and ℭ (ℭ_s, ℭ_ε) as mathtext, so the static
+    picture shows what the interactive one does instead of tags; other text unchanged."""
     import re
 
     if not isinstance(text, str):
         return text
+    text = re.sub(r"<br\s*/?>", "\n", text)
     text = re.sub(r"<sub>(.*?)</sub>", r"$_{\1}$", text)
     text = re.sub(r"<sup>(.*?)</sup>", r"$^{\1}$", text)
     for plain, math_ in MPL_GLYPHS:
@@ -571,8 +592,17 @@ def mpl_text(text: str) -> str:
     return text
 
 
+def epoch_axis(total_epochs: int) -> dict:
+    """Layout of an epoch axis from 0 to ``total_epochs`` with integer ticks only (1, 2, 5, 10, … apart, at most
+    eight), so a run stopped after one evaluation is not drawn on a fractional axis such as 12.4 … 13.6; the
+    static picture reads the same ticks (``dtick``)."""
+    total = max(int(total_epochs or 0), 1)
+    step = next(s * 10**k for k in range(12) for s in (1, 2, 5) if total / (s * 10**k) <= 8)
+    return dict(title=dict(text="epoch"), range=[0, total], tick0=0, dtick=step)
+
+
 def _apply_axis(ax, which: str, spec) -> None:
-    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+    from matplotlib.ticker import FixedLocator, MultipleLocator, NullFormatter, NullLocator
 
     log = spec.type == "log"
     (ax.set_xscale if which == "x" else ax.set_yscale)("log" if log else "linear")
@@ -585,23 +615,36 @@ def _apply_axis(ax, which: str, spec) -> None:
         a.set_ticklabels(list(spec.ticktext) if spec.ticktext is not None else [tick_label(v) for v in spec.tickvals])
         a.set_minor_locator(NullLocator())
         a.set_minor_formatter(NullFormatter())
+    elif not log and isinstance(spec.dtick, (int, float)):  # evenly spaced ticks, e.g. whole epochs
+        (ax.xaxis if which == "x" else ax.yaxis).set_major_locator(MultipleLocator(spec.dtick))
     text = spec.title.text if spec.title is not None else None
     if text:
         (ax.set_xlabel if which == "x" else ax.set_ylabel)(mpl_text(text))
 
 
-def to_matplotlib(fig: go.Figure, *, size=None):
-    """A matplotlib drawing of a plotly figure made by this module (scatter traces, subplots, log axes,
-    titles, legend outside): the static picture beside every interactive one."""
+def to_matplotlib(fig: go.Figure, *, size=None, large: bool = False):
+    """A matplotlib drawing of a plotly figure made by this package (scatter traces, subplots, log axes,
+    titles, legend outside): the one static picture of every figure — beside every interactive one in the
+    notebooks, the live widgets' PNG view and the command line's ``FIG.png``. ``large``: the
+    projector-friendly sizes of :func:`resnetlearn.plots.style`."""
     import matplotlib.pyplot as plt
 
     from .plots import FIGURE_WIDTH, style
 
     n = len(_axis_names(fig))
+    width = 13.0 if large else FIGURE_WIDTH
     # three or more panels are stacked, one per row, so the picture keeps the width of the output area
-    default = (FIGURE_WIDTH * (1 + 0.5 * (n - 1)), 4.6) if n <= 2 else (FIGURE_WIDTH, 3.0 * n)
-    with plt.rc_context(style()):  # the one style's font sizes (legend 12.5 px at full width)
+    default = (width * (1 + 0.5 * (n - 1)), 5.4 if large else 4.6) if n <= 2 else (width, 3.0 * n)
+    with plt.rc_context(style(large)):  # the one style's font sizes (legend 12.5 px at full width)
         return _to_matplotlib(fig, size=size or default)
+
+
+def result_png(result) -> bytes:
+    """The static picture of a reproduced figure as PNG bytes (the command line's ``FIG.png``): the
+    notebooks' picture of :func:`result_figure`, drawn by :func:`to_matplotlib`."""
+    from .plots import to_png
+
+    return to_png(to_matplotlib(result_figure(result)))
 
 
 def _to_matplotlib(fig: go.Figure, *, size):
@@ -636,6 +679,8 @@ def _to_matplotlib(fig: go.Figure, *, size):
             if hollow:
                 kw.update(markerfacecolor="none")
         ys = [math.nan if v is None else v for v in t.y]
+        if "markers" not in mode and sum(y == y for y in ys) == 1:  # a line of one point shows as a dot
+            kw.update(marker="o", markersize=5)
         (line,) = ax.plot(list(t.x), ys, **kw)
         if t.error_y is not None and t.error_y.array is not None:
             lo = t.error_y.arrayminus if t.error_y.arrayminus is not None else t.error_y.array

@@ -5,7 +5,8 @@ This is the contrast of the ResNet paper (§1, §8.1: the three-layer ResNet lea
 signal α·G(F), kernel methods and the plain networks of the same width do not at this sample size)
 run live. :func:`run_race` is pure computation and imports no widget library, so it runs in scripts
 and tests (``benchmarks/live_race.py``); :class:`resnetlearn.live.LiveRace` is the widget that
-drives it. :func:`race_figure` (plotly) and :func:`race_figure_mpl` (matplotlib) draw one frame.
+drives it. :func:`race_figure` draws one frame (plotly; its static picture is
+:func:`resnetlearn.figures_plotly.to_matplotlib` of it).
 
 :data:`RUN_RULES` and :data:`STEP_RULES` declare once the checks that every live configuration
 (:class:`RaceConfig`, :class:`Runner`, :class:`resnetlearn.live.LiveConfig`) applies to its fields.
@@ -163,8 +164,8 @@ class RaceResult:
         return out
 
     def state(self) -> dict:
-        """The race's last frame (for :func:`race_figure` / :func:`race_figure_mpl`), e.g. a static copy:
-        ``figures_plotly.show_figure(race_figure(res.state()), static=race_figure_mpl(res.state()))``."""
+        """The race's last frame (for :func:`race_figure`), e.g. a copy with its static picture:
+        ``figures_plotly.show_figure(race_figure(res.state()))``."""
         st = race_state(self.config, self.threshold)
         for label, r in self.results.items():
             st["curves"][label] = {"epochs": [int(e) for e in r.epochs],
@@ -368,7 +369,7 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     (~2 ms instead of ~100 ms a frame on a small CPU)."""
     import plotly.graph_objects as go
 
-    from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, hline, log_axis
+    from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
 
     E = state["epochs_total"]
     traces, ys = [], []
@@ -400,50 +401,7 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
         head += " (α = 0: no kα² line)"
     size = 16 if large else 13
     layout = dict(template=TEMPLATE, title=dict(text=head, x=0, xanchor="left", font=dict(size=size + 2)),
-                  xaxis=dict(title=dict(text="epoch"), range=[0, E]), yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE),
+                  xaxis=epoch_axis(E), yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE),
                   legend=LEGEND_OUTSIDE, font=dict(size=size), height=440, autosize=True, uirevision="race",
                   margin=dict(l=70, r=20, t=50, b=50), hovermode="closest")
     return go.Figure(data=traces, layout=layout, _validate=False)
-
-
-def race_figure_mpl(state: dict, *, large: bool = False, title: str | None = None):
-    """The race drawn directly by matplotlib (the PNG view and the static picture): the same curves, lines
-    and labels as :func:`race_figure`, legend outside the axes; ``title`` replaces the heading."""
-    import matplotlib.pyplot as plt
-    from matplotlib.figure import Figure
-
-    from .plots import FIGURE_WIDTH, THRESHOLD_STYLE, epoch_axis, readable_log_axis, style
-
-    E, thr, k = state["epochs_total"], state["threshold"], state.get("kernel")
-    with plt.rc_context(style(large)):
-        fig = Figure(figsize=(13, 5.4) if large else (FIGURE_WIDTH, 4.4))
-        ax = fig.subplots()
-        ys = []
-        for label, arch, mode, lr, wd in state["learners"]:
-            c = state["curves"][label]
-            ys += c["test"]
-            ax.plot(c["epochs"], c["test"], color=learner_style(arch, mode)["color"],
-                    linewidth=3 if ARCHITECTURES[arch].residual else 2, label=f"{label}  lr {lr:g}, wd {wd:g}",
-                    marker="o" if len(c["epochs"]) == 1 else None, markersize=4)
-        if k and has_threshold(k["test_error"]):
-            ax.axhline(k["test_error"], color=learner_style("ntk_inf:3resnet")["color"], linestyle="-.",
-                       label=f"{k['label']}: {error_text(k['test_error'])}")
-            ys.append(k["test_error"])
-        if has_threshold(thr):
-            ax.axhline(thr, **THRESHOLD_STYLE, label=f"{threshold_label(thr)}: learned F, nothing of G(F)")
-            ys.append(thr)
-        ax.set_yscale("log")
-        lo = min([0.05] + [v for v in ys if v == v and v > 0])
-        hi = max([25.0] + [v for v in ys if v == v])
-        ax.set_ylim(lo / 1.1, hi * 1.1)
-        readable_log_axis(ax, "y", lo=lo, hi=hi)
-        epoch_axis(ax, E)
-        ax.set_ylabel("test error  E‖out − y‖²")
-        ax.grid(True, color="#e6e6e6")
-        head = title or (f"Race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
-                         f"β = {state['beta']:.2f}, m = {state['m']}"
-                         + ("" if has_threshold(thr) else " (α = 0: no kα² line)"))
-        ax.set_title(head, loc="left")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-        fig.tight_layout()
-    return fig

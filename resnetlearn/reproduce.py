@@ -37,7 +37,6 @@ from __future__ import annotations
 from .figure_tables import (
     FigureResult,
     error_table,
-    figure_plot,
     kernel_table,
     runs_text,
     seed_table,
@@ -59,7 +58,7 @@ specifications, every figure included, are :data:`resnetlearn.figures.SPECS`).""
 
 __all__ = [
     "DEFAULT_OUT", "FIGURES", "SCALES", "SCALE_NOTES", "FigureInterrupted", "FigureResult", "ResultsStore",
-    "StoreWarning", "WorkEstimate", "WorkersUnavailable", "atomic_write", "error_table", "estimate_work", "figure_plot",
+    "StoreWarning", "WorkEstimate", "WorkersUnavailable", "atomic_write", "error_table", "estimate_work",
     "grid_table", "kernel_table", "load_figure", "load_latest", "load_runs", "names_at", "point_work",
     "run_figure", "run_point", "runs_text", "seed_table", "selection_table", "shipped_results", "stop_process_pool",
     "summarise",

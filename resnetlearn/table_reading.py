@@ -16,7 +16,7 @@ from pathlib import Path
 from .figure_tables import _POINT_COLS, FigureResult
 from .figures import SCALES, point_id, point_label, summarise
 from .figures import points as figure_points
-from .store import verify_table
+from .store import _rerun_out, verify_table
 
 
 def _parse(row: dict, ints=(), floats=(), bools=(), where: str = "") -> None:
@@ -77,12 +77,22 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
     return rows
 
 
+def rerun_command(name: str, directory, scale: str | None = None) -> str:
+    """The command that (re)writes a figure's tables into ``directory``: its scale (given, else the folder's
+    name when that is a scale, as in ``results/quick``), ``--out directory``, and ``--into-shipped`` when
+    the folder lies in the shipped, git-tracked ``results/`` (the command line refuses it otherwise)."""
+    directory = Path(directory)
+    scale = scale or (directory.name if directory.name in SCALES else None)
+    return (f"python -m resnetlearn reproduce {name}" + (f" --scale {scale}" if scale else "")
+            + f" {_rerun_out(directory)}")
+
+
 def _provenance(name: str, directory: Path) -> dict:
     """The provenance written next to a figure's tables; the loaders need its scale to know the point list."""
     path = directory / f"{name}.provenance.json"
     if not path.exists():
         raise ValueError(f"{path} is missing: without it the tables of {name!r} in {directory} cannot be checked "
-                         f"for completeness (rerun: python -m resnetlearn reproduce {name} --out {directory})")
+                         f"for completeness (rerun: {rerun_command(name, directory)})")
     try:
         prov = json.loads(path.read_text())
     except (OSError, ValueError) as e:
@@ -131,7 +141,7 @@ def _open_table(name: str, directory, file: str, what: str):
     directory = Path(directory)
     path = directory / file
     if not path.exists():
-        raise ValueError(f"no {what} for {name!r} in {directory} (run: python -m resnetlearn reproduce {name})")
+        raise ValueError(f"no {what} for {name!r} in {directory} (run: {rerun_command(name, directory)})")
     prov = _provenance(name, directory)
     return directory, path, prov, _expected_points(name, directory, prov)
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from resnetlearn import race
+from resnetlearn.figures_plotly import to_matplotlib
 from resnetlearn.live import LiveConfig, LiveRace, LiveTrainer
 from resnetlearn.live_run import LiveRun, PngView
 from resnetlearn.race import RaceConfig, Runner, run_race
@@ -313,7 +314,7 @@ def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
     assert res.first_data_s is not None and not res.interrupted
     st = res.state()  # the last frame again, for a static copy
     assert repr(st["curves"]) == repr(frames[-1]["curves"]) and st["kernel"] == frames[-1]["kernel"]  # NaN-safe
-    assert len(race.race_figure(st).data) == 5 and race.race_figure_mpl(st).axes
+    assert len(race.race_figure(st).data) == 5 and to_matplotlib(race.race_figure(st)).axes
 
 
 def test_race_widget_train_stop_and_status():
@@ -351,7 +352,7 @@ def test_race_stop_within_a_second_and_alpha_zero_png():
 def test_figure_rerun_button_runs_then_reuses_the_store(tmp_path):
     from resnetlearn.live import FigureRerun
 
-    r = FigureRerun("companion", "tiny", out=tmp_path, device="cpu")
+    r = FigureRerun("companion", "tiny", out=tmp_path, device="cpu", mine=tmp_path / "mine")
     assert r.image.layout.display == "none"  # no broken-image icon before the first result
     assert r.button.layout.width == "auto"  # the label is not cut off
     r.button.click()

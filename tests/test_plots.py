@@ -324,3 +324,44 @@ def test_result_figures_draw_error_bars_whole_fit_the_legend_and_keep_the_title_
         if f.layout.annotations:  # subplot titles: between the title's line and the panels
             assert m.t >= title.pad.t + 20 + 20
     assert fp.legend_height(fp.result_figure(FigureResult("thm3", rows, "", True, 0.0))) > 340  # grew for it
+
+
+def race_frame(epochs_total: int, n_evals: int) -> dict:
+    """A race frame (:meth:`resnetlearn.race.RaceResult.state`'s form) with ``n_evals`` evaluations."""
+    learners = [("3resnet(all)", "3resnet", "all", 0.1, 0.01), ("3layer(all)", "3layer", "all", 0.1, 0.005)]
+    curves = {label: {"epochs": list(range(1, n_evals + 1)), "test": [2.0 / (1 + i) for i in range(n_evals)],
+                      "train": [1.0] * n_evals} for label, *_ in learners}
+    return dict(learners=learners, curves=curves, kernel=None, kernel_name=None, threshold=1.35,
+                epochs_total=epochs_total, alpha=0.3, beta=1.0, m=20, n_train=100)
+
+
+@pytest.mark.parametrize("total, step", [(1, 1), (3, 1), (13, 2), (40, 5), (200, 50)])
+def test_epoch_axis_whole_ticks_in_both_renderers(total, step):
+    from resnetlearn.race import race_figure
+
+    assert fp.epoch_axis(total)["dtick"] == step and fp.epoch_axis(total)["range"] == [0, total]
+    fig = race_figure(race_frame(total, 1))
+    assert fig.layout.xaxis.dtick == step and tuple(fig.layout.xaxis.range) == (0, total)
+    ax = fp.to_matplotlib(fig).axes[0]  # the race's one renderer: its static picture reads the same ticks
+    ax.figure.canvas.draw()
+    ticks = [t for t in ax.get_xticks() if 0 <= t <= total]
+    assert ticks == [step * i for i in range(total // step + 1)]
+    assert ax.get_xlabel() == "epoch" and ax.get_ylabel().startswith("test error")
+    # a learner with one evaluation so far is a dot (a line of one point draws nothing)
+    dots = [line for line in ax.get_lines() if len(line.get_xdata()) == 1 and line.get_marker() == "o"]
+    assert len(dots) == 2
+
+
+def test_race_picture_follows_the_style_large_and_titles_with_line_breaks():
+    from resnetlearn.race import race_figure
+
+    state = race_frame(30, 10)
+    small = fp.to_matplotlib(race_figure(state, title="Finished race<br>below kα²: 3resnet(all)"))
+    large = fp.to_matplotlib(race_figure(state), large=True)
+    assert small._suptitle.get_text() == "Finished race\nbelow kα²: 3resnet(all)"
+    assert large.get_size_inches()[0] > small.get_size_inches()[0]
+    assert large.axes[0].xaxis.label.get_fontsize() > small.axes[0].xaxis.label.get_fontsize()
+    colours = {line.get_label(): line.get_color() for line in small.axes[0].get_lines()}
+    assert REDS in {c.lower() for c in colours.values()} and BLUES in {c.lower() for c in colours.values()}
+    labels = [t.get_text() for t in small.legends[0].get_texts()]
+    assert labels[0].startswith("3resnet(all)") and any(lab.startswith("kα² = 1.35") for lab in labels)

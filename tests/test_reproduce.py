@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from resnetlearn import __main__ as cli
+from resnetlearn import figures_plotly as fp
 from resnetlearn.figures import points as figure_points
 from resnetlearn.reproduce import (
     ResultsStore,
     error_table,
-    figure_plot,
     load_figure,
     run_figure,
     run_point,
@@ -196,14 +196,23 @@ def test_cli_tiny_fig2a_reports_its_diverged_points(tmp_path, capsys):
     assert cli.main(["reproduce", "fig2a", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert " nan" not in out and "diverged point" in out
-    fig = figure_plot(load_figure("fig2a", tmp_path))
-    ax = fig.axes[0]
-    labels = ax.get_legend_handles_labels()[1]
-    diverged = [r for r in load_figure("fig2a", tmp_path).rows if r["plotted"] != r["plotted"]]
-    assert diverged and "diverged: no finite run (x at the top)" in labels
-    assert sum("diverged at m=8" in lab for lab in labels) == len(diverged)
-    marks = [line for line in ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())]
-    assert len(marks) == len(diverged)  # one x per diverged point, none dropped
+    result = load_figure("fig2a", tmp_path)
+    fig = fp.result_figure(result)  # the one picture: interactive, and drawn for the PNG
+    names = [t.name for t in fig.data if t.showlegend is not False and t.name]
+    diverged = [r for r in result.rows if r["plotted"] != r["plotted"]]
+    assert diverged and fp.DIVERGED_KEY in names
+    assert sum("diverged at m=8" in name for name in names) == len(diverged)
+    marks = [t for t in fig.data if t.marker.symbol == "x" and t.showlegend is False]
+    assert sum(len(t.x) for t in marks) == len(diverged)  # one x per diverged point, none dropped
+    top = 10 ** fig.layout.yaxis.range[1]
+    drawn = [y for t in fig.data if t.showlegend is not False for y in (t.y or ()) if y is not None]
+    assert all(max(drawn) < y < top for t in marks for y in t.y)  # above every drawn point, inside the axes
+    mfig = fp.to_matplotlib(fig)  # the static picture (the CLI's fig2a.png) keeps the marks and the key
+    labels = [t.get_text() for t in mfig.legends[0].get_texts()]
+    assert fp.DIVERGED_KEY in labels and sum("diverged at m=8" in lab for lab in labels) == len(diverged)
+    assert sum(len(line.get_xdata()) for line in mfig.axes[0].get_lines() if line.get_marker() == "x") \
+        == len(diverged) + 1  # the marks and the legend key's (undrawn) point
+    assert (tmp_path / "fig2a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 # ----------------------------------------------------------------- the command line checks before computing
@@ -361,3 +370,28 @@ def test_verdict_text_is_generated_from_the_tables_and_no_sentence_contradicts_i
     wrong = {n: ("NOT reproduced" if v == "reproduced" else "reproduced") for n, v in verdicts.items()}
     assert _contradictions("Figure 2(a) is reproduced at cpu scale.", wrong)
     assert not _contradictions("Figure 2(a) is reproduced at cpu scale.", verdicts | {"fig2a": "reproduced"})
+
+
+def test_table_reading_rerun_hints_name_the_folder_and_into_shipped_for_the_shipped_results(tmp_path):
+    """The hint of a missing table or provenance is a command that works as printed: ``--out`` the folder
+    looked in, its scale when the folder is named after one, and ``--into-shipped`` exactly when the folder
+    lies in the shipped results/ (which the command line refuses without it)."""
+    from resnetlearn.store import PACKAGE_ROOT
+    from resnetlearn.table_reading import load_runs, rerun_command
+
+    shipped = PACKAGE_ROOT / "results" / "quick"
+    assert rerun_command("fig2a", shipped) == f"python -m resnetlearn reproduce fig2a --scale quick --out {shipped} " \
+                                               "--into-shipped"
+    assert rerun_command("fig2a", tmp_path / "cpu") == f"python -m resnetlearn reproduce fig2a --scale cpu --out " \
+                                                       f"{tmp_path / 'cpu'}"
+    with pytest.raises(ValueError) as err:  # a figure never run at this scale: the table is missing
+        load_figure("fig4b", shipped)
+    assert f"run: python -m resnetlearn reproduce fig4b --scale quick --out {shipped} --into-shipped" in str(err.value)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "fig2a_runs.csv").write_text("figure,scale\n")
+    with pytest.raises(ValueError) as err:  # the provenance is missing, in a user's folder
+        load_runs("fig2a", tmp_path / "mine")
+    assert f"rerun: python -m resnetlearn reproduce fig2a --out {tmp_path / 'mine'})" in str(err.value)
+    assert "--into-shipped" not in str(err.value)
+    # the hint, run as printed in the shipped folder's case, passes the command line's check
+    assert cli._output_directory(str(shipped), into_shipped=True) == shipped

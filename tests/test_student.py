@@ -3,8 +3,14 @@ still run (the cheapest one executed in full; executing all of them is a CI-hour
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import secrets
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -159,3 +165,100 @@ def test_make_student_and_gitignore():
     make = (ROOT / "Makefile").read_text()
     assert "lab-student: student" in make and "--notebook-dir=student" in make
     assert "student/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+# ----------------------------------------------------------------- a student copy opens (issue 27, item 3)
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+_STUDENT_VIEW_JS = """async (index) => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w || !w.context || !w.sessionContext || !w.sessionContext.session) return null;
+  const kernel = w.sessionContext.session.kernel;
+  const nb = w.content;
+  await nb.scrollToItem(index);
+  const cell = nb.widgets[index];
+  return {path: w.context.path, dirty: w.context.model.dirty, kernel: kernel ? kernel.status : null,
+          display_name: w.sessionContext.kernelDisplayName,
+          dirty_tabs: document.querySelectorAll('.lm-TabBar-tab.jp-mod-dirty').length,
+          dialogs: document.querySelectorAll('.jp-Dialog').length,
+          title: nb.widgets[0].node.innerText, fold: cell.node.innerText};
+}"""
+
+
+def _fake_venv(path: Path) -> Path:
+    """A folder that ``make VENV=path`` takes for an installed venv: its stamp is newer than pyproject.toml and
+    its python and jupyter are this interpreter's (the install itself is tests/test_browser.py's subject)."""
+    (path / "bin").mkdir(parents=True)
+    for name, cmd in (("python", f'exec "{sys.executable}" "$@"'),
+                      ("jupyter", f'exec "{sys.executable}" -m jupyter "$@"')):
+        (path / "bin" / name).write_text(f"#!/bin/sh\n{cmd}\n")
+        (path / "bin" / name).chmod(0o755)
+    (path / ".installed").touch()
+    return path
+
+
+def _open_student_copy(url: str, index: int, shot: Path) -> tuple[dict, list[str]]:
+    from playwright.sync_api import sync_playwright
+    from test_browser import CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(url)
+        page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
+        page.wait_for_function("() => { const w = window.jupyterapp.shell.currentWidget; return w && w.sessionContext"
+                               " && w.sessionContext.session && w.sessionContext.session.kernel &&"
+                               " w.sessionContext.session.kernel.status === 'idle'; }", timeout=60_000)
+        page.wait_for_timeout(2000)  # JupyterLab rewrites a mismatched kernelspec only after the kernel starts
+        state = page.evaluate(_STUDENT_VIEW_JS, index)
+        page.screenshot(path=str(shot))
+        browser.close()
+    return state, errors
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable on PATH (Debian: apt-get install chromium); "
+                    ".ci/run installs it")
+def test_make_lab_student_opens_a_student_copy_in_the_browser(tmp_path):
+    """`make lab-student` in a copy of the repository writes student/ (`make student`) and serves it: notebook
+    00's student copy opens in headless Chromium at 1280×800 with its title, a removed fold's title in place of
+    its answer, the kernel idle and the notebook unmodified. Screenshot
+    ``test-artifacts/browser/student_copy.png``."""
+    pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    from test_browser import ARTIFACTS, _free_port, _newcomer_env, _stop, _tracked_copy, _wait_for_lab
+
+    clone = _tracked_copy(tmp_path / "clone")
+    venv = _fake_venv(tmp_path / "venv")
+    port, token = _free_port(), secrets.token_hex(16)
+    log = tmp_path / "lab_student.log"
+    lab_args = (f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={token} "
+                "--LabApp.expose_app_in_browser=True")
+    with open(log, "w") as out:
+        proc = subprocess.Popen(["make", "lab-student", f"VENV={venv}", f"LAB_ARGS={lab_args}"], cwd=clone,
+                                stdout=out, stderr=subprocess.STDOUT, env=_newcomer_env(tmp_path / "home"),
+                                start_new_session=True)
+    original = nbformat.read(NOTEBOOKS / "00_welcome.ipynb", as_version=4)
+    index, block = next((i, c.source[a:b]) for i, c in enumerate(original.cells) if c.cell_type == "markdown"
+                        for a, b in S.folded_blocks(c.source) if S.is_answer(c.source[a:b]))
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        _wait_for_lab(f"http://127.0.0.1:{port}", token, proc, log, timeout=60)
+        assert (clone / "student" / "00_welcome.ipynb").is_file(), "make lab-student wrote no student copy"
+        state, errors = _open_student_copy(f"http://127.0.0.1:{port}/?token={token}", index,  # default_url: 00
+                                           ARTIFACTS / "student_copy.png")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 15)  # make and the JupyterLab it started
+        _stop(proc)
+    log_text = log.read_text()
+    assert "resnetlearn.student --out student" in log_text and "--notebook-dir=student" in log_text
+    assert state is not None and state["path"] == "00_welcome.ipynb", state  # served from student/
+    assert state["title"].startswith("0 · Welcome: what ResNet can learn that kernels cannot"), state["title"]
+    assert S.placeholder(block).replace("**", "") in state["fold"], state["fold"]  # the fold's title, rendered
+    assert "Total 12400" in _body(block) and "12400" not in state["fold"]  # its answer is not in the copy
+    assert state["kernel"] == "idle" and state["display_name"] == "Python 3 (ipykernel)", state
+    assert state["dirty"] is False and state["dirty_tabs"] == 0 and state["dialogs"] == 0, state
+    assert "Traceback" not in log_text, log_text[-3000:]
+    assert not [e for e in errors if "favicon" not in e], errors
