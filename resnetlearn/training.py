@@ -45,6 +45,10 @@ VALIDATIONS = ("fresh", "holdout")
 """Where ``select="val"`` finds its validation samples: ``"fresh"`` (the default) draws them anew from the
 target's distribution and trains on all N samples; ``"holdout"`` carves the last fifth out of the N (the rule
 before issue 29: SGD then sees 0.8·N samples, so a verdict mixes the selection rule with a smaller N)."""
+VAL_FRACTION = 0.2
+"""The validation part of a search that selects on validation (``select="val"``), relative to the N training
+samples: a fresh validation set has ⌈0.2·N⌉ samples (:func:`default_val_size`), a hold-out takes the last
+round(0.2·N) of them. Ours (the paper selects on the test set)."""
 VAL_SEED_OFFSET = 2
 """A fresh validation set is drawn with ``data_seed + 2`` unless a seed is given (training samples use
 ``data_seed``, test samples ``data_seed + 1``: :func:`resnetlearn.concept.data_split`)."""
@@ -53,11 +57,11 @@ VAL_SEED_OFFSET = 2
 def default_val_size(n_train: int) -> int:
     """The size of a fresh validation set when none is given: ⌈0.2·N⌉, a fifth of the training samples
     (the size the hold-out rule took out of them), at least 1. Ours."""
-    return max(1, math.ceil(0.2 * int(n_train)))
+    return max(1, math.ceil(VAL_FRACTION * int(n_train)))
 
 
 def validation_split(target, n_train: int, *, n_test: int, data_seed: int = 0, validation: str = "fresh",
-                     val_size: int | None = None, val_seed: int | None = None, val_fraction: float = 0.2,
+                     val_size: int | None = None, val_seed: int | None = None, val_fraction: float = VAL_FRACTION,
                      device=None, dtype=torch.float32):
     """The samples of a search that selects on validation (``select="val"``), as a
     :class:`~resnetlearn.concept.Split`.
@@ -173,7 +177,7 @@ class Protocol:
     @classmethod
     def quick(cls, epochs: int = 100, **kw) -> Protocol:
         """The same protocol shortened (lr drop at half-time), for classrooms and tests."""
-        return cls(epochs=epochs, lr_drop_epoch=epochs // 2, **kw)
+        return cls(epochs=epochs, **kw)
 
 
 PAPER_PROTOCOL = Protocol()
@@ -397,12 +401,6 @@ class _Cancelled(Exception):
     pass
 
 
-def _is_cancelled(cancel) -> bool:
-    if cancel is None:
-        return False
-    return bool(cancel()) if callable(cancel) else bool(cancel.is_set())
-
-
 def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
                  protocol: Protocol = Protocol(), device=None,
                  dtype=torch.float32, progress: bool = True, callback=None,
@@ -465,8 +463,7 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
         raise ValueError(f"capture=True records CUDA graphs and needs a CUDA device, got {dev.type!r}; "
                          "use capture=None (eager off CUDA) or False")
     capture_asked, capture = bool(capture), dev.type == "cuda" if capture is None else capture
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise ValueError(f"dtype must be a floating torch dtype (torch.float32 or torch.float64), got {dtype!r}")
+    V.float_dtype(dtype)
     n_eval = max(train.x.shape[-2], test.x.shape[-2], 0 if holdout is None else holdout.x.shape[-2])
     d_in, k_out = train.x.shape[-1], train.y.shape[-1]
     need = lambda w: memory.training_bytes(arch, d_in, k_out, w, n_models=G, n_eval=n_eval, mode=mode, dtype=dtype)
@@ -498,7 +495,7 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
             state.start_phase(phase)
             runner = _captured_or_eager(state, xtr, ytr, capture, explicit=capture_asked)
             for epoch in range(protocol.epochs):
-                if _is_cancelled(cancel):  # between epochs (a recorded epoch cannot stop inside)
+                if V.cancelled(cancel):  # between epochs (a recorded epoch cannot stop inside)
                     raise _Cancelled
                 runner.epoch(xtr, ytr, epoch, cancel)
                 done += 1
@@ -615,7 +612,7 @@ class _State:
         xe = x[perm]  # (G, N, d): every model's epoch of mini-batches, gathered once
         ye = y[perm] if y.ndim == 2 else torch.gather(y, 1, perm.unsqueeze(-1).expand(-1, -1, y.shape[-1]))
         for s in range(0, N, B):
-            if _is_cancelled(cancel):
+            if V.cancelled(cancel):
                 raise _Cancelled
             self.step(xe[:, s:s + B], ye[:, s:s + B], lr)
 
@@ -698,7 +695,7 @@ class GridResult:
 
 def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,), rerun_seeds=(),
                 select: str = "test", validation: str = "fresh", val_size: int | None = None,
-                val_seed: int | None = None, val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0,
+                val_seed: int | None = None, val_fraction: float = VAL_FRACTION, n_test: int = 2000, data_seed: int = 0,
                 protocol: Protocol = Protocol(), device=None,
                 dtype=torch.float32, progress: bool = True, max_batch: int | None = None,
                 callback=None, cancel=None) -> GridResult:
