@@ -16,6 +16,9 @@ Training modes (§8.1, "Neural Networks Algorithms" and "Kernel Methods"):
   f₀ + ⟨∇f₀, θ − θ₀⟩, trained by the same optimiser (weight decay acts on
   θ − θ₀, which makes it ridge regression with the neural tangent kernel).
 
+What each mode means (the tensors SGD moves and the model they define) is said once, by ``_Model``; with
+a :class:`FrozenGate` the same engine trains the talk's frozen-gate network instead of the ReLU network.
+
 All G models of one call share the architecture, mode and width, and differ
 in learning rate, weight decay and seed. Their parameters are stacked; the
 summed loss gives each model exactly its own gradient, and the hand-written
@@ -532,7 +535,7 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
                        epochs=epochs_logged, curves={n: torch.stack(v).double().cpu() for n, v in curves.items()},
                        epochs_done=done, interrupted=interrupted, wall_time=time.perf_counter() - t0,
                        params=state.final_params(), holdout_error=hold, arch=arch, mode=mode, gate=gate,
-                       p0={n: v.detach().cpu() for n, v in p0.items()} if state.model.defined_at_init else None,
+                       p0={n: v.detach().cpu() for n, v in state.p0.items()} if state.model.defined_at_init else None,
                        displacement=({n: v.detach().cpu() for n, v in state.vars.items()}
                                      if state.model.linearised else None))
 
