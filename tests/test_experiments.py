@@ -47,6 +47,9 @@ def test_gates_stay_frozen_and_values_move(data):
         assert torch.equal(r.params[n], p0[n]), n
     for n in ("W2", "b12", "V2", "b22", "A"):
         assert not torch.equal(r.params[n], p0[n[:-1] if n != "A" else n]), n
+    with pytest.raises(ValueError, match="frozen-gate network trains in mode 'all' or 'hidden'"):
+        rl.train_models(tr, te, rl.Learner("3resnet", "last", m=20), lrs=[0.01], wds=[0.0], seeds=[0],
+                        protocol=TINY, progress=False, gate=rl.training.FrozenGate())
 
 
 # test and train errors (models of seeds 0 and 2; seed 1 at lr 0.1 diverges) and ΣA of model 0, recorded from
