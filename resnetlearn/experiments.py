@@ -302,8 +302,8 @@ def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), *, budget: float = 1.0, arch: str 
 
 # ------------------------------------------------------------ the talk's frozen gates
 GATE_ORDER_SEED = (10_007, 1)
-"""The frozen-gate experiment's mini-batch order: seed a·seed + b (its own since it was written; notebook
-06's numbers were drawn with it), not :func:`train_models`' default."""
+"""(a, b): the frozen-gate experiment's mini-batch order is drawn with the seed a·seed + b (its own since it was
+written; notebook 06's numbers were drawn with it), not with :func:`train_models`' default."""
 
 
 def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train: int = 500,
@@ -321,12 +321,12 @@ def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_tra
     inst = target or parity_instance()
     split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
     combos = [(a, b) for a in lrs for b in wds]
-    a, b = GATE_ORDER_SEED
+    times, plus = GATE_ORDER_SEED
     rows = []
     for name, gate in (("relu", None), ("frozen_gate", FrozenGate(smooth))):
         r = train_models(split.train, split.test, Learner("3resnet", "all", m=m), lrs=[c[0] for c in combos],
                          wds=[c[1] for c in combos], seeds=[seed] * len(combos), protocol=protocol, device=dev,
-                         progress=False, gate=gate, order_seeds=[a * seed + b] * len(combos))
+                         progress=False, gate=gate, order_seeds=[times * seed + plus] * len(combos))
         errs = [float(e) for e in r.test_error]
         finite = [i for i, e in enumerate(errs) if math.isfinite(e)]
         best = min(finite, key=lambda i: errs[i]) if finite else None
