@@ -96,7 +96,7 @@ def main():
     tr, te = inst.sample(500, seed=0, device=dev), inst.sample(2000, seed=1, device=dev)
     grid = [(lr, wd) for lr in GRIDS[args.grid][0] for wd in GRIDS[args.grid][1]]
     lrs, wds = [g[0] for g in grid], [g[1] for g in grid]
-    protocol = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2, eval_every=args.epochs)
+    protocol = Protocol(epochs=args.epochs, eval_every=args.epochs)
     kw = dict(protocol=protocol, device=dev, progress=False, capture=False)
     cuda = dev.type == "cuda"
 

@@ -90,7 +90,7 @@ def main():
         return
     t0 = time.perf_counter()
     grid = [(lr, wd) for lr in (0.02, 0.05, 0.1, 0.2) for wd in (0.0, 1e-3, 5e-3)]
-    p = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2, eval_every=args.epochs)
+    p = Protocol(epochs=args.epochs, eval_every=args.epochs)
     train_models(tr, te, Learner("3resnet", "all", m=200), lrs=[g[0] for g in grid], wds=[g[1] for g in grid],
                  seeds=[0] * 12, protocol=p, device="cpu", progress=False)
     out["batched_cpu_same_grid_s"] = round(time.perf_counter() - t0, 2)

@@ -51,7 +51,7 @@ def main(argv=None) -> int:
         res = train_models(split.train, split.test, Learner("2layer_signs", "hidden", m=m),
                            lrs=[c[0] for c in cells], wds=[c[1] for c in cells], seeds=[0] * len(cells),
                            protocol=Protocol(epochs=args.epochs, batch_size=args.batch,
-                                             lr_drop_epoch=args.epochs // 2, eval_every=args.epochs),
+                                             eval_every=args.epochs),
                            progress=False)
         for r in res.rows():
             lines.append(f"{m:5d} {r['lr']:6g} {r['wd']:7g} {r['train_error']:7.3f} {r['test_error']:7.3f} "

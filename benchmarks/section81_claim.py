@@ -31,7 +31,7 @@ def main():
     inst = rl.parity_instance()
     kalpha2 = inst.reference_errors().f_only
     lrs, wds = paper_grid(*args.lr), [0.0] + paper_grid(*args.wd)
-    protocol = Protocol(epochs=args.epochs, lr_drop_epoch=args.epochs // 2)
+    protocol = Protocol(epochs=args.epochs)
     print(f"parity instance, N={args.n_train}, m={args.m}, {args.epochs} epochs, "
           f"{len(lrs)}×{len(wds)} grid, select by {args.select}; kα² = {kalpha2:.2f}")
     for spec in args.learners:

@@ -49,7 +49,7 @@ def main():
             epochs = max(10, min(800, round(args.resnet_steps * 50 / n)))
             t0 = time.perf_counter()
             g = grid_search(inst, Learner("3resnet", "all", m=args.m), n_train=n, lrs=[0.05, 0.1, 0.2],
-                            wds=[1e-3, 2e-3, 5e-3, 1e-2], protocol=Protocol(epochs=epochs, lr_drop_epoch=epochs // 2),
+                            wds=[1e-3, 2e-3, 5e-3, 1e-2], protocol=Protocol(epochs=epochs),
                             progress=False)
             b = g.best
             print(f"   {'3resnet(all)':<36} test {b['test_error']:.4f} (lr={b['lr']:g}, wd={b['wd']:g}, "

@@ -21,11 +21,12 @@ import shlex
 import signal
 import sys
 import tempfile
+import textwrap
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .device import select_device
-from .figures import NAMES, SCALES, SPECS, names_at
+from .figures import NAMES, SCALE_NOTES, SCALES, SPECS, names_at
 from .figures import points as figure_points
 from .reproduce import (
     DEFAULT_OUT,
@@ -40,14 +41,9 @@ from .reproduce import (
 )
 from .store import shipped_results
 
-SCALE_HELP = {
-    "tiny": "seconds; a smoke test of the machinery, judges no claim",
-    "quick": "minutes on a 2-core CPU; two widths, 400 epochs, a 4 x 3 lr x wd grid",
-    "cpu": "hours on a 2-core CPU (the work estimate timed the SGD steps of all figures at 5.5 h in one\n"
-           "         process, 2.7 h with --workers 2); the paper's N and epochs, fewer widths and grid cells",
-    "paper": "the full protocol of the paper (widths up to 2000, 9 x 10 grid); meant for a GPU",
-}
-"""One line per scale for ``--help`` (``reproduce.SCALE_NOTES`` has the full description)."""
+CPU_SCALE_TIME = "at cpu scale the work estimate timed the SGD steps of all figures at 5.5 h in one process, 2.7 h " \
+                 "with --workers 2"
+"""What ``--help`` adds to the scales' descriptions (:data:`resnetlearn.figures.SCALE_NOTES`): the measured time."""
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
@@ -93,7 +89,9 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                          + (f"; defined at some scales only: {'; '.join(only)}" if only else ""))
     rp.add_argument("--scale", choices=SCALES, default="quick",
                     help="how large a run (default: quick):\n"
-                         + "\n".join(f"  {s:6s} {SCALE_HELP[s]}" for s in SCALES))
+                         + "\n".join(textwrap.fill(SCALE_NOTES[s], 90, initial_indent=f"  {s:6s} ",
+                                                    subsequent_indent=" " * 9) for s in SCALES)
+                         + "\n" + textwrap.fill(CPU_SCALE_TIME, 90, initial_indent=" " * 9, subsequent_indent=" " * 9))
     rp.add_argument("--device", default=None, help="cpu, cuda, cuda:N, mps or auto (default: GPU when present)")
     rp.add_argument("--out", default=None,
                     help="directory for the results store, tables and plots (created if missing; default:\n"

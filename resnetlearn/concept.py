@@ -59,11 +59,6 @@ def _generator(seed) -> torch.Generator:
     return torch.Generator().manual_seed(V.integer("seed", seed, lo=0, hi=V.MAX_SEED))
 
 
-def _check_dtype(dtype) -> torch.dtype:
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise ValueError(f"dtype must be a floating torch dtype (e.g. torch.float32), got {dtype!r}")
-    return dtype
-
 
 # ----------------------------------------------------------------- inputs
 def sample_inputs(dist: str, n: int, d: int, *, seed: int = 0, device=None,
@@ -73,7 +68,7 @@ def sample_inputs(dist: str, n: int, d: int, *, seed: int = 0, device=None,
     _check_int("n", n)
     _check_int("d", d)
     x = _draw(dist, n, d, _generator(seed))
-    return x.to(device=select_device(device), dtype=_check_dtype(dtype))
+    return x.to(device=select_device(device), dtype=V.float_dtype(dtype))
 
 
 def _draw(dist: str, n: int, d: int, gen: torch.Generator) -> torch.Tensor:
@@ -272,7 +267,7 @@ class Target:
     def sample(self, n: int, *, seed: int = 0, device=None, dtype: torch.dtype = torch.float32) -> Sample:
         """n i.i.d. pairs (x, y = H(x)); same seed → same numbers on any device."""
         _check_int("n", n)
-        dev, dtype = select_device(device), _check_dtype(dtype)
+        dev, dtype = select_device(device), V.float_dtype(dtype)
         x = _draw(self.input_dist, n, self.d, _generator(seed))
         base, comp = self.components(x)
         y = comp if base is None else base + comp
@@ -538,6 +533,35 @@ def parity6_target(d: int = 40) -> FunctionTarget:
 
     return FunctionTarget(fn, d=d, k=1, input_dist="hypercube_unit", name=f"parity6(d={d})",
                           formula="d^3 · x1 x2 x3 x4 x5 x6")
+
+
+@dataclass(frozen=True)
+class HandBuiltConstruction:
+    """The solution built by hand for §8.2 (arXiv v3 footnote 16), the one definition the point that builds it
+    (:mod:`resnetlearn.points`) and the work estimate read: aᵀσ(Wx) (architecture ``arch``, trained in mode
+    ``mode``: W moves, the ±1/√m signs a stay) of width ``m`` trained by SGD (lr ``lr``, mini-batches of
+    ``batch_size``) on all 2^d₀ inputs of the d₀ = ``d`` problem, so that its test error is exact; then padded
+    to the figure's d and widened to its m."""
+
+    arch: str = "2layer_signs"
+    mode: str = "hidden"
+    d: int = 6
+    m: int = 200
+    lr: float = 0.5
+    batch_size: int = 16
+
+    def sample(self) -> Sample:
+        """All 2^d inputs of {±1/√d}^d with their labels (:func:`parity6_target`), in float64."""
+        x = torch.tensor(list(itertools.product((1.0, -1.0), repeat=self.d)), dtype=torch.float64) / self.d**0.5
+        return Sample(x, parity6_target(self.d)(x), None, None)
+
+    def steps(self, epochs: int) -> int:
+        """The SGD steps of its training: ``epochs`` passes over the 2^d inputs."""
+        return epochs * math.ceil(2**self.d / self.batch_size)
+
+
+HAND_BUILT = HandBuiltConstruction()
+"""§8.2's hand-built solution, footnote 16."""
 
 
 INSTANCES = {

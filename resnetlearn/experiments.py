@@ -15,7 +15,7 @@ import torch
 from . import networks
 from .concept import Sample, data_split, parity_instance
 from .device import select_device
-from .training import PAPER_PROTOCOL, Learner, Protocol, train_models
+from .training import PAPER_PROTOCOL, FrozenGate, Learner, Protocol, train_models
 
 
 def _stack(samples) -> Sample:
@@ -301,115 +301,9 @@ def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), *, budget: float = 1.0, arch: str 
 
 
 # ------------------------------------------------------------ the talk's frozen gates
-GATE_FROZEN = ("W", "b1", "V", "b2")
-"""Parameters of the gates: kept at their random initialisation."""
-
-
-def gated_init(d: int, k: int, m: int, seeds, *, device=None, dtype=torch.float32) -> dict:
-    """Initial parameters of a gated 3resnet: the ordinary 3resnet's
-    (``networks.init_params``) for the gates (W, b1, V, b2) and an identical
-    copy (W2, b12, V2, b22) for the values, so that at initialisation the
-    gated network equals the ReLU network exactly."""
-    p = networks.init_params("3resnet", d=d, k=k, m=m, seeds=seeds, device=device, dtype=dtype)
-    p.update(W2=p["W"].clone(), b12=p["b1"].clone(), V2=p["V"].clone(), b22=p["b2"].clone())
-    return p
-
-
-def gated_forward_parts(p: dict, x: torch.Tensor, *, smooth: float | None = None):
-    """(out₁, residual) of the talk's frozen-gate 3resnet: every ReLU
-    σ(⟨w, x⟩ + b) becomes gate(⟨w₁, x⟩ + b₁)·(⟨w₂, x⟩ + b₂), with the
-    indicator gate 1[· ≥ 0] (``smooth=None``) or the logistic
-    sigmoid(·/smooth) — the talk's smoothed indicator. With (w₂, b₂) = (w₁, b₁)
-    and the hard gate this *is* the ReLU network. Shapes as in
-    :func:`networks.forward_parts`."""
-    rec = networks.ARCHITECTURES["3resnet"]
-    v = networks.evaluate("3resnet", _GatedOps(p, smooth), networks.batched_inputs(p, x))
-    return v[rec.out1], v[rec.res]
-
-
-class _GatedOps:
-    """The ops of :func:`networks.evaluate` that turn the 3resnet's layer graph into the frozen-gate
-    network: a dense layer gives the pair (gate pre-activation from the weight and bias, value
-    pre-activation from their copies named with a trailing 2: W2, b12, V2, b22), a ReLU becomes
-    gate(gate pre-activation)·(value pre-activation), the readout is A as in the 3resnet."""
-
-    def __init__(self, p, smooth):
-        self.p, self.smooth, self.A = p, smooth, p["A"].transpose(1, 2)
-
-    def _dense(self, x, w, b):
-        return torch.baddbmm(self.p[b].unsqueeze(1), x, self.p[w].transpose(1, 2))
-
-    def dense(self, x, w, b):
-        return self._dense(x, w, b), self._dense(x, w + "2", b + "2")
-
-    def relu(self, h):
-        gate = (h[0] >= 0).to(h[0].dtype) if self.smooth is None else torch.sigmoid(h[0] / self.smooth)
-        return gate * h[1]
-
-    def readout(self, a):
-        return torch.bmm(a, self.A)
-
-
-def train_gated(train, test, *, m: int = 200, lrs=(0.1,), wds=(0.005,), seeds=(0,), gated: bool = True,
-                smooth: float | None = None, protocol: Protocol = PAPER_PROTOCOL, device=None,
-                dtype=torch.float32) -> dict:
-    """Train G = len(seeds) frozen-gate 3resnets (``gated=True``: gates at
-    their random initialisation, only the values W2, b12, V2, b22 and the
-    readout A trained) or ordinary 3resnets (``gated=False``: every weight
-    trained, mode ``all``) with the SGD protocol of arXiv v3 §8.1 (momentum,
-    mini-batches, weight decay added to the gradient, lr ÷ factor at the
-    drop epoch) — one small loop for both, so that they differ only in the
-    network. ``lrs``/``wds``: one value per model or one for all.
-
-    Returns dict(test_error, train_error (G,) tensors, params, p0)."""
-    seeds = [int(s) for s in seeds]
-    G = len(seeds)
-    dev = select_device(device)
-    lr = torch.as_tensor(lrs, dtype=dtype).reshape(-1).expand(G).clone().to(dev)
-    wd = torch.as_tensor(wds, dtype=dtype).reshape(-1).expand(G).clone().to(dev)
-    xtr, ytr = train.x.to(dev, dtype), train.y.to(dev, dtype)
-    xte, yte = test.x.to(dev, dtype), test.y.to(dev, dtype)
-    N, d, k = xtr.shape[0], xtr.shape[1], ytr.shape[-1]
-    protocol.check(N)
-    if gated:
-        p = gated_init(d, k, m, seeds, device=dev, dtype=dtype)
-        names = ["W2", "b12", "V2", "b22", "A"]
-
-        def fwd(q, x):
-            o, r = gated_forward_parts(q, x, smooth=smooth)
-            return o + r
-    else:
-        p = networks.init_params("3resnet", d=d, k=k, m=m, seeds=seeds, device=dev, dtype=dtype)
-        names = list(p)
-
-        def fwd(q, x):
-            return networks.forward("3resnet", q, x)
-    p0 = {n: v.clone().cpu() for n, v in p.items()}
-    bufs = {n: torch.zeros_like(p[n]) for n in names}
-    gens = [torch.Generator().manual_seed(10_007 * s + 1) for s in seeds]
-    drop = protocol.lr_drop_epoch  # Protocol stores an integer (epochs // 2 when left out)
-    for epoch in range(protocol.epochs):
-        lr_e = lr / (protocol.lr_drop_factor if epoch >= drop else 1.0)
-        perm = torch.stack([torch.randperm(N, generator=g) for g in gens]).to(dev)
-        for s in range(0, N, protocol.batch_size):
-            idx = perm[:, s:s + protocol.batch_size]
-            for n in names:
-                p[n].requires_grad_(True)
-            out = fwd(p, xtr[idx])
-            loss = 0.5 * ((out - ytr[idx]) ** 2).sum(-1).mean(-1)
-            grads = torch.autograd.grad(loss.sum(), [p[n] for n in names])
-            with torch.no_grad():
-                for n, g in zip(names, grads):
-                    p[n].requires_grad_(False)
-                    shape = (-1,) + (1,) * (p[n].ndim - 1)
-                    bufs[n].mul_(protocol.momentum).add_(g + wd.view(shape) * p[n])
-                    p[n].sub_(lr_e.view(shape) * bufs[n])
-    with torch.no_grad():
-        te = ((fwd(p, xte) - yte) ** 2).sum(-1).mean(-1).double().cpu()
-        tr = ((fwd(p, xtr) - ytr) ** 2).sum(-1).mean(-1).double().cpu()
-    bad = ~torch.isfinite(te)
-    return dict(test_error=torch.where(bad, torch.full_like(te, math.nan), te), train_error=tr,
-                params={n: v.detach().cpu() for n, v in p.items()}, p0=p0, gated=gated)
+GATE_ORDER_SEED = (10_007, 1)
+"""(a, b): the frozen-gate experiment's mini-batch order is drawn with the seed a·seed + b (its own since it was
+written; notebook 06's numbers were drawn with it), not with :func:`train_models`' default."""
 
 
 def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train: int = 500,
@@ -417,26 +311,29 @@ def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_tra
                 target=None, device=None) -> list[dict]:
     """The talk's frozen-gate experiment on the §8.1 instance: the ordinary
     3resnet (all weights trained) and the frozen-gate 3resnet
-    (:func:`gated_forward_parts`), each over the same small lr × wd grid on
-    the same samples and initialisation, best test error selected as in
+    (:class:`~resnetlearn.training.FrozenGate`: gates at their random initialisation, the values and the
+    readout A trained; ``smooth`` as there), each over the same small lr × wd grid on
+    the same samples, initialisation and mini-batch order (:data:`GATE_ORDER_SEED`), trained by
+    :func:`train_models` (mode ``all``), best test error selected as in
     arXiv v3 §8.1. Returns one row per network: name, selected lr / wd,
     test and train error, the threshold kα², and the whole grid."""
     dev = select_device(device)
     inst = target or parity_instance()
     split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
-    tr, te = split.train, split.test
     combos = [(a, b) for a in lrs for b in wds]
+    times, plus = GATE_ORDER_SEED
     rows = []
-    for name, gated in (("relu", False), ("frozen_gate", True)):
-        r = train_gated(tr, te, m=m, lrs=[c[0] for c in combos], wds=[c[1] for c in combos], seeds=[seed] * len(combos),
-                        gated=gated, smooth=smooth, protocol=protocol, device=dev)
-        errs = [float(e) for e in r["test_error"]]
+    for name, gate in (("relu", None), ("frozen_gate", FrozenGate(smooth))):
+        r = train_models(split.train, split.test, Learner("3resnet", "all", m=m), lrs=[c[0] for c in combos],
+                         wds=[c[1] for c in combos], seeds=[seed] * len(combos), protocol=protocol, device=dev,
+                         progress=False, gate=gate, order_seeds=[times * seed + plus] * len(combos))
+        errs = [float(e) for e in r.test_error]
         finite = [i for i, e in enumerate(errs) if math.isfinite(e)]
         best = min(finite, key=lambda i: errs[i]) if finite else None
         rows.append(dict(network=name, m=m, epochs=protocol.epochs,
                          lr=None if best is None else combos[best][0], wd=None if best is None else combos[best][1],
                          test_error=math.nan if best is None else errs[best],
-                         train_error=math.nan if best is None else float(r["train_error"][best]),
+                         train_error=math.nan if best is None else float(r.train_error[best]),
                          threshold=inst.threshold,
                          grid=[dict(lr=c[0], wd=c[1], test_error=e) for c, e in zip(combos, errs)]))
     return rows

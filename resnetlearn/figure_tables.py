@@ -11,7 +11,6 @@ tables' sha256 into ``FIG.sha256`` (:func:`resnetlearn.store.write_checksums`).
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from .figures import (
 from .figures import spec as figure_spec
 from .points import RUN_KEYS
 from .store import _version, atomic_write, write_checksums
+from .validation import is_finite
 
 
 @dataclass
@@ -45,10 +45,6 @@ class FigureResult:
     provenance: dict | None = field(default=None, repr=False)  # set by load_figure when shipped
 
 
-def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:
     """The x key (width m, or N) and one sorted (x, plotted error) curve per learner."""
     spec = figure_spec(result.name)
@@ -62,7 +58,7 @@ def error_table(result: FigureResult, digits: int = 3) -> str:
     """The test errors of a figure as text: one line per learner, one column
     per width m (or N), rounded so that notebooks can check them."""
     if figure_spec(result.name).plot == "norm_vs_error":  # no curves: one line per point
-        num = lambda v, f: format(v, f) if _finite(v) else "-"  # noqa: E731  (a diverged point has none)
+        num = lambda v, f: format(v, f) if is_finite(v) else "-"  # noqa: E731  (a diverged point has none)
         lines = [f"{r['model']:13s} m={r['m']:<5d} wd={num(r['wd'], '<7g')} "
                  f"test {num(r['test_error'], f'.{digits}f')}  ‖W‖_F {num(r['frobenius_W'], '.1f')}"
                  for r in result.rows]
@@ -100,7 +96,7 @@ def seed_table(result: FigureResult) -> str:
     nets = [r for r in result.rows if r.get("mode") != "kernel"]
     def cell(r):  # a diverged seed is counted apart from one that trained and ended above
         n_below, n = below(r, thr)
-        div = sum(1 for e in fresh_errors(r) if not _finite(e))
+        div = sum(1 for e in fresh_errors(r) if not is_finite(e))
         return f"{n_below}/{n}" + (f" ({div} div)" if div else "")
 
     return (f"seeds below {lines[0][1]} = {thr:.4g} (div: fresh seeds that diverged)\n"
@@ -113,7 +109,7 @@ def kernel_table(result: FigureResult, digits: int = 3) -> str:
     rows = [r for r in result.rows if r.get("mode") in ("last", "ntk")]
     if not rows:
         raise ValueError(f"{result.name} has no (last)/(ntk) points")
-    fmt = lambda v: f"{v:.{digits}f}" if _finite(v) else "div"  # noqa: E731
+    fmt = lambda v: f"{v:.{digits}f}" if is_finite(v) else "div"  # noqa: E731
     return "SGD (median over seeds) / exact kernel ridge regression\n" + _table(
         result, lambda r: f"{fmt(median_error(r))} / {fmt(r.get('exact_test_error'))}", width=18, rows=rows)
 
@@ -139,7 +135,7 @@ def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3
     nets = [r for r in by_test.rows if r.get("mode") not in (None, "-", "kernel") and point_id(r) in val_rows]
     if not nets:
         raise ValueError(f"{by_test.name}: no network point appears in both results")
-    fmt = lambda v: f"{v:.{digits}f}" if _finite(v) else "div"  # noqa: E731
+    fmt = lambda v: f"{v:.{digits}f}" if is_finite(v) else "div"  # noqa: E731
     return ("median test error over fresh seeds: cell selected by test error / on validation samples\n"
             + _table(by_test, lambda r: f"{fmt(median_error(r))} / {fmt(median_error(val_rows[point_id(r)]))}",
                      width=18, rows=nets))
@@ -203,7 +199,7 @@ solution of a (last)/(ntk) point, the number the plot draws, the selection and g
 
 
 def _table_row(r: dict) -> dict:
-    errs = [e for e in seed_errors(r) if _finite(e)]
+    errs = [e for e in seed_errors(r) if is_finite(e)]
     row = dict(r, median=median_error(r), seed_min=min(errs) if errs else None, seed_max=max(errs) if errs else None,
                n_seeds=len(r["seed_errors"]) if r.get("seed_errors") is not None else 1, plotted=plotted_error(r))
     for k in ("grid", "seed_errors", "grid_edges"):

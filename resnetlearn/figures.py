@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from .training import paper_grid
+from .validation import is_finite
 
 SCALES = ("tiny", "quick", "cpu", "paper")
 SCALE_NOTES = {
@@ -68,10 +69,6 @@ def scale_settings(scale: str) -> dict:
 
 
 # ----------------------------------------------------------------- reading rows
-def _finite(v) -> bool:
-    return isinstance(v, (int, float)) and math.isfinite(v)
-
-
 def seed_errors(row: dict) -> list[float]:
     """Test errors of the selected cell over every initialisation seed (NaN: diverged)."""
     errs = row.get("seed_errors")
@@ -88,15 +85,15 @@ def fresh_errors(row: dict) -> list[float]:
 def below(row: dict, threshold: float) -> tuple[int, int]:
     """(fresh seeds below ``threshold``, fresh seeds in all); a diverged seed is not below."""
     errs = fresh_errors(row)
-    return sum(1 for e in errs if _finite(e) and e < threshold), len(errs)
+    return sum(1 for e in errs if is_finite(e) and e < threshold), len(errs)
 
 
 def seeds_below(row: dict, threshold: float, word: str = "seeds below") -> str:
     """``7/8 seeds below`` with, where any fresh seed diverged, the count of those apart from the ones that
     trained and ended above: ``4/8 seeds below (4 diverged)``, ``5/8 seeds below (2 converged above, 1 diverged)``."""
     errs = fresh_errors(row)
-    n_below = sum(1 for e in errs if _finite(e) and e < threshold)
-    diverged = sum(1 for e in errs if not _finite(e))
+    n_below = sum(1 for e in errs if is_finite(e) and e < threshold)
+    diverged = sum(1 for e in errs if not is_finite(e))
     above = len(errs) - n_below - diverged
     notes = ([f"{above} converged above"] if above and diverged else []) + (
         [f"{diverged} diverged"] if diverged else [])
@@ -114,20 +111,20 @@ def plotted_error(row: dict) -> float:
     and its exact kernel solution (every competitor at its best)."""
     med = median_error(row)
     exact = row.get("exact_test_error")
-    if _finite(exact) and not (_finite(med) and med <= exact):
+    if is_finite(exact) and not (is_finite(med) and med <= exact):
         return exact
     return med
 
 
 def best_error(row: dict) -> float:
     """A competitor's best shot: the lowest of its seeds and of its exact kernel solution."""
-    vals = [e for e in seed_errors(row) + [row.get("exact_test_error")] if _finite(e)]
+    vals = [e for e in seed_errors(row) + [row.get("exact_test_error")] if is_finite(e)]
     return min(vals) if vals else math.nan
 
 
 def median_error(row: dict) -> float:
     """The median over the fresh seeds that did not diverge (NaN when all diverged)."""
-    vals = sorted(e for e in fresh_errors(row) if _finite(e))
+    vals = sorted(e for e in fresh_errors(row) if is_finite(e))
     if not vals:
         return math.nan
     n = len(vals)
@@ -136,7 +133,7 @@ def median_error(row: dict) -> float:
 
 def has_number(row: dict) -> bool:
     """Whether a point produced any finite error (its grid did not diverge entirely, or it has an exact solution)."""
-    return _finite(row.get("test_error")) or _finite(row.get("exact_test_error"))
+    return is_finite(row.get("test_error")) or is_finite(row.get("exact_test_error"))
 
 
 def learner(row: dict, *, with_mode: bool = True) -> str:
@@ -269,8 +266,8 @@ def _fig2_verdict(train_mode: str):
         mine = sorted((r for r in rows if learner(r) == winner), key=lambda r: r["m"])
         wins = [r for r in mine if majority_below(r, thr)]
         others = [r for r in rows if learner(r) != winner]
-        against = [r for r in others if _finite(best_error(r)) and best_error(r) < thr]
-        best_other = min(others, key=lambda r: best_error(r) if _finite(best_error(r)) else math.inf,
+        against = [r for r in others if is_finite(best_error(r)) and best_error(r) < thr]
+        best_other = min(others, key=lambda r: best_error(r) if is_finite(best_error(r)) else math.inf,
                          default=None)
         seeds = "; ".join(f"m={r['m']}: {seeds_below(r, thr)}, "
                           f"median {median_error(r):.3f}" for r in mine)
@@ -365,7 +362,7 @@ def _fig3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
         top = max(sel, key=lambda r: below(r, thr)[0] - median_error(r) * 1e-9)
         got = bool(learned)
         if expected is False:  # a negative statement: any seed below, at any width, counts against it
-            touched = [r for r in sel if _finite(best_error(r)) and best_error(r) < thr]
+            touched = [r for r in sel if is_finite(best_error(r)) and best_error(r) < thr]
             got = bool(touched)
             if touched and not learned:
                 learned = touched
@@ -373,7 +370,7 @@ def _fig3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
                   "as claimed" if got == expected else "NOT as claimed")
         zero = fig3_zero(beta)
         trivial = (f"; predicting 0 gives {zero:.2f}, so not better than predicting 0"
-                   if not learned and _finite(median_error(top)) and median_error(top) >= zero
+                   if not learned and is_finite(median_error(top)) and median_error(top) >= zero
                    else f"; predicting 0 gives {zero:.2f}" if beta < FIG3_ALPHA else "")
         where = ("learned at " + ", ".join(f"m={r['m']} ({seeds_below(r, thr, word='seeds')})"
                                            for r in learned) if learned
@@ -451,15 +448,15 @@ def _norm_verdict(paper_best: float, paper_widths: int):
     def verdict(rows: list[dict]) -> tuple[str, bool | None]:
         sgd = [r for r in rows if r["model"] == "2layer_signs"]
         hand = [r for r in rows if r["model"] == "hand_built"]
-        runs = [g for r in sgd for g in (r.get("grid") or []) if all(_finite(v) for v in g)]  # (train, test, ‖W‖_F)
+        runs = [g for r in sgd for g in (r.get("grid") or []) if all(is_finite(v) for v in g)]  # (train, test, ‖W‖_F)
         if not runs or not hand:
             return "no finite SGD run or no hand-built solution", None
-        reruns = ([e for r in sgd for e in fresh_errors(r) if _finite(e)]
+        reruns = ([e for r in sgd for e in fresh_errors(r) if is_finite(e)]
                   if any(r.get("seed_errors") for r in sgd) else [])
         best_test = min([g[1] for g in runs] + reruns)  # every searched run and every fresh seed of a selected cell
         fit = min(runs, key=lambda g: g[0])  # SGD's best training fit
         cheaper = [h for h in hand if h["test_error"] <= fit[0] and h["frobenius_W"] < fit[2]]
-        finite_hand = [h for h in hand if _finite(h.get("test_error"))] or hand
+        finite_hand = [h for h in hand if is_finite(h.get("test_error"))] or hand
         h = (min(cheaper, key=lambda h: h["frobenius_W"]) if cheaper
              else min(finite_hand, key=lambda h: h["test_error"]))
         widths = sorted({r["m"] for r in sgd})
@@ -542,8 +539,8 @@ def thm3_hypotheses() -> str:
 def seed_counts(errors: list[float], threshold: float) -> tuple[int, int, int]:
     """(below ``threshold``, converged but not below, diverged) among ``errors``: a diverged seed (NaN) is
     counted apart from one that trained and ended above."""
-    below_ = sum(1 for e in errors if _finite(e) and e < threshold)
-    diverged = sum(1 for e in errors if not _finite(e))
+    below_ = sum(1 for e in errors if is_finite(e) and e < threshold)
+    diverged = sum(1 for e in errors if not is_finite(e))
     return below_, len(errors) - below_ - diverged, diverged
 
 
@@ -590,7 +587,7 @@ def rules_side_by_side(row: dict, threshold: float) -> str:
 
 
 def _med(values: list[float]) -> float:
-    vals = sorted(v for v in values if _finite(v))
+    vals = sorted(v for v in values if is_finite(v))
     if not vals:
         return math.nan
     n = len(vals)
@@ -609,7 +606,7 @@ def _thm3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
     net = [r for r in rows if r["model"] == "3resnet"]
     if not kern or not net:
         return "kernels or 3resnet missing", None
-    best_k = min(kern, key=lambda r: r["test_error"] if _finite(r["test_error"]) else math.inf)
+    best_k = min(kern, key=lambda r: r["test_error"] if is_finite(r["test_error"]) else math.inf)
     unmeasured = [r for r in net if not has_number(r)]
     net = sorted((r for r in net if has_number(r)), key=lambda r: r["n_train"])
     kernel_ok = best_k["test_error"] > bound
@@ -658,7 +655,8 @@ def _seed_count(row: dict, bound: float) -> str:
     edge = [f"{h} {row[h]:g} at its grid edge" for h in ("lr", "wd")
             if row.get(f"{h}_at_grid_edge") and seed_counts(errs, bound)[2]]
     return (f"N={row['n_train']}: {_seed_words(errs, bound, tuple(edge))}, median {median_error(row):.4f}"
-            + (f" (lr {row['lr']:g}, wd {row['wd']:g})" if _finite(row.get("lr")) and _finite(row.get("wd")) else ""))
+            + (f" (lr {row['lr']:g}, wd {row['wd']:g})" if is_finite(row.get("lr")) and is_finite(row.get("wd"))
+               else ""))
 
 
 def _unmeasured(rows: list[dict]) -> str:
@@ -692,8 +690,8 @@ def _companion_verdict(rows: list[dict]) -> tuple[str, bool | None]:
     if not three or not others:
         return "3layer(hidden) or its competitors missing", None
     mine = median_error(three[0])
-    best_other = min(others, key=lambda r: best_error(r) if _finite(best_error(r)) else math.inf)
-    ok = _finite(mine) and mine < best_error(best_other)
+    best_other = min(others, key=lambda r: best_error(r) if is_finite(best_error(r)) else math.inf)
+    ok = is_finite(mine) and mine < best_error(best_other)
     width = sorted([r for r in rows if r.get("panel") == "width" and learner(r) == "3layer(hidden)"] + three,
                    key=lambda r: r["m"])
     trend = ", ".join(f"m={r['m']}: {median_error(r):.3f}" for r in width)

@@ -39,6 +39,7 @@ from .plots import (
     threshold_label,
     tick_label,
 )
+from .validation import is_finite
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 TEMPLATE = go.layout.Template(layout=dict(
@@ -72,14 +73,10 @@ HOVER_FIELDS = (
 
 
 # ----------------------------------------------------------------- helpers
-def _finite(v) -> bool:
-    return isinstance(v, (int, float)) and math.isfinite(v)
-
-
 def log_axis(*, values=None, lo: float | None = None, hi: float | None = None, title: str = "") -> dict:
     """Layout of a log axis with plain labels at ``values`` (the measured points) or 1-2-5 steps in [lo, hi]."""
     if values is not None:
-        ticks = sorted({float(v) for v in values if _finite(v) and v > 0})
+        ticks = sorted({float(v) for v in values if is_finite(v) and v > 0})
         lo, hi = ticks[0] / 1.25, ticks[-1] * 1.25
     else:
         lo, hi = max(lo, 1e-12), max(hi, lo * 1.0001)
@@ -91,11 +88,11 @@ def log_axis(*, values=None, lo: float | None = None, hi: float | None = None, t
 
 def _gaps(values) -> list:
     """NaN/inf (a diverged run) as gaps: None is valid JSON, NaN is not."""
-    return [v if _finite(v) else None for v in values]
+    return [v if is_finite(v) else None for v in values]
 
 
 def _value_range(values, floor: float = 1e-5) -> tuple[float, float]:
-    vals = [v for v in values if _finite(v) and v > 0]
+    vals = [v for v in values if is_finite(v) and v > 0]
     if not vals:
         return 0.1, 10.0
     return max(min(vals), floor), max(vals)
@@ -169,7 +166,7 @@ def seed_stats(runs: list[dict], row: dict) -> dict:
         return {}
     sel = [r for r in same if r.get("lr") == row.get("lr") and r.get("wd") == row.get("wd")
            and r.get("setting") == row.get("setting") and r.get("ridge_rel") == row.get("ridge_rel")]
-    errs = sorted(r["test_error"] for r in sel if _finite(r.get("test_error")))
+    errs = sorted(r["test_error"] for r in sel if is_finite(r.get("test_error")))
     out = {"grid_runs": len(same)}
     if errs:
         out.update(n_seeds=len({r.get("seed") for r in sel}), test_error_min=errs[0], test_error_max=errs[-1],
@@ -189,7 +186,7 @@ def row_seed_stats(row: dict) -> dict:
             errs = None
     if not errs:
         return {}
-    vals = sorted(float(e) for e in errs if _finite(e))
+    vals = sorted(float(e) for e in errs if is_finite(e))
     out = {"n_seeds": len(errs), "diverged_seeds": len(errs) - len(vals), "seed0_test_error": float(errs[0])}
     if vals:  # the median is over the fresh seeds (seed 0 chose the cell), as in the tables
         out.update(test_error_min=vals[0], test_error_max=vals[-1],
@@ -336,7 +333,7 @@ def line_figure(x, series: dict, *, x_title: str, y_title: str = ERROR_TITLE, ti
     vals = []
     for i, (label, ys) in enumerate(series.items()):
         st = series_style(str(label), i)
-        ys = [None if v is None or not _finite(float(v)) else float(v) for v in ys]
+        ys = [None if v is None or not is_finite(float(v)) else float(v) for v in ys]
         vals += [v for v in ys if v is not None]
         fig.add_trace(go.Scatter(
             x=xs, y=ys, mode="lines+markers", name=str(label), legendgroup=st["family"],
@@ -390,14 +387,14 @@ def _points_trace(pts: list[dict], xkey: str, *, label: str, style: dict, fields
     pts = sorted(pts, key=lambda r: r[xkey])
     custom, lines = _hover(pts, fields)
     what = "N" if xkey == "n_train" else "m"
-    ys = [plotted_error(r) if _finite(plotted_error(r)) else None for r in pts]  # as the tables and PNGs
+    ys = [plotted_error(r) if is_finite(plotted_error(r)) else None for r in pts]  # as the tables and PNGs
     spread = None
-    if any(_finite(r.get("test_error_min")) for r in pts):  # min–max over seeds as error bars
+    if any(is_finite(r.get("test_error_min")) for r in pts):  # min–max over seeds as error bars
         spread = dict(type="data", symmetric=False, color=style["color"], thickness=1.2, width=3,
-                      array=[max(0.0, r["test_error_max"] - y) if y is not None and _finite(r.get("test_error_max"))
+                      array=[max(0.0, r["test_error_max"] - y) if y is not None and is_finite(r.get("test_error_max"))
                              else 0.0 for r, y in zip(pts, ys)],
                       arrayminus=[max(0.0, y - r["test_error_min"]) if y is not None
-                                  and _finite(r.get("test_error_min")) else 0.0 for r, y in zip(pts, ys)])
+                                  and is_finite(r.get("test_error_min")) else 0.0 for r, y in zip(pts, ys)])
     return go.Scatter(
         x=[r[xkey] for r in pts], y=ys, error_y=spread,
         mode="lines+markers", name=label, customdata=custom,
@@ -444,7 +441,7 @@ def _error_vs_x(rows: list[dict], spec, head: str) -> go.Figure:
         for (model, mode) in sorted(groups, key=lambda k: _family_rank(*k)):
             st = learner_style(model, mode)
             label = learner(groups[(model, mode)][0], with_mode=spec.mode_in_label)
-            bad = sorted(r[xk] for r in groups[(model, mode)] if not _finite(plotted_error(r)))
+            bad = sorted(r[xk] for r in groups[(model, mode)] if not is_finite(plotted_error(r)))
             if bad:  # every run of these points diverged: said in the label, an x at the top in the curve's colour
                 label += f" — diverged at {'N' if xk == 'n_train' else 'm'}={', '.join(map(str, bad))}"
                 diverged.append((bad, st["color"], where))

@@ -41,7 +41,7 @@ from .kernels import (
 )
 from .ridge import _eig_path, _primal_path, effective_ridges
 from .selection import _fmt, grid_edges
-from .training import Learner, validation_split
+from .training import VAL_FRACTION, Learner, validation_split
 
 
 def _setting_label(name, point) -> str:
@@ -96,7 +96,7 @@ def _given_split(split, target, *, n_train, n_test, select):
 
 def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str = "test",
                   validation: str = "fresh", val_size: int | None = None, val_seed: int | None = None,
-                  val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0, m: int = 1000,
+                  val_fraction: float = VAL_FRACTION, n_test: int = 2000, data_seed: int = 0, m: int = 1000,
                   kernel_seed: int = 0, ridges=RELATIVE_RIDGES, bandwidths=None, grids: dict | None = None,
                   split: Split | None = None, progress: bool = True) -> list[dict]:
     """Best test error of kernel ridge regression for each kernel, each tuned over its own grid.
@@ -320,7 +320,7 @@ def network_krr(X, Y, X_test, *, arch: str, params: dict, mode: str, ridges, cou
 
 
 def network_kernel_errors(train, test, learner: Learner, *, seed: int = 0, ridges=RELATIVE_RIDGES,
-                          select: str = "test", holdout=None, val_fraction: float = 0.2,
+                          select: str = "test", holdout=None, val_fraction: float = VAL_FRACTION,
                           coupling: str = "full", device=None) -> dict:
     """The exact kernel-ridge solution behind a (last) or (ntk) point of arXiv v3 §8.1.
 

@@ -213,7 +213,7 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     dev = select_device(device)
     split = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, device=dev)
     tr, te = split.train, split.test
-    protocol = Protocol(epochs=cfg.epochs, lr_drop_epoch=cfg.epochs // 2, eval_every=callback_every,
+    protocol = Protocol(epochs=cfg.epochs, eval_every=callback_every,
                         layerwise=cfg.layerwise)
     res = train_models(tr, te, Learner("3resnet", "all", m=cfg.m), lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed],
                        protocol=protocol, device=dev, progress=False, callback=callback,

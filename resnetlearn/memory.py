@@ -69,9 +69,7 @@ def _gib(n: float) -> str:
 
 
 def _itemsize(dtype) -> int:
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise ValueError(f"dtype must be a floating torch dtype (e.g. torch.float32), got {dtype!r}")
-    return torch.finfo(dtype).bits // 8
+    return torch.finfo(V.float_dtype(dtype)).bits // 8
 
 
 def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_eval: int,

@@ -72,6 +72,14 @@ class Layer:
     bias: str | None = None
 
 
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The parameters this layer reads: a dense layer's weight and bias, a readout's A."""
+        if self.kind == "readout":
+            return ("A",)
+        return tuple(n for n in (self.weight, self.bias) if n)
+
+
 def dense(out: str, inp: str, weight: str, bias: str | None) -> Layer:
     return Layer("dense", out, inp, weight=weight, bias=bias)
 
@@ -100,7 +108,7 @@ def evaluate(arch: str, ops, x, want=None) -> dict:
     dict name → value (``"x"`` the input), computed by ``ops`` (``ops.dense(x, weight, bias)``,
     ``ops.relu(h)``, ``ops.readout(a)``). The one definition of every forward pass: the batched
     training forward below, the kernels' float64 forward (:mod:`resnetlearn.kernels`) and the
-    talk's frozen-gate network (:mod:`resnetlearn.experiments`) are this graph under other ops."""
+    talk's frozen-gate network (:func:`gated_forward_parts`) are this graph under other ops."""
     v = {"x": x}
     for layer in _plan(check_arch(arch), None if want is None else tuple(want)):
         if layer.kind == "dense":
@@ -202,6 +210,15 @@ class Architecture:
     def bias_of(self) -> dict[str, str]:
         """Each dense weight → its bias."""
         return {la.weight: la.bias for la in self.layers if la.kind == "dense" and la.bias}
+
+    def params_of(self, *nodes: str) -> set[str]:
+        """The parameters the graph's ``nodes`` depend on (e.g. ``params_of(out1)``: the first block's)."""
+        return {n for la in _plan(self.name, nodes) for n in la.params}
+
+    @property
+    def readout_params(self) -> set[str]:
+        """The output layer's parameters (A), which modes ``hidden`` and ``last`` tell apart (§8.1)."""
+        return {n for la in self.layers if la.kind == "readout" for n in la.params}
 
     def shapes(self, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
         width = {"x": d}
@@ -427,3 +444,51 @@ def features(arch: str, p: dict, x: torch.Tensor, A0: torch.Tensor | None = None
     """
     phi1, phi2 = readout_features(arch, p if A0 is None else {**p, "A": A0}, x)
     return phi1 + phi2
+
+
+# ----------------------------------------------------------------- the talk's frozen gates
+def value_name(param: str) -> str:
+    """The value copy of a gate's weight or bias in the frozen-gate network (W → W2, b1 → b12)."""
+    return param + "2"
+
+
+def with_values(arch: str, p: dict) -> dict:
+    """``p`` (parameters of ``arch``) plus an identical copy (:func:`value_name`) of every dense weight and
+    bias: the parameters of the frozen-gate network, which at these values equals the ReLU network exactly
+    (1[h ≥ 0]·h = σ(h))."""
+    gates = set(p) - ARCHITECTURES[check_arch(arch)].readout_params
+    return p | {value_name(n): p[n].clone() for n in p if n in gates}
+
+
+class _Gated:
+    """The ops of :func:`evaluate` that turn a layer graph into the talk's frozen-gate network: a dense
+    layer gives the pair (gate pre-activation from the weight and bias, value pre-activation from their
+    copies, :func:`value_name`), a ReLU becomes gate(gate pre-activation)·(value pre-activation), with the
+    indicator gate 1[· ≥ 0] (``smooth`` None) or the logistic sigmoid(·/smooth); the readout is A."""
+
+    def __init__(self, p: dict, smooth: float | None):
+        self.p, self.smooth, self.A = p, smooth, p["A"].transpose(1, 2)
+
+    def _dense(self, x, weight, bias):
+        W = self.p[weight].transpose(1, 2)
+        return torch.bmm(x, W) if bias is None else torch.baddbmm(self.p[bias].unsqueeze(1), x, W)
+
+    def dense(self, x, weight, bias):
+        return self._dense(x, weight, bias), self._dense(x, value_name(weight), bias and value_name(bias))
+
+    def relu(self, h):
+        gate = (h[0] >= 0).to(h[0].dtype) if self.smooth is None else torch.sigmoid(h[0] / self.smooth)
+        return gate * h[1]
+
+    def readout(self, a):
+        return torch.bmm(a, self.A)
+
+
+def gated_forward_parts(arch: str, p: dict, x: torch.Tensor, *, smooth: float | None = None):
+    """(out₁, residual) of ``arch``'s frozen-gate network (the talk's: every ReLU σ(⟨w, x⟩ + b) becomes
+    gate(⟨w₁, x⟩ + b₁)·(⟨w₂, x⟩ + b₂), the gates (w₁, b₁) frozen at their initialisation, the values
+    (w₂, b₂) trained; :class:`_Gated`), ``p`` from :func:`with_values`. With the values equal to the gates
+    and the hard gate this *is* the ReLU network. Shapes as in :func:`forward_parts`."""
+    rec = ARCHITECTURES[check_arch(arch)]
+    v = evaluate(arch, _Gated(p, smooth), batched_inputs(p, x))
+    return v[rec.out1], v[rec.res] if rec.res else torch.zeros_like(v[rec.out1])

@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from .concept import Sample, companion_figure1, hard_instance, parity6_target, parity_instance
+from .concept import HAND_BUILT, companion_figure1, hard_instance, parity6_target, parity_instance
 from .device import select_device
 from .figures import point_label
 from .figures import spec as figure_spec
@@ -23,8 +23,6 @@ from .training import Learner, Protocol, grid_search, train_models, validation_s
 
 BATCH = Protocol().batch_size
 """The mini-batch of a network point that names none (§8.1: 50); a point's ``batch_size`` overrides it."""
-HAND_BUILT_BATCH = 16
-"""The mini-batch of the footnote-16 construction (all 64 inputs of the d = 6 parity)."""
 
 RUN_KEYS = ("role", "lr", "wd", "seed", "setting", "ridge_rel", "train_error", "test_error", "val_error", "diverged",
             "frobenius_W", "selected")
@@ -76,7 +74,7 @@ def _sgd_point(config: dict) -> dict:
                     select=config["select"], **validation_of(config), n_test=config["n_test"],
                     data_seed=spec.data_seed,
                     protocol=Protocol(epochs=config["epochs"], batch_size=config.get("batch_size", BATCH),
-                                      lr_drop_epoch=config["epochs"] // 2, eval_every=config["epochs"]),
+                                      eval_every=config["epochs"]),
                     device=config.get("device"), progress=False)
     if g.interrupted:  # the engine stopped early on Ctrl-C: these numbers are not the point's result
         raise KeyboardInterrupt(f"{point_label(config)} was interrupted during training")
@@ -166,24 +164,20 @@ def _hand_built_point(config: dict) -> dict:
     (scaling the 6 used columns by √(d/6), since inputs are ±1/√d) and
     duplicate rows up to width m with rescaling by √(200/m): the same function,
     the same test error, ‖W‖_F = √(d/6)·‖W₆‖_F at every width."""
-    import itertools
-
-    t0 = time.perf_counter()
-    x6 = torch.tensor(list(itertools.product((1.0, -1.0), repeat=6)), dtype=torch.float64) / 6**0.5
-    y6 = parity6_target(6)(x6)
-    full = Sample(x6, y6, None, None)
-    res = train_models(full, full, Learner("2layer_signs", "hidden", m=200), lrs=[0.5], wds=[config["wd"]],
+    t0, hb = time.perf_counter(), HAND_BUILT
+    full = hb.sample()
+    res = train_models(full, full, Learner(hb.arch, hb.mode, m=hb.m), lrs=[hb.lr], wds=[config["wd"]],
                        seeds=[config.get("seed", 0)],
-                       protocol=Protocol(epochs=config["epochs"], batch_size=HAND_BUILT_BATCH,
+                       protocol=Protocol(epochs=config["epochs"], batch_size=hb.batch_size,
                                          lr_drop_epoch=config["epochs"] * 2 // 3, eval_every=config["epochs"]),
                        dtype=torch.float64, device="cpu", progress=False)
     if res.interrupted:
         raise KeyboardInterrupt(f"{point_label(config)} was interrupted during training")
     W6 = res.params["W"][0]
     d, m = config["d"], config["m"]
-    Wd = torch.zeros(200, d, dtype=torch.float64)
-    Wd[:, :6] = W6 * (d / 6) ** 0.5
-    Wm = Wd.repeat(m // 200, 1) * (200 / m) ** 0.5
+    Wd = torch.zeros(hb.m, d, dtype=torch.float64)
+    Wd[:, :hb.d] = W6 * (d / hb.d) ** 0.5
+    Wm = Wd.repeat(m // hb.m, 1) * (hb.m / m) ** 0.5
     run = {"wd": config["wd"], "seed": config.get("seed", 0), "train_error": float(res.test_error[0]),
            "test_error": float(res.test_error[0]), "frobenius_W": float(Wm.norm()), "selected": True}
     return {"runs": [run], "test_error": float(res.test_error[0]), "train_error": float(res.test_error[0]),

@@ -238,11 +238,7 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
     halt = threading.Event()
 
     def cancelled() -> bool:
-        if halt.is_set():
-            return True
-        if cancel is None:
-            return False
-        return bool(cancel()) if callable(cancel) else bool(cancel.is_set())
+        return halt.is_set() or V.cancelled(cancel)
 
     state, lock = race_state(cfg, thr), threading.Lock()
     first_data: list[float] = []

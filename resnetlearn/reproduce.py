@@ -12,16 +12,9 @@ lr × wd grid search), so a sweep can be cut into independent jobs:
 * ``thm3`` — Theorem 2/3 on the §7 hard instance: every kernel vs the 3resnet against N;
 * ``companion`` — the companion's sin/cos target: 3layer, 2layer, last, NTK vs N.
 
-Scales (every row and provenance file records which one produced it):
-
-* ``quick`` fits a 2-core CPU in minutes (two widths, a 4 × 3 grid, 400 epochs);
-* ``cpu`` is the largest scale a 2-core CPU finishes in a working session
-  (hours: the work estimate timed the SGD steps of all six figures at 5.5 h in one process, 2.7 h with
-  two workers): the paper's N and full 800-epoch protocol, widths 20–500 for
-  Figure 2(a) and 20–200 for Figures 2(b) and 3 instead of 20–2000, and a
-  5 × 4 lr × wd grid inside the paper's 9 × 10 grid;
-* ``paper`` is the full §8.1 protocol (widths 20–2000, 800 epochs, grid
-  {1,2,5}·10^−k), meant for a GPU.
+Scales: ``tiny``, ``quick``, ``cpu`` and ``paper``, each described once in
+:data:`~resnetlearn.figures.SCALE_NOTES` (every row and provenance file records which one produced it) with
+its settings in :func:`~resnetlearn.figures.scale_settings`.
 
 Each figure is defined once, in :mod:`resnetlearn.figures`; the work is cut along its seams:
 :mod:`~resnetlearn.store` (durable files, the store of finished points, the tables' checksums),

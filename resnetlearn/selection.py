@@ -8,6 +8,8 @@ with :func:`grid_edges`; the grids themselves are ours, not the paper's.
 
 from __future__ import annotations
 
+from .validation import is_finite
+
 
 def _fmt(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
@@ -50,10 +52,6 @@ def grid_edges(grid: dict, point: dict, *, hard_bounds: dict | None = None, erro
 
 
 # ----------------------------------------------------------------- two rules for choosing a cell (issue 29)
-def _is_finite(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
-
-
 def grid_cells(runs: list[dict], key: str = "test_error") -> dict[tuple, dict[int, float]]:
     """The lr × wd cells of a point's grid runs (``role == "grid"``) as (lr, wd) → {seed: ``key`` error}, a
     diverged run as NaN."""
@@ -63,7 +61,7 @@ def grid_cells(runs: list[dict], key: str = "test_error") -> dict[tuple, dict[in
             continue
         err = r.get(key)
         cells.setdefault((r["lr"], r["wd"]), {})[int(r.get("seed") or 0)] = (
-            float("nan") if r.get("diverged") or not _is_finite(err) else float(err))
+            float("nan") if r.get("diverged") or not is_finite(err) else float(err))
     return cells
 
 
@@ -76,7 +74,7 @@ def _median(values: list[float]) -> float:
 def test_best_cell(runs: list[dict], key: str = "test_error") -> tuple | None:
     """arXiv v3 §8.1's rule (``key`` = test error; ``val_error`` for honest selection): the cell whose seed-0 run
     has the lowest error. None when every seed-0 run diverged."""
-    seed0 = {c: s[0] for c, s in grid_cells(runs, key).items() if 0 in s and _is_finite(s[0])}
+    seed0 = {c: s[0] for c, s in grid_cells(runs, key).items() if 0 in s and is_finite(s[0])}
     return min(seed0, key=seed0.get) if seed0 else None
 
 
@@ -92,11 +90,11 @@ def robust_cell(runs: list[dict], key: str = "test_error") -> dict | None:
     cells = grid_cells(runs, key)
     if not cells or min(len(s) for s in cells.values()) < 2:
         return None
-    whole = {c: s for c, s in cells.items() if all(_is_finite(e) for e in s.values())}
-    pool = whole or {c: s for c, s in cells.items() if any(_is_finite(e) for e in s.values())}
+    whole = {c: s for c, s in cells.items() if all(is_finite(e) for e in s.values())}
+    pool = whole or {c: s for c, s in cells.items() if any(is_finite(e) for e in s.values())}
     if not pool:
         return None
-    med = {c: _median([e for e in s.values() if _is_finite(e)]) for c, s in pool.items()}
+    med = {c: _median([e for e in s.values() if is_finite(e)]) for c, s in pool.items()}
     best = min(med, key=med.get)
     return dict(cell=best, errors=dict(sorted(cells[best].items())), all_converged=bool(whole), cells=len(cells),
                 cells_converged=len(whole))

@@ -16,6 +16,9 @@ Training modes (§8.1, "Neural Networks Algorithms" and "Kernel Methods"):
   f₀ + ⟨∇f₀, θ − θ₀⟩, trained by the same optimiser (weight decay acts on
   θ − θ₀, which makes it ridge regression with the neural tangent kernel).
 
+What each mode means (the tensors SGD moves and the model they define) is said once, by ``_Model``; with
+a :class:`FrozenGate` the same engine trains the talk's frozen-gate network instead of the ReLU network.
+
 All G models of one call share the architecture, mode and width, and differ
 in learning rate, weight decay and seed. Their parameters are stacked; the
 summed loss gives each model exactly its own gradient, and the hand-written
@@ -45,6 +48,10 @@ VALIDATIONS = ("fresh", "holdout")
 """Where ``select="val"`` finds its validation samples: ``"fresh"`` (the default) draws them anew from the
 target's distribution and trains on all N samples; ``"holdout"`` carves the last fifth out of the N (the rule
 before issue 29: SGD then sees 0.8·N samples, so a verdict mixes the selection rule with a smaller N)."""
+VAL_FRACTION = 0.2
+"""The validation part of a search that selects on validation (``select="val"``), relative to the N training
+samples: a fresh validation set has ⌈0.2·N⌉ samples (:func:`default_val_size`), a hold-out takes the last
+round(0.2·N) of them. Ours (the paper selects on the test set)."""
 VAL_SEED_OFFSET = 2
 """A fresh validation set is drawn with ``data_seed + 2`` unless a seed is given (training samples use
 ``data_seed``, test samples ``data_seed + 1``: :func:`resnetlearn.concept.data_split`)."""
@@ -53,11 +60,11 @@ VAL_SEED_OFFSET = 2
 def default_val_size(n_train: int) -> int:
     """The size of a fresh validation set when none is given: ⌈0.2·N⌉, a fifth of the training samples
     (the size the hold-out rule took out of them), at least 1. Ours."""
-    return max(1, math.ceil(0.2 * int(n_train)))
+    return max(1, math.ceil(VAL_FRACTION * int(n_train)))
 
 
 def validation_split(target, n_train: int, *, n_test: int, data_seed: int = 0, validation: str = "fresh",
-                     val_size: int | None = None, val_seed: int | None = None, val_fraction: float = 0.2,
+                     val_size: int | None = None, val_seed: int | None = None, val_fraction: float = VAL_FRACTION,
                      device=None, dtype=torch.float32):
     """The samples of a search that selects on validation (``select="val"``), as a
     :class:`~resnetlearn.concept.Split`.
@@ -173,7 +180,7 @@ class Protocol:
     @classmethod
     def quick(cls, epochs: int = 100, **kw) -> Protocol:
         """The same protocol shortened (lr drop at half-time), for classrooms and tests."""
-        return cls(epochs=epochs, lr_drop_epoch=epochs // 2, **kw)
+        return cls(epochs=epochs, **kw)
 
 
 PAPER_PROTOCOL = Protocol()
@@ -181,19 +188,111 @@ PAPER_PROTOCOL = Protocol()
 
 
 def trainable_names(arch: str, mode: str, phase: int | None = None) -> list[str]:
-    """Which parameters a mode trains (``phase`` 1/2 for layer-wise training)."""
-    names = list(networks.param_shapes(arch, 1, 1, 2))
-    if mode not in MODES:
-        raise ValueError(f"unknown training mode {mode!r}; allowed: {MODES}")
+    """Which parameters a mode trains (§8.1), read from ``arch``'s layer graph: ``all`` every one, ``hidden``
+    all but the readout A, ``last`` A alone. Layer-wise training (ResNet paper §2.1's remark): ``phase`` 1
+    the first block's (what out₁ depends on; A only in mode ``all``), ``phase`` 2 what only the residual
+    branch depends on."""
+    V.choice("mode", mode, MODES)
+    rec = networks.ARCHITECTURES[networks.check_arch(arch)]
+    names, readout = list(networks.param_shapes(arch, 1, 1, 2)), rec.readout_params
     if phase == 1:
-        return [n for n in ("W", "b1") + (("A",) if mode == "all" else ())]
-    if phase == 2:
-        return ["V", "b2"]
-    if mode == "last":
-        return ["A"]
-    if mode == "hidden":
-        return [n for n in names if n != "A"]
-    return names
+        keep = rec.params_of(rec.out1) - (set() if mode == "all" else readout)
+    elif phase == 2:
+        keep = rec.params_of(rec.res) - rec.params_of(rec.out1)
+    else:
+        keep = {"all": set(names), "hidden": set(names) - readout, "last": readout, "ntk": set(names)}[mode]
+    return [n for n in names if n in keep]
+
+
+@dataclass(frozen=True)
+class FrozenGate:
+    """The talk's frozen-gate network in place of the ReLU network (:func:`resnetlearn.networks.gated_forward_parts`):
+    every ReLU becomes gate(gate pre-activation)·(value pre-activation), the gates frozen at their random
+    initialisation and the values (initialised equal to them) trained. ``smooth`` None: the indicator
+    1[· ≥ 0]; a number: the talk's smoothed indicator sigmoid(·/smooth)."""
+
+    smooth: float | None = None
+
+    def __post_init__(self):
+        if self.smooth is not None:
+            object.__setattr__(self, "smooth", V.real("smooth", self.smooth, lo=0, lo_open=True))
+
+
+@dataclass(frozen=True)
+class _Model:
+    """The model SGD trains for one architecture and training mode (with ``gate``, the frozen-gate network):
+    the one place that says what each mode of §8.1 means — which tensors SGD moves (:meth:`start`,
+    :meth:`trainable`), which function of them is the model (:meth:`parts`, :meth:`output`) and which
+    parameters it ends with (:meth:`params`)."""
+
+    arch: str
+    mode: str
+    gate: FrozenGate | None = None
+
+    @property
+    def linearised(self) -> bool:
+        """Mode ``ntk``: SGD moves the displacement Δ = θ − θ₀ of the network linearised at θ₀."""
+        return self.mode == "ntk"
+
+    @property
+    def defined_at_init(self) -> bool:
+        """The model is a function of θ₀ as well (``last``: a readout on the initial features; ``ntk``)."""
+        return self.mode in ("last", "ntk")
+
+    def initial(self, p0: dict) -> dict:
+        """The model's initial parameters: ``p0``, and with a gate the values' copies of the gates."""
+        return networks.with_values(self.arch, p0) if self.gate else p0
+
+    def start(self, p0: dict) -> dict:
+        """The tensors SGD moves: the displacement Δ = θ − θ₀ from 0 in mode ``ntk``, else the parameters."""
+        if self.linearised:
+            return {n: torch.zeros_like(v) for n, v in p0.items()}
+        return {n: v.clone() for n, v in p0.items()}
+
+    def trainable(self, phase: int | None = None) -> list[str]:
+        """The names SGD updates (:func:`trainable_names`; with a gate, the values in place of the gates)."""
+        names = trainable_names(self.arch, self.mode, phase)
+        if self.gate is None:
+            return names
+        readout = networks.ARCHITECTURES[self.arch].readout_params
+        return [n if n in readout else networks.value_name(n) for n in names]
+
+    def _branches(self, x, variables):
+        if self.gate is not None:
+            return networks.gated_forward_parts(self.arch, variables, x, smooth=self.gate.smooth)
+        return networks.forward_parts(self.arch, variables, x)
+
+    def parts(self, x, *, p0: dict | None, variables: dict, phase: int | None = None):
+        """(out, out₁, residual) of G models: ``variables`` are the trained tensors (mode ``ntk``: Δ from
+        ``p0``); ``phase`` 1 of layer-wise training switches the residual branch off."""
+        if self.mode == "ntk":
+            return networks.forward_linearized(self.arch, p0, variables, x)
+        if self.mode == "last":  # a readout on the features of the initial network (conjugate kernel)
+            with torch.no_grad():
+                phi1, phi2 = networks.readout_features(self.arch, p0, x)
+            At = variables["A"].transpose(1, 2)
+            out1, res = torch.bmm(phi1, At), torch.bmm(phi2, At)
+            return out1 + res, out1, res
+        out1, res = self._branches(x, variables)
+        if phase == 1:
+            res = torch.zeros_like(res)  # layer-wise phase 1: residual branch switched off
+        return out1 + res, out1, res
+
+    def output(self, x, *, p0: dict | None, variables: dict, phase: int | None = None):
+        """out alone, what an SGD step fits: the first item of :meth:`parts` without its other two (mode
+        ``last``: one product with φ₀ = φ₁ + φ₂; phase 1: out₁ itself)."""
+        if self.mode == "last":
+            with torch.no_grad():
+                phi1, phi2 = networks.readout_features(self.arch, p0, x)
+            return torch.bmm(phi1 + phi2, variables["A"].transpose(1, 2))
+        if self.mode == "ntk":
+            return networks.forward_linearized(self.arch, p0, variables, x)[0]
+        out1, res = self._branches(x, variables)
+        return out1 if phase == 1 else out1 + res
+
+    def params(self, p0: dict, variables: dict) -> dict:
+        """The trained parameters: θ₀ + Δ in mode ``ntk`` (while the model is the linearisation at θ₀)."""
+        return {n: p0[n] + v if self.linearised else v for n, v in variables.items()}
 
 
 @dataclass
@@ -233,6 +332,8 @@ class TrainResult:
     """The initial parameters (modes ``last`` and ``ntk``, whose models are defined at θ₀)."""
     displacement: dict[str, torch.Tensor] | None = field(default=None, repr=False)
     """Mode ``ntk``: the trained Δ = θ − θ₀ (``params`` − ``p0`` would round differently)."""
+    gate: FrozenGate | None = None
+    """The frozen-gate network was trained in place of the ReLU network (its ``params`` hold gates and values)."""
 
     def predict(self, x: torch.Tensor, *, parts: bool = False):
         """The G trained models' outputs on ``x`` ((n, d), or (G, n, d)), as (G, n, k): in modes
@@ -241,9 +342,9 @@ class TrainResult:
         Computed on the CPU in the dtype of ``params``. ``parts=True``: (out, out₁, residual)."""
         dtype = self.params["A"].dtype
         x = V.tensor("x", x, ndim=(2, 3)).to("cpu", dtype)
-        variables = self.displacement if self.mode == "ntk" else self.params
+        model = _Model(self.arch, self.mode, self.gate)
         with torch.no_grad():
-            out = _outputs(self.arch, self.mode, x, p0=self.p0, variables=variables)
+            out = model.parts(x, p0=self.p0, variables=self.displacement if model.linearised else self.params)
         return out if parts else out[0]
 
     def error(self, sample) -> torch.Tensor:
@@ -303,17 +404,12 @@ class _Cancelled(Exception):
     pass
 
 
-def _is_cancelled(cancel) -> bool:
-    if cancel is None:
-        return False
-    return bool(cancel()) if callable(cancel) else bool(cancel.is_set())
-
-
 def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
                  protocol: Protocol = Protocol(), device=None,
                  dtype=torch.float32, progress: bool = True, callback=None,
                  callback_every: int | None = None, cancel=None, holdout=None,
-                 init_scale: float = 1.0, capture: bool | None = None) -> TrainResult:
+                 init_scale: float = 1.0, capture: bool | None = None, gate: FrozenGate | None = None,
+                 order_seeds=None) -> TrainResult:
     """Train G = len(seeds) models of one :class:`Learner` (architecture, mode, width, initialisation) together.
 
     ``train``/``test``: :class:`~resnetlearn.concept.Sample` objects (x, y,
@@ -329,7 +425,9 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
     talk's knob for the lazy regime; 1 is the paper's initialisation).
     ``capture``: replay each epoch as a recorded CUDA graph (:mod:`resnetlearn.capture`; None: on CUDA
     devices, eager elsewhere; True on a non-CUDA device is an error). The recorded kernels are the eager
-    ones; cancellation is then checked between epochs.
+    ones; cancellation is then checked between epochs. ``gate``: train the frozen-gate network
+    (:class:`FrozenGate`; modes ``all`` and ``hidden``) in place of the ReLU network. ``order_seeds``: the
+    seeds of the models' mini-batch orders (default: derived from ``seeds``, apart from the initialisation's).
     """
     Learner.check(learner)
     arch, mode, m, init = learner.arch, learner.mode, learner.m, learner.init
@@ -340,8 +438,17 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
         raise ValueError(f"layerwise training applies to the ResNets ({', '.join(resnets)}) only")
     if protocol.layerwise and mode not in ("all", "hidden"):
         raise ValueError("layerwise training needs mode 'all' or 'hidden'")
+    if gate is not None:
+        if not isinstance(gate, FrozenGate):
+            raise TypeError(f"gate must be a FrozenGate or None, got {type(gate).__name__}")
+        if mode not in ("all", "hidden") or protocol.layerwise:
+            raise ValueError("the frozen-gate network trains in mode 'all' or 'hidden', not layer-wise")
     seeds = V.seeds("seeds", seeds)
     G = len(seeds)
+    if order_seeds is not None:
+        order_seeds = V.seeds("order_seeds", order_seeds)
+        if len(order_seeds) != G:
+            raise ValueError(f"order_seeds must have one seed per model ({G}), got {len(order_seeds)}")
     lr = _per_model("lrs (learning rates)", lrs, G, lo=0, lo_open=True)
     wd = _per_model("wds (weight decays)", wds, G, lo=0)
     init_scale = V.real("init_scale", init_scale, lo=0, lo_open=True)
@@ -359,8 +466,7 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
         raise ValueError(f"capture=True records CUDA graphs and needs a CUDA device, got {dev.type!r}; "
                          "use capture=None (eager off CUDA) or False")
     capture_asked, capture = bool(capture), dev.type == "cuda" if capture is None else capture
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise ValueError(f"dtype must be a floating torch dtype (torch.float32 or torch.float64), got {dtype!r}")
+    V.float_dtype(dtype)
     n_eval = max(train.x.shape[-2], test.x.shape[-2], 0 if holdout is None else holdout.x.shape[-2])
     d_in, k_out = train.x.shape[-1], train.y.shape[-1]
     need = lambda w: memory.training_bytes(arch, d_in, k_out, w, n_models=G, n_eval=n_eval, mode=mode, dtype=dtype)
@@ -374,7 +480,8 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
     p0 = {n: v * init_scale for n, v in drawn.items()}
     parts = (None if test.base is None else test.base.to(dev, dtype),
              None if test.composite is None else test.composite.to(dev, dtype))
-    state = _State(arch, mode, p0, lr=lr.to(dev, dtype), wd=wd.to(dev, dtype), protocol=protocol, seeds=seeds)
+    state = _State(arch, mode, p0, lr=lr.to(dev, dtype), wd=wd.to(dev, dtype), protocol=protocol, seeds=seeds,
+                   gate=gate, order_seeds=order_seeds)
     configs = [dict(model=arch, mode=mode, m=m, lr=float(lr[g]), wd=float(wd[g]), seed=seeds[g],
                     init=init, init_scale=init_scale, n_train=N, layerwise=protocol.layerwise,
                     **_protocol_dict(protocol))
@@ -391,7 +498,7 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
             state.start_phase(phase)
             runner = _captured_or_eager(state, xtr, ytr, capture, explicit=capture_asked)
             for epoch in range(protocol.epochs):
-                if _is_cancelled(cancel):  # between epochs (a recorded epoch cannot stop inside)
+                if V.cancelled(cancel):  # between epochs (a recorded epoch cannot stop inside)
                     raise _Cancelled
                 runner.epoch(xtr, ytr, epoch, cancel)
                 done += 1
@@ -427,27 +534,10 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
     return TrainResult(configs=configs, test_error=test_err, train_error=train_err, diverged=div,
                        epochs=epochs_logged, curves={n: torch.stack(v).double().cpu() for n, v in curves.items()},
                        epochs_done=done, interrupted=interrupted, wall_time=time.perf_counter() - t0,
-                       params=state.final_params(), holdout_error=hold, arch=arch, mode=mode,
-                       p0={n: v.detach().cpu() for n, v in p0.items()} if mode in ("last", "ntk") else None,
-                       displacement={n: v.detach().cpu() for n, v in state.vars.items()} if mode == "ntk" else None)
-
-
-def _outputs(arch: str, mode: str, x, *, p0: dict | None, variables: dict, phase: int | None = None):
-    """(out, out₁, residual) of G models in a training mode: ``variables`` are the trained
-    parameters (mode ``ntk``: the displacement Δ from ``p0``); ``phase`` 1 of layer-wise training
-    switches the residual branch off."""
-    if mode == "ntk":
-        return networks.forward_linearized(arch, p0, variables, x)
-    if mode == "last":  # a readout on the features of the initial network (conjugate kernel)
-        with torch.no_grad():
-            phi1, phi2 = networks.readout_features(arch, p0, x)
-        At = variables["A"].transpose(1, 2)
-        out1, res = torch.bmm(phi1, At), torch.bmm(phi2, At)
-        return out1 + res, out1, res
-    out1, res = networks.forward_parts(arch, variables, x)
-    if phase == 1:
-        res = torch.zeros_like(res)  # layer-wise phase 1: residual branch switched off
-    return out1 + res, out1, res
+                       params=state.final_params(), holdout_error=hold, arch=arch, mode=mode, gate=gate,
+                       p0={n: v.detach().cpu() for n, v in state.p0.items()} if state.model.defined_at_init else None,
+                       displacement=({n: v.detach().cpu() for n, v in state.vars.items()}
+                                     if state.model.linearised else None))
 
 
 def _captured_or_eager(state, x, y, capture: bool, *, explicit: bool):
@@ -483,19 +573,17 @@ class _State:
     trainable tensors; mini-batches are gathered once per epoch.
     """
 
-    def __init__(self, arch, mode, p0, *, lr, wd, protocol, seeds):
-        self.arch, self.mode, self.protocol = arch, mode, protocol
-        self.p0 = p0
+    def __init__(self, arch, mode, p0, *, lr, wd, protocol, seeds, gate=None, order_seeds=None):
+        self.model, self.protocol = _Model(arch, mode, gate), protocol
+        self.p0 = self.model.initial(p0)
         self.lr0, self.wd = lr, wd
         drop = protocol.lr_drop_epoch  # Protocol stores an integer (epochs // 2 when left out)
         self.drop_epoch, self.lr_dropped = drop, lr / protocol.lr_drop_factor
         self.G = len(seeds)
-        self.gens = [torch.Generator().manual_seed(_order_seed(s)) for s in seeds]
+        orders = [_order_seed(s) for s in seeds] if order_seeds is None else order_seeds
+        self.gens = [torch.Generator().manual_seed(s) for s in orders]
         self.alive = torch.ones(self.G, dtype=torch.bool, device=lr.device)
-        if mode == "ntk":  # train the displacement θ − θ₀ of the linearised network
-            self.vars = {n: torch.zeros_like(v) for n, v in p0.items()}
-        else:
-            self.vars = {n: v.clone() for n, v in p0.items()}
+        self.vars = self.model.start(self.p0)
         self.phase = None
 
     @property
@@ -504,7 +592,7 @@ class _State:
 
     def start_phase(self, phase):
         self.phase = phase
-        names = trainable_names(self.arch, self.mode, phase)
+        names = self.model.trainable(phase)
         for n, v in self.vars.items():
             v.requires_grad_(n in names)
         self.trainable = [self.vars[n] for n in names]
@@ -512,20 +600,9 @@ class _State:
         self.shapes = [(self.G,) + (1,) * (v.ndim - 1) for v in self.trainable]
         self.wd_views = [self.wd.view(s) for s in self.shapes]
 
-    def outputs(self, x, params=None):
+    def outputs(self, x):
         """(out, out₁, residual) for all models on x: (n, d) or (G, n, d)."""
-        return _outputs(self.arch, self.mode, x, p0=self.p0, variables=self.vars if params is None else params,
-                        phase=self.phase)
-
-    def _train_output(self, xb):
-        if self.mode == "last":
-            with torch.no_grad():
-                phi1, phi2 = networks.readout_features(self.arch, self.p0, xb)
-            return torch.bmm(phi1 + phi2, self.vars["A"].transpose(1, 2))
-        if self.mode == "ntk":
-            return networks.forward_linearized(self.arch, self.p0, self.vars, xb)[0]
-        out1, res = networks.forward_parts(self.arch, self.vars, xb)
-        return out1 if self.phase == 1 else out1 + res
+        return self.model.parts(x, p0=self.p0, variables=self.vars, phase=self.phase)
 
     def epoch(self, x, y, epoch, cancel):
         N, B = x.shape[0], self.protocol.batch_size
@@ -538,12 +615,12 @@ class _State:
         xe = x[perm]  # (G, N, d): every model's epoch of mini-batches, gathered once
         ye = y[perm] if y.ndim == 2 else torch.gather(y, 1, perm.unsqueeze(-1).expand(-1, -1, y.shape[-1]))
         for s in range(0, N, B):
-            if _is_cancelled(cancel):
+            if V.cancelled(cancel):
                 raise _Cancelled
             self.step(xe[:, s:s + B], ye[:, s:s + B], lr)
 
     def step(self, xb, yb, lr0):
-        out = self._train_output(xb)
+        out = self.model.output(xb, p0=self.p0, variables=self.vars, phase=self.phase)
         loss = 0.5 * (out - yb).square().sum(-1).mean(-1)  # (G,): eq 6.1 averaged over the batch
         grads = torch.autograd.grad(loss.sum(), self.trainable)
         with torch.no_grad():
@@ -564,7 +641,7 @@ class _State:
                 "test": ((out - yte) ** 2).sum(-1).mean(-1)}
         base, comp = parts
         nan = torch.full_like(errs["test"], math.nan)
-        resnet = networks.ARCHITECTURES[self.arch].residual
+        resnet = networks.ARCHITECTURES[self.model.arch].residual
         errs["out1_vs_base"] = ((out1 - base) ** 2).sum(-1).mean(-1) if resnet and base is not None else nan
         errs["residual_vs_composite"] = (((res - comp) ** 2).sum(-1).mean(-1)
                                          if resnet and comp is not None else nan)
@@ -573,8 +650,8 @@ class _State:
     def final_params(self):
         """Trained parameters on the CPU; a diverged model's are NaN (not silently finite)."""
         out = {}
-        for n, v in self.vars.items():
-            w = (self.p0[n] + v if self.mode == "ntk" else v).detach()
+        for n, w in self.model.params(self.p0, self.vars).items():
+            w = w.detach()
             mask = self.alive.view((self.G,) + (1,) * (w.ndim - 1))
             out[n] = torch.where(mask, w, torch.full_like(w, math.nan)).cpu()
         return out
@@ -621,7 +698,7 @@ class GridResult:
 
 def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,), rerun_seeds=(),
                 select: str = "test", validation: str = "fresh", val_size: int | None = None,
-                val_seed: int | None = None, val_fraction: float = 0.2, n_test: int = 2000, data_seed: int = 0,
+                val_seed: int | None = None, val_fraction: float = VAL_FRACTION, n_test: int = 2000, data_seed: int = 0,
                 protocol: Protocol = Protocol(), device=None,
                 dtype=torch.float32, progress: bool = True, max_batch: int | None = None,
                 callback=None, cancel=None) -> GridResult:

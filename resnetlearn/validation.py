@@ -175,3 +175,24 @@ def compatible(train_name: str, train_x, test_name: str, test_x, what: str = "fe
     if train_x.device != test_x.device:
         raise ValueError(f"{train_name} and {test_name} are on different devices: "
                          f"{train_x.device} vs {test_x.device}")
+
+
+def is_finite(value) -> bool:
+    """Whether ``value`` is a finite Python number (an int or float, not a bool): a result that exists, where a
+    diverged run's error is NaN, inf or missing (None)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def float_dtype(dtype) -> torch.dtype:
+    """``dtype`` if it is a floating torch dtype (the networks and kernels compute in float32 or float64)."""
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating torch dtype (e.g. torch.float32 or torch.float64), got {dtype!r}")
+    return dtype
+
+
+def cancelled(cancel) -> bool:
+    """Whether a long run's ``cancel`` asks it to stop: None (never), a ``threading.Event`` that is set, or a
+    callable returning True."""
+    if cancel is None:
+        return False
+    return bool(cancel()) if callable(cancel) else bool(cancel.is_set())

@@ -15,12 +15,12 @@ import os
 import time
 from dataclasses import dataclass
 
-from .concept import parity_instance
+from .concept import HAND_BUILT, parity_instance
 from .device import select_device
 from .figures import points as figure_points
-from .points import BATCH, HAND_BUILT_BATCH, target_of
+from .points import BATCH, target_of
 from .store import ResultsStore
-from .training import Learner, Protocol
+from .training import VAL_FRACTION, Learner, Protocol
 
 
 @functools.cache
@@ -35,13 +35,14 @@ def _sgd_batches(config: dict) -> list[tuple[int, int, int]]:
     model) for its lr × wd grid and for the fresh-seed reruns of the selected cell (:func:`grid_search`)."""
     from .networks import param_shapes
 
-    if config["model"] == "hand_built":  # footnote 16: one 2layer_signs of width 200 on the 64 inputs, batch 16
-        params = sum(math.prod(s) for s in param_shapes("2layer_signs", 6, 1, 200).values())
-        return [(1, config["epochs"] * math.ceil(64 / HAND_BUILT_BATCH), params)]
+    if config["model"] == "hand_built":  # footnote 16: one network trained on all the inputs of the d = 6 problem
+        hb = HAND_BUILT
+        params = sum(math.prod(s) for s in param_shapes(hb.arch, hb.d, 1, hb.m).values())
+        return [(1, hb.steps(config["epochs"]), params)]
     d, k = _target_dims(config["target"], d=config.get("d"), k=config.get("k"), alpha=config.get("alpha"),
                         beta=config.get("beta"))
     holdout = config["select"] == "val" and config.get("validation", "holdout") == "holdout"  # points.validation_of
-    n_fit = config["n_train"] - (round(0.2 * config["n_train"]) if holdout else 0)
+    n_fit = config["n_train"] - (round(VAL_FRACTION * config["n_train"]) if holdout else 0)
     steps = config["epochs"] * math.ceil(n_fit / config.get("batch_size", BATCH))
     params = sum(math.prod(s) for s in param_shapes(config["model"], d, k, config["m"]).values())
     groups = [len(config["lrs"]) * len(config["wds"]) * len(config.get("grid_seeds") or [0]),
@@ -149,7 +150,7 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
     networks = steps = 0
     seconds = 0.0
     for p in nets:
-        arch, mode = ("2layer_signs", "hidden") if p["model"] == "hand_built" else (p["model"], p["mode"])
+        arch, mode = (HAND_BUILT.arch, HAND_BUILT.mode) if p["model"] == "hand_built" else (p["model"], p["mode"])
         if (arch, mode) not in cost:
             from .networks import param_shapes
 
@@ -163,7 +164,7 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
             networks += g
             steps += g * n_steps
             seconds += n_steps * (a + b * g * params)
-    batches = tuple(sorted({HAND_BUILT_BATCH if p["model"] == "hand_built" else p.get("batch_size", BATCH)
+    batches = tuple(sorted({HAND_BUILT.batch_size if p["model"] == "hand_built" else p.get("batch_size", BATCH)
                             for p in nets})) or (BATCH,)
     return WorkEstimate(points=len(pending), kernel_points=len(pending) - len(nets), networks=networks, steps=steps,
                         seconds=seconds, device=str(dev), batch_sizes=batches, damaged=damaged)

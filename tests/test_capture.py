@@ -2,7 +2,7 @@
 
 Recording a CUDA graph needs a GPU (benchmarks/gpu_check.py compares captured and eager runs there, every
 mode). Here: its epoch on static buffers, run without recording, is bitwise the eager engine's epoch, for
-every mode and through the §8.1 learning-rate drop; the switch refuses a CPU clearly.
+every mode (and the frozen gate) and through the §8.1 learning-rate drop; the switch refuses a CPU clearly.
 """
 
 import pytest
@@ -15,17 +15,18 @@ from resnetlearn.training import Learner, Protocol, _State, train_models
 
 
 def _state(mode, seeds=(0, 1, 2)):
+    gate = rl.training.FrozenGate() if mode == "gate" else None  # the frozen-gate network, mode all
     inst = rl.parity_instance()
     tr = inst.sample(120, seed=0)
     p0 = networks.init_params("3resnet", 30, 15, 16, list(seeds))
     lr = torch.tensor([0.05, 0.1, 1e4][: len(seeds)])  # the last one diverges: the mask must match too
-    st = _State("3resnet", mode, p0, lr=lr, wd=torch.tensor([0.0, 1e-3, 5e-3][: len(seeds)]),
-                protocol=Protocol(epochs=4, batch_size=50), seeds=list(seeds))
+    st = _State("3resnet", "all" if gate else mode, p0, lr=lr, wd=torch.tensor([0.0, 1e-3, 5e-3][: len(seeds)]),
+                protocol=Protocol(epochs=4, batch_size=50), seeds=list(seeds), gate=gate)
     st.start_phase(None)
     return st, tr.x.float(), tr.y.float()
 
 
-@pytest.mark.parametrize("mode", ["all", "hidden", "last", "ntk"])
+@pytest.mark.parametrize("mode", ["all", "hidden", "last", "ntk", "gate"])
 def test_static_buffer_epoch_is_the_eager_epoch(mode):
     eager, x, y = _state(mode)
     replay, _, _ = _state(mode)

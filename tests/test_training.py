@@ -450,6 +450,14 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
                          protocol=Protocol.quick(1),
                          progress=False)
         assert torch.isfinite(r.test_error).all() and torch.equal(r.error(te), r.test_error), mode
+    # what each mode trains is read from the graph, and the frozen gate is this graph under its own ops
+    assert trainable_names("4layer", "hidden") == ["W", "b1", "V", "b2", "U", "b3"]
+    assert trainable_names("4layer", "last") == ["A"]
+    g = train_models(tr, te, Learner("4layer", "all", m=12), lrs=[0.05], wds=[0.0], seeds=[0],
+                     protocol=Protocol.quick(1), progress=False, gate=rl.training.FrozenGate())
+    p0 = n.init_params("4layer", 30, 15, 12, [0])
+    assert all(torch.equal(g.params[k], p0[k]) for k in ("W", "b1", "V", "b2", "U", "b3"))  # the gates stay
+    assert not torch.equal(g.params["U2"], p0["U"]) and torch.equal(g.error(te), g.test_error)
 
 
 # ----------------------------------------------------------------- validation at the same N (issue 29)
