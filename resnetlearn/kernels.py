@@ -7,7 +7,7 @@ names the kernels and their grids, :mod:`resnetlearn.kernel_experiments` runs th
 
 Kernels (all Gram matrices in float64), one entry each in
 :data:`resnetlearn.kernel_registry.KERNEL_REGISTRY` (name → Gram function,
-accepted keywords, the hyperparameter grid the experiments search):
+accepted keywords, label, the hyperparameter grid the experiments search, memory need):
 
 * ``gaussian`` — exp(−‖x − x'‖² / (2h²)). §3.1 writes e^{−‖x−y‖²/h}; the two
   are the same family (h ↦ 2h²) and the bandwidth is searched anyway;
@@ -272,7 +272,8 @@ def single_model(params: dict, arch: str, d: int | None = None) -> dict:
     parameter names and, if given, the input dimension ``d``."""
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict of tensors, got {type(params).__name__}")
-    biases = set(networks.ARCHITECTURES[arch].bias_of.values())
+    rec = networks.ARCHITECTURES[arch]
+    biases = set(rec.bias_of.values())
     out = {}
     for n, v in params.items():
         v = torch.as_tensor(v).to(F64)
@@ -285,8 +286,9 @@ def single_model(params: dict, arch: str, d: int | None = None) -> dict:
     want = set(networks.param_shapes(arch, 1, 1, 2))
     if set(out) != want:
         raise ValueError(f"params for arch {arch!r} must hold {sorted(want)}, got {sorted(out)}")
-    if d is not None and out["W"].shape[1] != d:
-        raise ValueError(f"inputs have d = {d} but the network (params) expects d = {out['W'].shape[1]}")
+    first = next(la.weight for la in rec.layers if la.inp == "x")  # the layer that reads the input
+    if d is not None and out[first].shape[1] != d:
+        raise ValueError(f"inputs have d = {d} but the network (params) expects d = {out[first].shape[1]}")
     return out
 
 
