@@ -23,39 +23,29 @@ import torch
 from . import networks
 from . import validation as V
 from .concept import Sample, Split, data_split, hold_out
-from .kernel_registry import DEFAULT_KERNELS, RELATIVE_RIDGES, _Context, parse_spec
+from .kernel_registry import DEFAULT_KERNELS, RELATIVE_RIDGES, KernelContext, kernel_label, parse_spec
 from .kernels import (
     F64,
-    NETWORK_ARCHS,
-    _arch,
-    _as2d,
-    _check_network_memory,
-    _jvp,
-    _single,
-    _targets,
-    _vjp,
+    as_matrix,
+    as_targets,
+    check_arch,
     check_gram_memory,
+    check_network_memory,
     features,
     jacobian,
+    jvp,
+    network_archs,
     ntk,
+    single_model,
+    vjp,
 )
-from .ridge import _eig_path, _primal_path, effective_ridges
-from .selection import _fmt, grid_edges
+from .ridge import effective_ridges, feature_path, ridge_path
+from .selection import grid_edges
 from .training import VAL_FRACTION, Learner, validation_split
 
 
-def _setting_label(name, point) -> str:
-    if name == "gaussian":
-        return f"h={point['h_rel']:g}×median"
-    return " ".join(f"{a}={_fmt(v)}" for a, v in point.items())
-
-
-
-
-def _resolve_grid(spec, entry, grids, bandwidths):
+def _resolve_grid(spec, entry, grids):
     grid = dict(entry.grid)
-    if entry.name == "gaussian" and bandwidths is not None:
-        grid["h_rel"] = tuple(V.reals("bandwidths", bandwidths, lo=0, lo_open=True))
     for key in (entry.name, spec):
         if key in grids:
             override = grids[key]
@@ -97,7 +87,7 @@ def _given_split(split, target, *, n_train, n_test, select):
 def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str = "test",
                   validation: str = "fresh", val_size: int | None = None, val_seed: int | None = None,
                   val_fraction: float = VAL_FRACTION, n_test: int = 2000, data_seed: int = 0, m: int = 1000,
-                  kernel_seed: int = 0, ridges=RELATIVE_RIDGES, bandwidths=None, grids: dict | None = None,
+                  kernel_seed: int = 0, ridges=RELATIVE_RIDGES, grids: dict | None = None,
                   split: Split | None = None, progress: bool = True) -> list[dict]:
     """Best test error of kernel ridge regression for each kernel, each tuned over its own grid.
 
@@ -111,22 +101,23 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     :meth:`~resnetlearn.concept.Split.to`): then ``n_train``, ``n_test`` and
     ``data_seed`` describe it and its sizes are checked against them. Every kernel searches the
     ridge (``ridges``, multiples of the mean diagonal of its training Gram)
-    and its own hyperparameters from :data:`~resnetlearn.kernel_registry.KERNEL_REGISTRY`: the Gaussian
-    bandwidth (``bandwidths`` × median distance, default :data:`~resnetlearn.kernel_registry.BANDWIDTHS`),
+    and its own hyperparameters from its entry of :data:`~resnetlearn.kernel_registry.KERNEL_REGISTRY`:
+    the Gaussian bandwidth (``h_rel`` × median distance, :data:`~resnetlearn.kernel_registry.BANDWIDTHS`),
     the infinite kernels' (σ_w², σ_b²) (:data:`~resnetlearn.kernel_registry.INF_GRID`); ``grids``
-    overrides a kernel's grid by name or spec, e.g.
+    overrides a kernel's grid by name or spec, e.g. ``{"gaussian": {"h_rel": [1, 2]}}`` or
     ``{"ntk_inf": {"sigma_w2": [1, 2, 4]}}``. The choice is made by test error
     (``select="test"``, as the paper selects) or on the validation samples
     (``select="val"``; with ``validation="holdout"`` the kernel is fitted on the
     rest of the training samples only). The finite kernels (``conjugate``, ``ntk``) are those of a
     width-``m`` network drawn with ``kernel_seed`` (one output, except the
     §6 ResNet whose features depend on its k outputs); like every kernel here
-    they are fitted with an unpenalised label mean (:class:`~resnetlearn.ridge.KernelRidge`).
+    they are fitted with an unpenalised label mean (:func:`~resnetlearn.ridge.ridge_path`).
     The exact solutions the (last)/(ntk) learners converge to — no mean, the
     residual of the initial network, the full multi-output NTK — are
     :func:`network_kernel_errors`.
 
-    Returns one row per kernel: the selected ``setting`` (label), ``params``
+    Returns one row per kernel: its ``label`` (:func:`~resnetlearn.kernel_registry.kernel_label`),
+    the selected ``setting`` (label), ``params``
     (its grid point), ``ridge_rel``, ``test_error``, ``sel_error``, the flags
     ``ridge_at_grid_edge`` and ``param_at_grid_edge`` (a choice at an end of
     its grid whose inward neighbour is more than 1 % worse, other than a hard
@@ -152,7 +143,7 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     if not specs:
         raise ValueError("kernels must name at least one kernel")
     plan = [(spec, *parse_spec(spec)) for spec in specs]  # every spec checked before any work
-    plan = [(spec, entry, arch, _resolve_grid(spec, entry, grids, bandwidths)) for spec, entry, arch in plan]
+    plan = [(spec, entry, arch, _resolve_grid(spec, entry, grids)) for spec, entry, arch in plan]
     if split is None:
         split = (validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
                                   val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, dtype=F64)
@@ -161,12 +152,11 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
         split = _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
     Xtr, Ytr, Xte, Yte = split.train.x, split.train.y, split.test.x, split.test.y
     Xsel, Ysel = (Xte, Yte) if select == "test" else (split.val.x, split.val.y)
-    ctx = _Context(Xtr, k=Ytr.shape[1], m=m, seed=kernel_seed)
+    ctx = KernelContext(Xtr, k=Ytr.shape[1], m=m, seed=kernel_seed)
     n_points = Xtr.shape[0] + Xte.shape[0] + (0 if select == "test" else Xsel.shape[0])
     for _, entry, arch, _ in plan:
-        if arch in NETWORK_ARCHS and entry.name in ("conjugate", "ntk"):
-            _check_network_memory(arch, n_points, k=ctx.outputs(arch), m=m)
-    y_mean = Ytr.mean(0)
+        if entry.memory is not None:
+            entry.memory(ctx, arch, n_points)
     rows = []
     for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):
         t0 = time.perf_counter()
@@ -174,11 +164,11 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
         best, path, errors = None, [], {}
         for values in itertools.product(*(grid[a] for a in axes)):
             point = dict(zip(axes, values))
-            label = _setting_label(entry.name, point)
-            fn = entry.build(ctx, arch, **point)
+            label = entry.setting_label(point)
+            fn = entry.gram_at(ctx, arch, point)
             K = fn(Xtr, Xtr)
             lams = [r * float(K.diagonal().mean()) for r in ridges]
-            pred = y_mean + _eig_path(K, Ytr - y_mean, [fn(Xsel, Xtr)], lams)[0]
+            pred = ridge_path(K, Ytr, [fn(Xsel, Xtr)], lams)[0]
             sel_err = torch.nan_to_num(((pred - Ysel) ** 2).sum(-1).mean(-1), nan=math.inf)
             for j, r in enumerate(ridges):
                 path.append((label, r, float(sel_err[j])))
@@ -190,13 +180,14 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
             test_error = best["sel_error"]
         else:
             fn = best["fn"]
-            pred = y_mean + _eig_path(best["K"], Ytr - y_mean, [fn(Xte, Xtr)], [best["lam"]])[0][0]
+            pred = ridge_path(best["K"], Ytr, [fn(Xte, Xtr)], [best["lam"]])[0][0]
             test_error = float(((pred - Yte) ** 2).sum(-1).mean())
         chosen = {**best["point"], "ridge_rel": ridges[best["i"]]}
         edges = grid_edges({**grid, "ridge_rel": ridges}, chosen, hard_bounds=entry.hard_bounds, errors=errors,
                            profiled="ridge_rel")
         ridge_edge = any(e.startswith("ridge_rel=") for e in edges)
-        rows.append(dict(kernel=spec, setting=best["label"], params=best["point"], ridge_rel=ridges[best["i"]],
+        rows.append(dict(kernel=spec, label=kernel_label(spec), setting=best["label"], params=best["point"],
+                         ridge_rel=ridges[best["i"]],
                          n_train=n_train, n_fit=Xtr.shape[0], n_val=0 if select == "test" else Xsel.shape[0],
                          test_error=test_error, sel_error=best["sel_error"],
                          select=select, ridge_at_grid_edge=ridge_edge, param_at_grid_edge=len(edges) > ridge_edge,
@@ -220,12 +211,8 @@ def _network_path(X, Y, X_test, *, arch, params, mode, ridges, relative, couplin
         Phi, Phi_t = features(arch, p, X), features(arch, p, X_test)
         scale = float((Phi**2).sum()) / N
         lams = [r * scale for r in ridges] if relative else ridges
-        if Phi.shape[1] <= N:
-            pt, ptr = _primal_path(Phi, Y, [Phi_t, Phi], lams)
-            return pt, ptr, scale, "primal", Phi.shape[1]
-        K = Phi @ Phi.T
-        pt, ptr = _eig_path(K, Y, [Phi_t @ Phi.T, K], lams)
-        return pt, ptr, scale, "dual", Phi.shape[1]
+        pt, ptr = feature_path(Phi, Y, [Phi_t, Phi], lams, center=False)
+        return pt, ptr, scale, "primal" if Phi.shape[1] <= N else "dual", Phi.shape[1]
     f0 = networks.forward(arch, {n: v[None] for n, v in p.items()}, X)[0]
     f0t = networks.forward(arch, {n: v[None] for n, v in p.items()}, X_test)[0]
     R = Y - f0  # the linearised network f₀ + J·(θ − θ₀) fits the residual of the initial network
@@ -235,12 +222,11 @@ def _network_path(X, Y, X_test, *, arch, params, mode, ridges, relative, couplin
         Ktc = ntk(X_test, X, arch=arch, params=p, outputs="per_output")
         scale = float(torch.diagonal(Kc, dim1=1, dim2=2).mean())
         lams = [r * scale for r in ridges] if relative else ridges
-        parts = [_eig_path(Kc[c], R[:, c:c + 1], [Ktc[c], Kc[c]], lams) for c in range(k)]
+        parts = [ridge_path(Kc[c], R[:, c:c + 1], [Ktc[c], Kc[c]], lams, center=False) for c in range(k)]
         pt = torch.cat([q[0] for q in parts], dim=2)
         ptr = torch.cat([q[1] for q in parts], dim=2)
         return f0t + pt, f0 + ptr, scale, "per_output", n_params
     r = R.T.reshape(-1, 1)  # rows ordered (output c, sample n)
-    ones = {n: 1.0 for n in p}
     if n_params < k * N:  # primal: θ − θ₀ = (JᵀJ + λI)⁻¹Jᵀr over the P parameters
         check_gram_memory(k * N, n_params, copies=2, device=X.device)
         J = jacobian(arch, p, X).reshape(k * N, -1)
@@ -266,18 +252,18 @@ def _network_path(X, Y, X_test, *, arch, params, mode, ridges, relative, couplin
         del K
         coefs = [Q @ (Qtr / (lam + lr)[:, None]) for lr in lams]
         train = [(Q @ (lam[:, None] * (Q.T @ a))).reshape(k, N) for a in coefs]  # Θ·a = QΛQᵀa
-        deltas = [_vjp(arch, p, X, a.reshape(k, N), mult=ones) for a in coefs]
+        deltas = [vjp(arch, p, X, a.reshape(k, N)) for a in coefs]
         solver = "dual"
     # test predictions f₀ + J(x)·(θ − θ₀): no test Gram matrix needed
-    test = torch.stack([_jvp(arch, p, X_test, dl, mult=ones).T for dl in deltas])
+    test = torch.stack([jvp(arch, p, X_test, dl).T for dl in deltas])
     return f0t + test, f0 + torch.stack([t.T for t in train]), scale, solver, n_params
 
 
 def _sample_xy(sample, name):
     if not (hasattr(sample, "x") and hasattr(sample, "y")):
         raise TypeError(f"{name} must be a Sample with x and y (e.g. target.sample(n)), got {type(sample).__name__}")
-    x = _as2d(sample.x, f"{name}.x")
-    return x, _targets(sample.y, x.shape[0], f"{name}.y")
+    x = as_matrix(sample.x, f"{name}.x")
+    return x, as_targets(sample.y, x.shape[0], f"{name}.y")
 
 
 def network_krr(X, Y, X_test, *, arch: str, params: dict, mode: str, ridges, coupling: str = "full",
@@ -305,13 +291,13 @@ def network_krr(X, Y, X_test, *, arch: str, params: dict, mode: str, ridges, cou
 
     ``relative=True`` reads the ridges as multiples of the mean diagonal of
     the training Gram (over all outputs)."""
-    arch = _arch(arch, NETWORK_ARCHS, "network").name
+    arch = check_arch(arch, network_archs(), what="network").name
     mode = V.choice("mode", mode, NETWORK_MODES)
     coupling = V.choice("coupling", coupling, COUPLINGS)
-    X, X_test = _as2d(X, "X"), _as2d(X_test, "X_test")
+    X, X_test = as_matrix(X, "X"), as_matrix(X_test, "X_test")
     V.compatible("X", X, "X_test", X_test, what="dimension d")
-    Y = _targets(Y, X.shape[0])
-    p = _single(params, arch, X.shape[1])
+    Y = as_targets(Y, X.shape[0])
+    p = single_model(params, arch, X.shape[1])
     if p["A"].shape[0] != Y.shape[1]:
         raise ValueError(f"the network has k = {p['A'].shape[0]} outputs but Y has {Y.shape[1]} columns")
     ridges = V.reals("ridges", ridges, lo=0)
@@ -346,7 +332,7 @@ def network_kernel_errors(train, test, learner: Learner, *, seed: int = 0, ridge
     """
     t0 = time.perf_counter()
     Learner.check(learner)
-    arch = _arch(learner.arch, NETWORK_ARCHS, "network").name
+    arch = check_arch(learner.arch, network_archs(), what="network").name
     mode = V.choice("mode", learner.mode, NETWORK_MODES)
     m, init = learner.m, learner.init
     seed = V.seeds("seed", seed)[0]
@@ -372,7 +358,7 @@ def network_kernel_errors(train, test, learner: Learner, *, seed: int = 0, ridge
         Xsel, Ysel = Xte, Yte
     k, d = Ytr.shape[1], Xtr.shape[1]
     dev = torch.device("cpu") if device is None else torch.device(device)
-    _check_network_memory(arch, Xtr.shape[0] + Xsel.shape[0] + Xte.shape[0], k=k, m=m, device=dev)
+    check_network_memory(arch, Xtr.shape[0] + Xsel.shape[0] + Xte.shape[0], k=k, m=m, device=dev)
     drawn = networks.init_params(arch, d=d, k=k, m=m, seeds=[seed], init=init, dtype=F64)
     p = {n: v[0].to(dev) for n, v in drawn.items()}
     Xtr, Ytr, Xte, Yte, Xsel, Ysel = (t.to(dev) for t in (Xtr, Ytr, Xte, Yte, Xsel, Ysel))

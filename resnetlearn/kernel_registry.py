@@ -1,11 +1,13 @@
-"""The named kernels and the hyperparameter grids the kernel experiments search (ResNet paper §3.1).
+"""The named kernels: one record per kernel, in one registry (ResNet paper §3.1; in the spirit of
+neural-tangents' ``stax``, where a layer carries its kernel function with it).
 
-One :class:`KernelEntry` per kernel in :data:`KERNEL_REGISTRY` (name → Gram
-function of :mod:`resnetlearn.kernels`, the keywords :func:`kernel` accepts, the
-grid :func:`resnetlearn.kernel_experiments.kernel_errors` searches besides the
-ridge, how one grid point becomes a Gram function); :data:`DEFAULT_KERNELS` the
-specs ``"name"``/``"name:arch"`` the experiments compare, :data:`RELATIVE_RIDGES`
-the ridge grid. Every grid is our choice, not the paper's.
+One :class:`KernelEntry` per kernel in :data:`KERNEL_REGISTRY` holds everything the package knows
+about it: its Gram function (finite or infinite width, from :mod:`resnetlearn.kernels`), the keywords
+:func:`kernel` accepts, its label, the hyperparameter grid
+:func:`resnetlearn.kernel_experiments.kernel_errors` searches besides the ridge and how a grid point
+becomes the Gram function's keywords, its architectures and its memory need. Adding a kernel is adding
+one entry. :data:`DEFAULT_KERNELS` are the specs ``"name"``/``"name:arch"`` the experiments compare,
+:data:`RELATIVE_RIDGES` the ridge grid. Every grid is our choice, not the paper's.
 """
 
 from __future__ import annotations
@@ -17,36 +19,24 @@ import torch
 
 from . import networks
 from . import validation as V
-from .kernels import ARCH_KERNELS, F64, INF_ARCHS, NETWORK_ARCHS, arcsine, conjugate, gaussian, infinite_width, ntk
-
-
-@dataclass(frozen=True)
-class KernelEntry:
-    """One kernel of :data:`KERNEL_REGISTRY`.
-
-    ``gram(X1, X2, **kw)`` is the Gram matrix; ``keywords`` the keywords
-    :func:`kernel` accepts for it; ``archs`` the architectures of a
-    ``"name:arch"`` spec (empty: none); ``grid`` the hyperparameters
-    :func:`~resnetlearn.kernel_experiments.kernel_errors` searches besides the ridge (axis → values);
-    ``build(ctx, arch, **point)`` turns one grid point into a Gram function
-    for an experiment; ``hard_bounds`` the grid ends that cannot be extended
-    (a choice there is not flagged as a grid edge, e.g. σ_b² = 0)."""
-
-    name: str
-    gram: Callable
-    _: KW_ONLY
-    keywords: tuple[str, ...]
-    grid: dict = field(default_factory=dict)
-    build: Callable | None = None
-    archs: tuple[str, ...] = ()
-    default_arch: str | None = None
-    hard_bounds: dict = field(default_factory=dict)
-    description: str = ""
+from .kernels import (
+    F64,
+    arcsine,
+    check_network_memory,
+    conjugate,
+    gaussian,
+    infinite_archs,
+    infinite_width,
+    network_archs,
+    ntk,
+)
+from .selection import format_value
 
 
 @dataclass
-class _Context:
-    """What an experiment's kernels may depend on: the training inputs, k, the network width and seed."""
+class KernelContext:
+    """What an experiment's kernels may depend on (:meth:`KernelEntry.gram_at`): the training inputs,
+    the number of outputs k, the network width m and the seed of the network behind a finite kernel."""
 
     X_train: torch.Tensor
     _: KW_ONLY
@@ -73,8 +63,61 @@ class _Context:
         return self.k if any(la.kind == "dense" and la.inp in readouts for la in layers) else 1
 
     def params(self, arch):
+        """The width-m network of ``arch`` with :meth:`outputs` outputs drawn with the seed (§8.1 init, float64)."""
         return networks.init_params(arch, d=self.X_train.shape[1], k=self.outputs(arch), m=self.m,
                                      seeds=[self.seed], init="paper", dtype=F64)
+
+
+@dataclass(frozen=True)
+class KernelEntry:
+    """One kernel of :data:`KERNEL_REGISTRY`: everything about it in one record.
+
+    * ``gram(X1, X2=None, **keywords)``: its float64 Gram matrix, the one way to compute it;
+      ``keywords`` the keywords :func:`kernel` accepts for it;
+    * ``label``: its name in tables and figures (with the architecture appended by :func:`kernel_label`);
+    * ``grid``: the hyperparameters :func:`~resnetlearn.kernel_experiments.kernel_errors` searches
+      besides the ridge (axis → values); ``hard_bounds`` the grid ends that cannot be extended (a
+      choice there is not flagged as a grid edge, e.g. σ_b² = 0);
+    * ``keywords_at(ctx, arch, **point)``: the ``gram`` keywords at one grid point of an experiment
+      (:class:`KernelContext`); None: ``arch`` (for a kernel with architectures) and the point as they are;
+    * ``setting(point)``: the label of a grid point in the results; None: ``axis=value`` pairs;
+    * ``archs()``: the architectures of a ``"name:arch"`` spec, read when asked (None: the kernel
+      takes none), ``default_arch`` that of a bare ``"name"``;
+    * ``memory(ctx, arch, n_points)``: refuses (:class:`resnetlearn.memory.InsufficientMemoryError`)
+      an experiment on ``n_points`` inputs whose kernel would not fit, before any Gram matrix is
+      computed; None: the Gram matrices only, which every Gram function checks itself
+      (:func:`resnetlearn.kernels.check_gram_memory`).
+    """
+
+    name: str
+    gram: Callable
+    _: KW_ONLY
+    label: str
+    keywords: tuple[str, ...] = ()
+    grid: dict = field(default_factory=dict)
+    hard_bounds: dict = field(default_factory=dict)
+    keywords_at: Callable | None = None
+    setting: Callable | None = None
+    archs: Callable | None = None
+    default_arch: str | None = None
+    memory: Callable | None = None
+    description: str = ""
+
+    def arch_names(self) -> tuple[str, ...]:
+        """The architectures of a ``"name:arch"`` spec (empty: the kernel takes none)."""
+        return () if self.archs is None else tuple(self.archs())
+
+    def gram_at(self, ctx: KernelContext, arch: str | None, point: dict) -> Callable:
+        """The Gram function (X1, X2) → K of this kernel at one grid point of an experiment."""
+        kw = (self.keywords_at(ctx, arch, **point) if self.keywords_at is not None
+              else {**({"arch": arch} if arch is not None else {}), **point})
+        return lambda X1, X2: self.gram(X1, X2, **kw)
+
+    def setting_label(self, point: dict) -> str:
+        """The label of one grid point in the results (empty for a kernel without a grid)."""
+        if self.setting is not None:
+            return self.setting(point)
+        return " ".join(f"{a}={format_value(v)}" for a, v in point.items())
 
 
 BANDWIDTHS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
@@ -93,58 +136,55 @@ INF_GRID = {"sigma_w2": SIGMA_W2, "sigma_b2": SIGMA_B2}
 """(σ_w², σ_b²) searched for the infinite-width kernels (σ_b² = 0 is a hard lower bound)."""
 
 
-def _inf_gram(which):
+def _infinite(which):
     def gram(X1, X2=None, arch="2layer", **kw):
         return infinite_width(X1, X2, arch=arch, **kw)[which]
     return gram
 
 
-def _inf_build(which):
-    def build(ctx, arch, sigma_w2=1.0, sigma_b2=1.0):
-        return lambda A, B: infinite_width(A, B, arch=arch, sigma_w2=sigma_w2, sigma_b2=sigma_b2)[which]
-    return build
+def _network_keywords(ctx, arch):
+    return {"arch": arch, "params": ctx.params(arch)}
 
 
-def _network_build(fn):
-    def build(ctx, arch):
-        p = ctx.params(arch)
-        return lambda A, B: fn(A, B, arch=arch, params=p)
-    return build
+def _network_memory(ctx, arch, n_points):
+    check_network_memory(arch, n_points, k=ctx.outputs(arch), m=ctx.m)
 
 
 _NET_KW = ("arch", "params", "m", "k", "seed", "init")
+_INF_KW = ("arch", "sigma_w2", "sigma_b2", "block")
 KERNEL_REGISTRY: dict[str, KernelEntry] = {
     e.name: e for e in (
-        KernelEntry("gaussian", gaussian, keywords=("h",), grid={"h_rel": BANDWIDTHS},
-                    build=lambda ctx, arch, h_rel: (lambda A, B, h=h_rel * ctx.median: gaussian(A, B, h=h)),
+        KernelEntry("gaussian", gaussian, label="Gaussian", keywords=("h",), grid={"h_rel": BANDWIDTHS},
+                    keywords_at=lambda ctx, arch, h_rel: {"h": h_rel * ctx.median},
+                    setting=lambda point: f"h={point['h_rel']:g}×median",
                     description="exp(−‖x − x'‖²/(2h²)), h = h_rel × median distance (§3.1 writes e^{−‖x−y‖²/h})"),
-        KernelEntry("arcsine", arcsine, keywords=(), build=lambda ctx, arch: arcsine,
+        KernelEntry("arcsine", arcsine, label="arcsine",
                     description="arcsin(cos∠(x, x')) as §3.1 writes it (odd: no even degrees)"),
-        KernelEntry("arcsine_bias", lambda X1, X2=None: arcsine(X1, X2, bias=True), keywords=(),
-                    build=lambda ctx, arch: (lambda A, B: arcsine(A, B, bias=True)),
+        KernelEntry("arcsine_bias", lambda X1, X2=None: arcsine(X1, X2, bias=True), label="arcsine + bias",
                     description="arcsine kernel of (x, ‖x‖): every degree"),
-        KernelEntry("conjugate", conjugate, keywords=_NET_KW, build=_network_build(conjugate),
-                    archs=NETWORK_ARCHS, default_arch="2layer",
+        KernelEntry("conjugate", conjugate, label="conjugate kernel", keywords=_NET_KW,
+                    keywords_at=_network_keywords, archs=network_archs, default_arch="2layer",
+                    memory=_network_memory,
                     description="⟨φ₀(x), φ₀(x')⟩ of the network at initialisation (mode last)"),
-        KernelEntry("ntk", ntk, keywords=_NET_KW + ("parameterization", "sigma_w2", "sigma_b2"),
-                    build=_network_build(ntk), archs=NETWORK_ARCHS, default_arch="2layer",
-                    description="empirical NTK at initialisation, output-averaged"),
-        KernelEntry("nngp_inf", _inf_gram(0), keywords=("arch", "sigma_w2", "sigma_b2", "block"), grid=INF_GRID,
-                    build=_inf_build(0), archs=INF_ARCHS, default_arch="2layer", hard_bounds={"sigma_b2": 0.0},
+        KernelEntry("ntk", ntk, label="empirical NTK", keywords=_NET_KW + ("parameterization", "sigma_w2", "sigma_b2"),
+                    keywords_at=_network_keywords, archs=network_archs, default_arch="2layer",
+                    memory=_network_memory, description="empirical NTK at initialisation, output-averaged"),
+        KernelEntry("nngp_inf", _infinite(0), label="NNGP (∞ width)", keywords=_INF_KW, grid=INF_GRID,
+                    hard_bounds={"sigma_b2": 0.0}, archs=infinite_archs, default_arch="2layer",
                     description="infinite-width NNGP (NTK parameterisation, σ_w², σ_b²)"),
-        KernelEntry("ntk_inf", _inf_gram(1), keywords=("arch", "sigma_w2", "sigma_b2", "block"), grid=INF_GRID,
-                    build=_inf_build(1), archs=INF_ARCHS, default_arch="2layer", hard_bounds={"sigma_b2": 0.0},
+        KernelEntry("ntk_inf", _infinite(1), label="NTK (∞ width)", keywords=_INF_KW, grid=INF_GRID,
+                    hard_bounds={"sigma_b2": 0.0}, archs=infinite_archs, default_arch="2layer",
                     description="infinite-width NTK (NTK parameterisation, σ_w², σ_b²)"),
     )
 }
-KERNELS = tuple(KERNEL_REGISTRY)
+"""Every kernel, by name: adding one is one :class:`KernelEntry`."""
 
 
 def kernel(name: str, X1, X2=None, **kw) -> torch.Tensor:
-    """Gram matrix of a kernel by name (one of :data:`KERNELS`), with that
+    """Gram matrix of a kernel by name (a key of :data:`KERNEL_REGISTRY`), with that
     kernel's keywords only (e.g. ``h`` for ``gaussian``, ``arch``,
     ``sigma_w2``, ``sigma_b2`` for ``ntk_inf``); any other keyword is an error."""
-    entry = KERNEL_REGISTRY[V.choice("kernel", name, KERNELS)]
+    entry = KERNEL_REGISTRY[V.choice("kernel", name, tuple(KERNEL_REGISTRY))]
     for key in kw:
         if key not in entry.keywords:
             takes = ", ".join(entry.keywords) or "no keywords"
@@ -159,17 +199,25 @@ def parse_spec(spec: str) -> tuple[KernelEntry, str | None]:
         raise TypeError(f"a kernel spec must be a string 'name' or 'name:arch', got {spec!r}")
     name, _, arch = spec.partition(":")
     if name not in KERNEL_REGISTRY:
-        raise ValueError(f"unknown kernel {spec!r}; allowed: {KERNELS} (as 'name' or 'name:arch')")
+        raise ValueError(f"unknown kernel {spec!r}; allowed: {tuple(KERNEL_REGISTRY)} (as 'name' or 'name:arch')")
     entry = KERNEL_REGISTRY[name]
-    if not entry.archs:
+    archs = entry.arch_names()
+    if not archs:
         if arch:
             raise ValueError(f"kernel {name!r} takes no architecture, got {spec!r}")
         return entry, None
     arch = arch or entry.default_arch
-    if arch not in entry.archs:
-        extra = f" ({ARCH_KERNELS[arch].note})" if arch in ARCH_KERNELS and ARCH_KERNELS[arch].note else ""
-        raise ValueError(f"kernel {name!r} exists for archs {entry.archs}, got {arch!r}{extra}")
+    if arch not in archs:
+        note = networks.ARCHITECTURES[arch].note if arch in networks.ARCHITECTURES else ""
+        raise ValueError(f"kernel {name!r} exists for archs {archs}, got {arch!r}" + (f" ({note})" if note else ""))
     return entry, arch
+
+
+def kernel_label(spec: str) -> str:
+    """The label of a kernel spec in tables and figures: its entry's label, with the architecture if any
+    (``"ntk_inf:2layer"`` → ``"NTK (∞ width) 2layer"``)."""
+    entry, arch = parse_spec(spec)
+    return entry.label if arch is None else f"{entry.label} {arch}"
 
 
 DEFAULT_KERNELS = (

@@ -7,7 +7,7 @@ names the kernels and their grids, :mod:`resnetlearn.kernel_experiments` runs th
 
 Kernels (all Gram matrices in float64), one entry each in
 :data:`resnetlearn.kernel_registry.KERNEL_REGISTRY` (name → Gram function,
-accepted keywords, the hyperparameter grid the experiments search):
+accepted keywords, label, the hyperparameter grid the experiments search, memory need):
 
 * ``gaussian`` — exp(−‖x − x'‖² / (2h²)). §3.1 writes e^{−‖x−y‖²/h}; the two
   are the same family (h ↦ 2h²) and the bandwidth is searched anyway;
@@ -35,7 +35,8 @@ Every architecture's kernel side follows from its one entry of
 :data:`resnetlearn.networks.ARCHITECTURES`: the hidden representation and the
 back-propagated signals of the empirical NTK from its layer graph (evaluated in
 float64 with the parameterisation's multipliers), the infinite-width recursion
-from its ``infinite``; :data:`ARCH_KERNELS` is the selection with kernels here.
+from its ``infinite``; :func:`network_archs` and :func:`infinite_archs` read the selection with
+kernels here from that registry when asked.
 
 On the hypercube all these inner-product kernels act degree by degree on
 parities, which is why none of them can learn the degree-8 composite signal
@@ -53,16 +54,26 @@ from . import memory, networks
 from . import validation as V
 
 F64 = torch.float64
-NETWORK_ARCHS = tuple(n for n, a in networks.ARCHITECTURES.items() if a.kernels)
-"""Architectures with conjugate and empirical NTK kernels here (not §8.2's 2layer_signs)."""
-INF_ARCHS = tuple(n for n, a in reversed(networks.ARCHITECTURES.items()) if a.infinite)
-"""Architectures with an infinite-width limit here (not the §6 ``3resnet``: see :func:`ntk_spread`)."""
 PARAMETERIZATIONS = ("standard", "ntk")
 OUTPUTS = ("mean", "per_output", "full")
 
 
+def network_archs() -> tuple[str, ...]:
+    """Architectures of :data:`resnetlearn.networks.ARCHITECTURES` with conjugate and empirical NTK
+    kernels here (``kernels=True``: not §8.2's 2layer_signs), read from the registry at each call."""
+    return tuple(n for n, a in networks.ARCHITECTURES.items() if a.kernels)
+
+
+def infinite_archs() -> tuple[str, ...]:
+    """Architectures with an infinite-width limit here (``infinite`` set: not the §6 ``3resnet``, see
+    :func:`ntk_spread`), read from :data:`resnetlearn.networks.ARCHITECTURES` at each call."""
+    return tuple(n for n, a in reversed(networks.ARCHITECTURES.items()) if a.infinite)
+
+
 # ----------------------------------------------------------------- checks
-def _as2d(X, name="X") -> torch.Tensor:
+def as_matrix(X, name="X") -> torch.Tensor:
+    """X as a finite float64 2-d (N, d) tensor (the inputs of every Gram function and ridge solver here),
+    or a TypeError/ValueError that names ``name``."""
     if not isinstance(X, torch.Tensor):
         try:
             X = torch.as_tensor(X)
@@ -73,7 +84,7 @@ def _as2d(X, name="X") -> torch.Tensor:
     return V.tensor(name, X.to(F64), ndim=2)
 
 
-def _targets(Y, n: int, name="Y") -> torch.Tensor:
+def as_targets(Y, n: int, name="Y") -> torch.Tensor:
     """Labels as a finite float64 (n, k) tensor (a 1-d Y is one output)."""
     if not isinstance(Y, torch.Tensor):
         Y = torch.as_tensor(Y)
@@ -87,8 +98,8 @@ def _targets(Y, n: int, name="Y") -> torch.Tensor:
 
 
 def _pair(X1, X2):
-    X1 = _as2d(X1, "X1")
-    X2 = X1 if X2 is None else _as2d(X2, "X2")
+    X1 = as_matrix(X1, "X1")
+    X2 = X1 if X2 is None else as_matrix(X2, "X2")
     if X2 is not X1:
         V.compatible("X1", X1, "X2", X2, what="dimension d")
     check_gram_memory(X1.shape[0], X2.shape[0], device=X1.device)
@@ -107,7 +118,7 @@ def check_gram_memory(n1: int, n2: int, *, copies: int = 3, device=None) -> None
                         need_at=(lambda n: memory.gram_bytes(n, n, copies)) if square else None, device=device)
 
 
-def _check_network_memory(arch: str, n_points: int, k: int, m: int, device=None) -> None:
+def check_network_memory(arch: str, n_points: int, *, k: int, m: int, device=None) -> None:
     """Refuse, before the network is drawn, a width m whose parameters (twice: the draw and its
     float64 copy) and back-propagated signals δ (k × n × m per layer, a few layers) would not fit."""
     def need(w):
@@ -152,9 +163,10 @@ def arcsine(X1, X2=None, *, bias: bool = False) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------- architectures
-def _mults(p, parameterization, sigma_w2=1.0, sigma_b2=1.0):
+def _mults(arch, p, parameterization, sigma_w2=1.0, sigma_b2=1.0):
     """Per-parameter output multipliers: 1 (standard, as the paper's networks)
-    or σ_w/√fan_in for weights and σ_b for biases (NTK parameterisation)."""
+    or σ_w/√fan_in for weights and σ_b for biases (NTK parameterisation; the biases are those of
+    the architecture's layer graph, :attr:`resnetlearn.networks.Architecture.bias_of`)."""
     V.choice("parameterization", parameterization, PARAMETERIZATIONS)
     sw, sb = _sigmas(sigma_w2, sigma_b2)
     if parameterization == "standard":
@@ -162,7 +174,8 @@ def _mults(p, parameterization, sigma_w2=1.0, sigma_b2=1.0):
             raise ValueError("sigma_w2 and sigma_b2 apply to parameterization='ntk' only; the standard "
                              "parameterisation takes the weights as drawn")
         return {n: 1.0 for n in p}
-    return {n: (math.sqrt(sb) if n.startswith("b") else math.sqrt(sw / p[n].shape[1])) for n in p}
+    biases = set(networks.ARCHITECTURES[arch].bias_of.values())
+    return {n: (math.sqrt(sb) if n in biases else math.sqrt(sw / p[n].shape[1])) for n in p}
 
 
 class _Float64Ops:
@@ -242,38 +255,40 @@ def _merge_identity(uses, full):
     return [(full(d), inp) for d, inp in out]
 
 
-ARCH_KERNELS = {n: a for n, a in networks.ARCHITECTURES.items() if a.kernels}
-"""The architectures of :data:`resnetlearn.networks.ARCHITECTURES` with kernels here: each record's
-layer graph gives the hidden representation and the back-propagated signals of the empirical NTK,
-its ``infinite`` the infinite-width recursion."""
-
-
-def _arch(arch, allowed, what):
-    if isinstance(arch, str) and arch in ARCH_KERNELS and arch not in allowed and ARCH_KERNELS[arch].note:
-        raise ValueError(f"no {what} kernel for arch {arch!r}: {ARCH_KERNELS[arch].note}; allowed: {allowed}")
+def check_arch(arch, allowed, *, what: str) -> networks.Architecture:
+    """The :class:`resnetlearn.networks.Architecture` named ``arch`` if it is one of ``allowed`` (e.g.
+    :func:`network_archs`), else a ValueError naming ``what`` kernel is missing and, where the
+    architecture's entry says why it has none (its ``note``), why."""
+    known = networks.ARCHITECTURES
+    if isinstance(arch, str) and arch in known and arch not in allowed and known[arch].note:
+        raise ValueError(f"no {what} kernel for arch {arch!r}: {known[arch].note}; allowed: {allowed}")
     V.choice("arch", arch, allowed)
-    return networks.ARCHITECTURES[arch]
+    return known[arch]
 
 
-def _single(params: dict, arch: str | None = None, d: int | None = None) -> dict:
-    """Parameters of one model (a leading model axis of size 1 is dropped), float64, checked."""
+def single_model(params: dict, arch: str, d: int | None = None) -> dict:
+    """The float64 parameters of one model of ``arch`` (a leading model axis of size 1, as
+    :func:`resnetlearn.networks.init_params` draws, is dropped), checked against the architecture's
+    parameter names and, if given, the input dimension ``d``."""
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict of tensors, got {type(params).__name__}")
+    rec = networks.ARCHITECTURES[arch]
+    biases = set(rec.bias_of.values())
     out = {}
     for n, v in params.items():
         v = torch.as_tensor(v).to(F64)
-        if v.ndim == (1 if n.startswith("b") else 2) + 1:
+        if v.ndim == (1 if n in biases else 2) + 1:
             if v.shape[0] != 1:
                 raise ValueError(f"params: pass the parameters of a single model (model axis of size 1), "
                                  f"got {n} of shape {tuple(v.shape)}")
             v = v[0]
         out[n] = V.tensor(f"params[{n!r}]", v)
-    if arch is not None:
-        want = set(networks.param_shapes(arch, 1, 1, 2))
-        if set(out) != want:
-            raise ValueError(f"params for arch {arch!r} must hold {sorted(want)}, got {sorted(out)}")
-    if d is not None and out["W"].shape[1] != d:
-        raise ValueError(f"inputs have d = {d} but the network (params) expects d = {out['W'].shape[1]}")
+    want = set(networks.param_shapes(arch, 1, 1, 2))
+    if set(out) != want:
+        raise ValueError(f"params for arch {arch!r} must hold {sorted(want)}, got {sorted(out)}")
+    first = next(la.weight for la in rec.layers if la.inp == "x")  # the layer that reads the input
+    if d is not None and out[first].shape[1] != d:
+        raise ValueError(f"inputs have d = {d} but the network (params) expects d = {out[first].shape[1]}")
     return out
 
 
@@ -283,13 +298,13 @@ def _network(arch, X, params, *, m, k, seed, init, n_points):
     if params is not None:
         if any(v is not None for v in (m, k, seed, init)):
             raise ValueError("pass either params or (m, k, seed, init), not both")
-        return _single(params, arch, X.shape[1])
+        return single_model(params, arch, X.shape[1])
     m = V.integer("m", 1000 if m is None else m, lo=1)
     k = V.integer("k", 1 if k is None else k, lo=1)
     seed = V.seeds("seed", 0 if seed is None else seed)[0]
     init = V.choice("init", "paper" if init is None else init, networks.INITS)
-    _check_network_memory(arch, n_points, k=k, m=m, device=X.device)
-    return _single(networks.init_params(arch, d=X.shape[1], k=k, m=m, seeds=[seed], init=init, dtype=F64))
+    check_network_memory(arch, n_points, k=k, m=m, device=X.device)
+    return single_model(networks.init_params(arch, d=X.shape[1], k=k, m=m, seeds=[seed], init=init, dtype=F64), arch)
 
 
 def features(arch: str, params: dict, X, *, parameterization: str = "standard", sigma_w2: float = 1.0,
@@ -303,10 +318,10 @@ def features(arch: str, params: dict, X, *, parameterization: str = "standard", 
     readout on φ₀ (mode ``last``) is then regression with the conjugate
     kernel φ₀φ₀ᵀ; at A = A₀ the network's output is A₀·φ₀.
     """
-    entry = _arch(arch, NETWORK_ARCHS, "features")
-    X = _as2d(X)
-    p = _single(params, arch, X.shape[1])
-    return _forward(entry.name, p, X, _mults(p, parameterization, sigma_w2, sigma_b2))["phi"]
+    entry = check_arch(arch, network_archs(), what="features")
+    X = as_matrix(X)
+    p = single_model(params, arch, X.shape[1])
+    return _forward(entry.name, p, X, _mults(arch, p, parameterization, sigma_w2, sigma_b2))["phi"]
 
 
 def conjugate(X1, X2=None, arch: str = "2layer", *, m: int | None = None, k: int | None = None,
@@ -316,7 +331,7 @@ def conjugate(X1, X2=None, arch: str = "2layer", *, m: int | None = None, k: int
     :func:`features`. ``params`` (one model) or (m = 1000, k = 1, seed = 0,
     init = "paper") define the network; for the §6 ResNet φ depends on A₀,
     hence on k."""
-    _arch(arch, NETWORK_ARCHS, "conjugate")
+    check_arch(arch, network_archs(), what="conjugate")
     X1, X2 = _pair(X1, X2)
     p = _network(arch, X1, params, m=m, k=k, seed=seed, init=init,
                  n_points=X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
@@ -355,12 +370,12 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
     multiplies weights by σ_w/√fan_in and biases by σ_b (the convention of
     :func:`infinite_width`).
     """
-    _arch(arch, NETWORK_ARCHS, "ntk")
+    check_arch(arch, network_archs(), what="ntk")
     outputs = V.choice("outputs", outputs, OUTPUTS)
     X1, X2 = _pair(X1, X2)
     p = _network(arch, X1, params, m=m, k=k, seed=seed, init=init,
                  n_points=X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
-    mult = _mults(p, parameterization, sigma_w2, sigma_b2)
+    mult = _mults(arch, p, parameterization, sigma_w2, sigma_b2)
     k = p["A"].shape[0]
     n1, n2 = X1.shape[0], X2.shape[0]
     if outputs == "full":
@@ -385,10 +400,10 @@ def jacobian(arch: str, params: dict, X, *, parameterization: str = "standard", 
     """The explicit Jacobian ∂f_c(x_n)/∂θ as (k, N, P), P = all parameters
     (flattened in the order of ``params``); Θ_full = J Jᵀ. For small networks
     (the primal form of the NTK regression)."""
-    _arch(arch, NETWORK_ARCHS, "jacobian")
-    X = _as2d(X)
-    p = _single(params, arch, X.shape[1])
-    mult = _mults(p, parameterization, sigma_w2, sigma_b2)
+    check_arch(arch, network_archs(), what="jacobian")
+    X = as_matrix(X)
+    p = single_model(params, arch, X.shape[1])
+    mult = _mults(arch, p, parameterization, sigma_w2, sigma_b2)
     k, N = p["A"].shape[0], X.shape[0]
     check_gram_memory(k * N, sum(v.numel() for v in p.values()), copies=2, device=X.device)
     bias_of = networks.ARCHITECTURES[arch].bias_of
@@ -404,8 +419,11 @@ def _uses_of(arch, p, X, mult):
     return _uses(arch, p, X, mult=mult, act=_forward(arch, p, X, mult))
 
 
-def _vjp(arch, p, X, coef, mult):
-    """Jᵀ·coef = Σ_{c,n} coef[c, n]·∇_θ f_c(x_n), as a dict like ``p`` (coef: (k, N))."""
+def vjp(arch: str, p: dict, X: torch.Tensor, coef: torch.Tensor) -> dict:
+    """Jᵀ·coef = Σ_{c,n} coef[c, n]·∇_θ f_c(x_n), as a dict like ``p`` (coef: (k, N)), J the Jacobian of
+    the network ``arch`` with the float64 parameters ``p`` of one model (:func:`single_model`) on the
+    inputs X (N, d), standard parameterisation: the displacement θ − θ₀ = Jᵀa of a dual NTK solution."""
+    mult = {n: 1.0 for n in p}
     out, bias_of = {}, networks.ARCHITECTURES[arch].bias_of
     for name, us in _uses_of(arch, p, X, mult).items():
         out[name] = mult[name] * sum(torch.einsum("cn,cni,nj->ij", coef, d, inp) for d, inp in us)
@@ -414,8 +432,10 @@ def _vjp(arch, p, X, coef, mult):
     return out
 
 
-def _jvp(arch, p, X, delta, mult):
-    """J·δ = ⟨∇_θ f_c(x_n), δ⟩ as (k, N) for a parameter displacement δ (a dict like ``p``)."""
+def jvp(arch: str, p: dict, X: torch.Tensor, delta: dict) -> torch.Tensor:
+    """J·δ = ⟨∇_θ f_c(x_n), δ⟩ as (k, N) for a parameter displacement δ (a dict like ``p``), J as in
+    :func:`vjp`: the linearised network's change f₀ + J·δ on new inputs without a test Gram matrix."""
+    mult = {n: 1.0 for n in p}
     out, bias_of = 0, networks.ARCHITECTURES[arch].bias_of
     for name, us in _uses_of(arch, p, X, mult).items():
         for d, inp in us:
@@ -447,7 +467,7 @@ def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
     N(0, 1/m) entries out₁ is O(1/√m) and V·out₁ is negligible against b₂,
     so there the §6 network's NTK concentrates too.
     """
-    _arch(arch, NETWORK_ARCHS, "ntk")
+    check_arch(arch, network_archs(), what="ntk")
     widths = [V.integer(f"widths[{i}]", w, lo=1) for i, w in enumerate(V.sequence("widths", widths))]
     if not widths:
         raise ValueError("widths must name at least one width")
@@ -457,9 +477,9 @@ def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
     k = V.integer("k", k, lo=1)
     init = V.choice("init", init, networks.INITS)
     parameterization = V.choice("parameterization", parameterization, PARAMETERIZATIONS)
-    X = _as2d(X)
+    X = as_matrix(X)
     for m in widths:  # every width checked before the first network is drawn
-        _check_network_memory(arch, X.shape[0], k=k, m=m, device=X.device)
+        check_network_memory(arch, X.shape[0], k=k, m=m, device=X.device)
     rows = []
     for m in widths:
         grams = []
@@ -501,7 +521,7 @@ def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, 
     any width (:func:`ntk_spread`).
     Rows are processed in blocks of ``block``.
     """
-    entry = _arch(arch, INF_ARCHS, "infinite-width")
+    entry = check_arch(arch, infinite_archs(), what="infinite-width")
     sw, sb = _sigmas(sigma_w2, sigma_b2)
     block = V.integer("block", block, lo=1)
     X1, X2 = _pair(X1, X2)
@@ -546,7 +566,7 @@ def parity_reach(gram, centers, k: int) -> tuple[torch.Tensor, int]:
     are orthonormal, so these fractions sum to at most the span's rank (returned
     second, ≤ N): on average over the C(d, k) parities at most N / C(d, k),
     whatever the kernel."""
-    centers = _as2d(centers, "centers").to(F64)
+    centers = as_matrix(centers, "centers").to(F64)
     d = centers.shape[1]
     if d > 16:
         raise ValueError(f"parity_reach enumerates the cube {{±1/√d}}^d: d must be at most 16, got d={d}")

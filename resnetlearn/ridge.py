@@ -3,64 +3,38 @@
 A kernel method predicts 𝔎(x) = Σ_n K(x, x_n)·a_n (eq 3.1) with the
 coefficients of regularised least squares (eq 3.2); with a ridge λ this is
 kernel ridge regression, (K + λI)·a = Y. Linear regression over an explicit
-feature map φ (eq 3.3) is the same with K = φφᵀ. Every solver here — the
-Cholesky solve of :func:`krr_fit`/:class:`KernelRidge`, the eigendecomposition
-of :func:`ridge_path`, the primal over features of :func:`feature_ridge` —
-regularises by one rule, :func:`effective_ridges`: the ridge as given, unless
-it is negligible on a numerically singular K, where a jitter is added with a
-warning. The Gram matrices come from :mod:`resnetlearn.kernels`.
+feature map φ (eq 3.3) is the same with K = φφᵀ.
+
+One API, four functions on tensors:
+
+* :func:`krr_fit` — the coefficients a of (K + λI)a = Y for one ridge (a Cholesky solve, eq 3.2);
+* :func:`krr_predict` — 𝔎(x) = Σ_n K(x, x_n)a_n (eq 3.1);
+* :func:`ridge_path` — the predictions for a whole ridge path from one eigendecomposition of K,
+  optionally with an unpenalised label mean (what the kernel experiments search);
+* :func:`feature_path` — the same over an explicit feature map (eq 3.3), in the primal when there
+  are fewer features than samples.
+
+Every solver regularises by one rule, :func:`effective_ridges`: the ridge as given, unless it is
+negligible on a numerically singular K, where a jitter is added with a warning. The Gram matrices
+come from :mod:`resnetlearn.kernels`.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import KW_ONLY, dataclass
 
 import torch
 
 from . import validation as V
-from .kernels import F64, _as2d, _targets
-
-
-def _check_ridge(ridge, name="ridge"):
-    return V.real(name, ridge, lo=0)
-
-
-@dataclass
-class KernelRidge:
-    """Kernel ridge regression (eq 3.1–3.2): (K + λI)a = Y − ȳ, prediction
-    𝔎(x) = ȳ + Σ_n K(x, x_n)a_n. The unpenalised mean ȳ (``center=True``)
-    makes λ → ∞ predict the mean of the labels and λ → 0 interpolate them;
-    ``center=False`` is the plain form (a network without an output bias)."""
-
-    ridge: float
-    _: KW_ONLY
-    center: bool = True
-    coef: torch.Tensor | None = None
-    y_mean: torch.Tensor | None = None
-
-    def fit(self, K, Y) -> KernelRidge:
-        K, Y = _check_gram(K, Y)
-        center = V.boolean("center", self.center)
-        self.y_mean = Y.mean(0) if center else torch.zeros(Y.shape[1], dtype=F64, device=Y.device)
-        self.coef = krr_fit(K, Y - self.y_mean, self.ridge)
-        return self
-
-    def predict(self, K_test) -> torch.Tensor:
-        if self.coef is None:
-            raise ValueError("call fit(K, Y) before predict")
-        K_test = _as2d(K_test, "K_test")
-        if K_test.shape[1] != self.coef.shape[0]:
-            raise ValueError(f"K_test must be (n_test, N={self.coef.shape[0]}), got {tuple(K_test.shape)}")
-        return self.y_mean + K_test @ self.coef
+from .kernels import F64, as_matrix, as_targets
 
 
 def _check_gram(K, Y):
-    K = _as2d(K, "K")
+    K = as_matrix(K, "K")
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square (N, N) Gram matrix, got {tuple(K.shape)}")
-    return K, _targets(Y, K.shape[0])
+    return K, as_targets(Y, K.shape[0])
 
 
 def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float) -> torch.Tensor:
@@ -75,7 +49,7 @@ def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float) -> torch.Tensor:
     from the Cholesky factorisation and cheap bounds that the rule keeps λ
     silently, the eigenvalues (≈ 4 Cholesky factorisations of time) are not
     computed: same decision, same Cholesky solve, same numbers."""
-    ridge = _check_ridge(ridge)
+    ridge = V.real("ridge", ridge, lo=0)
     K, Y = _check_gram(K, Y)
     L, info = torch.linalg.cholesky_ex(K + ridge * torch.eye(K.shape[0], dtype=F64, device=K.device))
     factored = int(info) == 0
@@ -146,7 +120,7 @@ def _keeps_ridge(K, ridge: float) -> bool:
 
 def krr_predict(K_test: torch.Tensor, coef: torch.Tensor) -> torch.Tensor:
     """𝔎(x) = Σ_n K(x, x_n) a_n (eq 3.1), without a mean term; K_test (n_test, N), coef (N,) or (N, k)."""
-    K_test = _as2d(K_test, "K_test")
+    K_test = as_matrix(K_test, "K_test")
     coef = torch.as_tensor(coef).to(device=K_test.device, dtype=F64)
     if coef.ndim not in (1, 2) or coef.shape[0] != K_test.shape[1]:
         raise ValueError(f"K_test and coef disagree: K_test has N = {K_test.shape[1]} columns (shape "
@@ -173,8 +147,8 @@ class IllConditionedWarning(UserWarning):
 def effective_ridges(eigs: torch.Tensor, ridges, *, what: str = "K") -> list[float]:
     """The ridges every solver here uses, given the eigenvalues of the Gram matrix (K, or ΦᵀΦ).
 
-    The one regularisation rule shared by :func:`krr_fit`/:class:`KernelRidge`,
-    :func:`ridge_path`, :func:`feature_ridge` and the exact network solutions
+    The one regularisation rule shared by :func:`krr_fit`, :func:`ridge_path`,
+    :func:`feature_path` and the exact network solutions
     (eigenvalues below 0 are round-off and count as 0):
 
     * a ridge λ ≤ ε·λ_max (ε the float64 epsilon; ridge 0 included) cannot
@@ -224,79 +198,64 @@ def effective_ridges(eigs: torch.Tensor, ridges, *, what: str = "K") -> list[flo
     return out
 
 
-def _eig_path(K, Y, K_tests, lams):
-    """Ridge-path predictions for several test Gram matrices from one eigendecomposition."""
-    lam, Q = torch.linalg.eigh(K)
-    lams = effective_ridges(lam, lams)
-    lam = lam.clamp_min(0)  # round-off below zero
-    QtY = Q.T @ Y
-    outs = []
-    for Kt in K_tests:
-        KQ = Kt @ Q
-        outs.append(torch.stack([KQ @ (QtY / (lam + r)[:, None]) for r in lams]))
-    return outs
+def _matrices(name, mats) -> list[torch.Tensor]:
+    """A list or tuple of 2-d matrices, each checked by :func:`resnetlearn.kernels.as_matrix`."""
+    if not isinstance(mats, (list, tuple)):
+        raise TypeError(f"{name} must be a list of 2-d matrices (one per set of test points), got "
+                        f"{type(mats).__name__}")
+    return [as_matrix(M, f"{name}[{i}]") for i, M in enumerate(mats)]
 
 
-def _primal_path(Phi, Y, Phi_tests, lams):
-    """Ridge path over explicit features: w(λ) = (ΦᵀΦ + λI)⁻¹ΦᵀY from one eigendecomposition of ΦᵀΦ."""
-    lam, Q = torch.linalg.eigh(Phi.T @ Phi)
-    lams = effective_ridges(lam, lams, what="ΦᵀΦ")
-    lam = lam.clamp_min(0)
-    QtPY = Q.T @ (Phi.T @ Y)
-    ws = [Q @ (QtPY / (lam + r)[:, None]) for r in lams]
-    return [torch.stack([Pt @ w for w in ws]) for Pt in Phi_tests]
-
-
-def ridge_path(K: torch.Tensor, Y: torch.Tensor, K_test: torch.Tensor, ridges, *, center: bool = True) -> torch.Tensor:
-    """Predictions on the test points for every ridge from one
-    eigendecomposition K = QΛQᵀ: a(λ) = Q diag(1/(Λ + λ)) QᵀY. Returns
-    (R, n_test, k), with the same mean handling as :class:`KernelRidge`.
-    Eigenvalues below zero (round-off) are clipped at 0."""
+def ridge_path(K: torch.Tensor, Y: torch.Tensor, K_tests, ridges, *, center: bool = True) -> list[torch.Tensor]:
+    """Predictions for every ridge λ from one eigendecomposition K = QΛQᵀ: a(λ) = Q diag(1/(Λ + λ)) Qᵀ(Y − ȳ),
+    𝔎(x) = ȳ + K_test·a(λ), one (R, n_test, k) tensor per test Gram matrix of ``K_tests`` (each
+    (n_test, N); e.g. the test points' and the training points' own). The unpenalised mean ȳ
+    (``center=True``) makes λ → ∞ predict the mean of the labels and λ → 0 interpolate them;
+    ``center=False`` is the plain form of eq 3.2 (a network without an output bias), as
+    :func:`krr_fit` solves it. Eigenvalues below zero (round-off) are clipped at 0; the ridges are
+    those of :func:`effective_ridges`."""
     ridges = V.reals("ridges", ridges, lo=0)
     center = V.boolean("center", center)
     K, Y = _check_gram(K, Y)
-    K_test = _as2d(K_test, "K_test")
-    if K_test.shape[1] != K.shape[0]:
-        raise ValueError(f"K_test must be (n_test, N={K.shape[0]}), got {tuple(K_test.shape)}")
-    y_mean = Y.mean(0) if center else torch.zeros(Y.shape[1], dtype=F64, device=Y.device)
-    return y_mean + _eig_path(K, Y - y_mean, [K_test], ridges)[0]
+    K_tests = _matrices("K_tests", K_tests)
+    for i, Kt in enumerate(K_tests):
+        if Kt.shape[1] != K.shape[0]:
+            raise ValueError(f"K_tests[{i}] must be (n_test, N={K.shape[0]}), got {tuple(Kt.shape)}")
+    y_mean = Y.mean(0) if center else None
+    lam, Q = torch.linalg.eigh(K)
+    lams = effective_ridges(lam, ridges)
+    lam = lam.clamp_min(0)  # round-off below zero
+    QtY = Q.T @ (Y if y_mean is None else Y - y_mean)
+    outs = []
+    for Kt in K_tests:
+        KQ = Kt @ Q
+        pred = torch.stack([KQ @ (QtY / (lam + r)[:, None]) for r in lams])
+        outs.append(pred if y_mean is None else y_mean + pred)
+    return outs
 
 
-def feature_ridge(Phi: torch.Tensor, Y: torch.Tensor, Phi_test: torch.Tensor, ridge: float, *,
-                  center: bool = True) -> torch.Tensor:
-    """Linear regression over an explicit feature map (eq 3.3) with ridge λ:
-    w = (ΦᵀΦ + λI)⁻¹Φᵀ(Y − ȳ), predictions ȳ + Φ_test·w — the primal form of
-    :class:`KernelRidge` with K = ΦΦᵀ (used when there are fewer features than samples)."""
-    ridge = _check_ridge(ridge)
+def feature_path(Phi: torch.Tensor, Y: torch.Tensor, Phi_tests, ridges, *, center: bool = True) -> list[torch.Tensor]:
+    """Linear regression over an explicit feature map (eq 3.3) for every ridge λ:
+    w(λ) = (ΦᵀΦ + λI)⁻¹Φᵀ(Y − ȳ), predictions ȳ + Φ_test·w(λ), one (R, n_test, k) tensor per
+    feature matrix of ``Phi_tests``. With fewer features than samples this is solved in the primal from
+    one eigendecomposition of ΦᵀΦ; otherwise it is :func:`ridge_path` with K = ΦΦᵀ (the dual, the
+    same predictions). ``center`` as in :func:`ridge_path`."""
+    ridges = V.reals("ridges", ridges, lo=0)
     center = V.boolean("center", center)
-    Phi, Phi_test = _as2d(Phi, "Phi"), _as2d(Phi_test, "Phi_test")
-    if Phi.shape[1] != Phi_test.shape[1]:
-        raise ValueError(f"Phi and Phi_test must have the same number of features; got {tuple(Phi.shape)}, "
-                         f"{tuple(Phi_test.shape)}")
-    Y = _targets(Y, Phi.shape[0])
+    Phi = as_matrix(Phi, "Phi")
+    Phi_tests = _matrices("Phi_tests", Phi_tests)
+    for i, Pt in enumerate(Phi_tests):
+        if Pt.shape[1] != Phi.shape[1]:
+            raise ValueError(f"Phi and Phi_tests[{i}] must have the same number of features; got "
+                             f"{tuple(Phi.shape)}, {tuple(Pt.shape)}")
+    Y = as_targets(Y, Phi.shape[0])
     if Phi.shape[1] > Phi.shape[0]:
-        return KernelRidge(ridge, center=center).fit(Phi @ Phi.T, Y).predict(Phi_test @ Phi.T)
-    y_mean = Y.mean(0) if center else torch.zeros(Y.shape[1], dtype=F64, device=Y.device)
-    w = krr_fit(Phi.T @ Phi, Phi.T @ (Y - y_mean), ridge)
-    return y_mean + Phi_test @ w
-
-
-@dataclass
-class FeatureRidge:
-    """:func:`feature_ridge` with the fit/predict interface of :class:`KernelRidge`:
-    ``FeatureRidge(λ).fit(Φ, Y).predict(Φ_test)`` (eq 3.3)."""
-
-    ridge: float
-    _: KW_ONLY
-    center: bool = True
-    _train: tuple | None = None
-
-    def fit(self, Phi, Y) -> FeatureRidge:
-        Phi = _as2d(Phi, "Phi")
-        self._train = (Phi, _targets(Y, Phi.shape[0]))
-        return self
-
-    def predict(self, Phi_test) -> torch.Tensor:
-        if self._train is None:
-            raise ValueError("call fit(Phi, Y) before predict")
-        return feature_ridge(*self._train, Phi_test, self.ridge, center=self.center)
+        return ridge_path(Phi @ Phi.T, Y, [Pt @ Phi.T for Pt in Phi_tests], ridges, center=center)
+    y_mean = Y.mean(0) if center else None
+    lam, Q = torch.linalg.eigh(Phi.T @ Phi)
+    lams = effective_ridges(lam, ridges, what="ΦᵀΦ")
+    lam = lam.clamp_min(0)
+    QtPY = Q.T @ (Phi.T @ (Y if y_mean is None else Y - y_mean))
+    ws = [Q @ (QtPY / (lam + r)[:, None]) for r in lams]
+    outs = [torch.stack([Pt @ w for w in ws]) for Pt in Phi_tests]
+    return outs if y_mean is None else [y_mean + o for o in outs]

@@ -11,7 +11,8 @@ from __future__ import annotations
 from .validation import is_finite
 
 
-def _fmt(v) -> str:
+def format_value(v) -> str:
+    """A grid value as tables and grid-edge notes print it (a float by %g)."""
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
@@ -47,7 +48,7 @@ def grid_edges(grid: dict, point: dict, *, hard_bounds: dict | None = None, erro
                           and all(key[b] == point[x] for b, x in enumerate(axes) if b != a and x != profiled)]
                 if inward and not min(inward) > here * (1 + rtol) + 1e-12:
                     continue  # flat: the neighbour does as well
-            edges.append(f"{axis}={_fmt(v)} ({side})")
+            edges.append(f"{axis}={format_value(v)} ({side})")
     return edges
 
 

@@ -13,8 +13,8 @@ from resnetlearn import kernels as K
 from resnetlearn import networks
 from resnetlearn.concept import Sample
 from resnetlearn.kernel_experiments import kernel_errors, network_kernel_errors, network_krr
-from resnetlearn.kernel_registry import DEFAULT_KERNELS, KERNEL_REGISTRY, KERNELS, _Context, kernel, parse_spec
-from resnetlearn.ridge import FeatureRidge, KernelRidge, effective_ridges, feature_ridge, krr_fit, ridge_path
+from resnetlearn.kernel_registry import DEFAULT_KERNELS, KERNEL_REGISTRY, KernelContext, kernel, parse_spec
+from resnetlearn.ridge import effective_ridges, feature_path, krr_fit, krr_predict, ridge_path
 from resnetlearn.selection import grid_edges
 from resnetlearn.training import Learner, Protocol, train_models
 
@@ -29,7 +29,7 @@ def cube():
 def _gram_fn(spec, X, k=15, m=64):
     entry, arch = parse_spec(spec)
     point = {a: v[len(v) // 2] for a, v in entry.grid.items()}
-    return entry.build(_Context(X, k=k, m=m, seed=0), arch, **point)
+    return entry.gram_at(KernelContext(X, k=k, m=m, seed=0), arch, point)
 
 
 @pytest.mark.parametrize("spec", DEFAULT_KERNELS)
@@ -40,7 +40,7 @@ def test_gram_symmetric_psd(cube, spec):
 
 
 def test_registry_covers_every_kernel_and_kernel_checks_keywords(cube):
-    assert set(KERNELS) == {"gaussian", "arcsine", "arcsine_bias", "conjugate", "ntk", "nngp_inf", "ntk_inf"}
+    assert set(KERNEL_REGISTRY) == {"gaussian", "arcsine", "arcsine_bias", "conjugate", "ntk", "nngp_inf", "ntk_inf"}
     assert KERNEL_REGISTRY["ntk_inf"].grid == {"sigma_w2": (1.0, 2.0), "sigma_b2": (0.0, 0.1, 1.0)}
     x = cube[:5]
     assert torch.equal(kernel("arcsine_bias", x), K.arcsine(x, bias=True))
@@ -103,7 +103,7 @@ def test_infinite_width_on_the_diagonal(sw, sb):
         assert float(ntk) == pytest.approx(t_want, rel=1e-12), arch
 
 
-@pytest.mark.parametrize("arch", K.INF_ARCHS)
+@pytest.mark.parametrize("arch", K.infinite_archs())
 def test_wide_network_matches_infinite_width_with_sigmas(arch):
     # Monte Carlo: a wide network in the NTK parameterisation with σ_w² = 2, σ_b² = 0.1:
     # its empirical NTK and its conjugate kernel (σ_w²/m)φφᵀ approach the recursion's NTK and NNGP
@@ -125,15 +125,15 @@ def test_wide_network_matches_infinite_width_with_sigmas(arch):
     assert err_nngp[4096] < 0.04 and err_nngp[4096] < err_nngp[256] / 2
 
 
-@pytest.mark.parametrize("arch", K.NETWORK_ARCHS)
+@pytest.mark.parametrize("arch", K.network_archs())
 @pytest.mark.parametrize("par", ["standard", "ntk"])
 def test_empirical_ntk_matches_jacobian_contraction(arch, par):
     torch.manual_seed(0)
     X1, X2 = torch.randn(6, 5, dtype=F64), torch.randn(4, 5, dtype=F64)
     p = networks.init_params(arch, 5, 3, 7, [1], dtype=F64)
-    q = K._single(p)
+    q = K.single_model(p, arch)
     sig = dict(sigma_w2=2.0, sigma_b2=0.3) if par == "ntk" else {}
-    mult = K._mults(q, par, **sig)
+    mult = K._mults(arch, q, par, **sig)
 
     def f(q, x):
         return networks.forward(arch, {n: mult[n] * v[None] for n, v in q.items()}, x)[0]
@@ -183,18 +183,27 @@ def test_ntk_spread_fan_in_resnet_does_not_concentrate():
 def test_krr_limits_and_ridge_path(cube):
     Y = rl.parity_instance().sample(60, seed=0, dtype=F64).y
     G = K.gaussian(cube, cube, h=4.0)
-    fit = KernelRidge(1e-10).fit(G, Y)
-    assert torch.allclose(fit.predict(G), Y, atol=1e-5)  # interpolation as λ → 0
-    far = KernelRidge(1e12).fit(G, Y).predict(G)
+    y_mean = Y.mean(0)
+
+    def centred(ridge, K_test):  # the Cholesky route with an unpenalised mean: ȳ + K_test (K + λI)⁻¹(Y − ȳ)
+        return y_mean + krr_predict(K_test, krr_fit(G, Y - y_mean, ridge))
+
+    assert torch.allclose(centred(1e-10, G), Y, atol=1e-5)  # interpolation as λ → 0
+    near, far = ridge_path(G, Y, [G], [1e-10, 1e12])[0]
+    assert torch.allclose(near, Y, atol=1e-5)
     assert torch.allclose(far, Y.mean(0).expand_as(far), atol=1e-8)  # the mean as λ → ∞
-    path = ridge_path(G, Y, G, [1e-3, 1.0])
-    for i, lam in enumerate([1e-3, 1.0]):
-        assert torch.allclose(path[i], KernelRidge(lam).fit(G, Y).predict(G), atol=1e-8)
-    # explicit features (eq 3.3) give the same predictor as their kernel
-    Phi = torch.randn(60, 20, dtype=F64)
-    dual = KernelRidge(0.5).fit(Phi @ Phi.T, Y).predict(Phi @ Phi.T)
-    assert torch.allclose(feature_ridge(Phi, Y, Phi, 0.5), dual, atol=1e-8)
-    assert torch.allclose(FeatureRidge(0.5).fit(Phi, Y).predict(Phi), dual, atol=1e-8)
+    path = ridge_path(G, Y, [G], [1e-3, 1.0])[0]
+    for i, lam in enumerate([1e-3, 1.0]):  # eigendecomposition and Cholesky solve agree
+        assert torch.allclose(path[i], centred(lam, G), atol=1e-8)
+    # explicit features (eq 3.3) give the same predictor as their kernel, in the primal (20 < 60 features)
+    # and in the dual (90 > 60)
+    for width in (20, 90):
+        Phi = torch.randn(60, width, dtype=F64, generator=torch.Generator().manual_seed(width))
+        K_phi = Phi @ Phi.T
+        dual = Y.mean(0) + krr_predict(K_phi, krr_fit(K_phi, Y - Y.mean(0), 0.5))
+        primal, on_train = feature_path(Phi, Y, [Phi[:7], Phi], [0.5])
+        assert torch.allclose(on_train[0], dual, atol=1e-8)
+        assert torch.allclose(primal[0], dual[:7], atol=1e-8)
 
 
 @pytest.mark.parametrize("arch,m,n", [("2layer", 40, 25), ("3resnet", 40, 25), ("3layer", 12, 50)])
@@ -243,7 +252,7 @@ def test_ntk_exact_equals_trained_linearised_network(arch, n):
 def test_ntk_primal_and_dual_agree():
     inst = rl.talk_instance()
     tr, te = inst.sample(12, seed=0, dtype=F64), inst.sample(10, seed=1, dtype=F64)
-    p = K._single(networks.init_params("3resnet", 30, 8, 5, [1], dtype=F64))
+    p = K.single_model(networks.init_params("3resnet", 30, 8, 5, [1], dtype=F64), "3resnet")
     f0 = networks.forward("3resnet", {n: v[None] for n, v in p.items()}, tr.x)[0]
     f0t = networks.forward("3resnet", {n: v[None] for n, v in p.items()}, te.x)[0]
     Kf = K.ntk(tr.x, arch="3resnet", params=p, outputs="full").reshape(96, 96)
@@ -307,7 +316,7 @@ def test_kernel_errors_searches_each_kernels_grid():
     inst = rl.talk_instance()
     ridges = [1e-6, 1e-2, 1.0]
     rows = kernel_errors(inst, 80, ["gaussian", "ntk_inf:2layer", "arcsine"], n_test=60, ridges=ridges,
-                           bandwidths=[0.5, 1.0, 2.0], progress=False)
+                           grids={"gaussian": {"h_rel": [0.5, 1.0, 2.0]}}, progress=False)
     gauss, inf, arc = rows
     assert len(gauss["path"]) == 3 * 3 and len(inf["path"]) == 6 * 3 and len(arc["path"]) == 3
     assert {lab for lab, _, _ in inf["path"]} == {f"sigma_w2={w:g} sigma_b2={b:g}"
@@ -325,7 +334,7 @@ def test_kernel_errors_searches_each_kernels_grid():
     tr, te = inst.sample(80, seed=0, dtype=F64), inst.sample(60, seed=1, dtype=F64)
     Kxx = kernel("ntk_inf", tr.x, sigma_w2=w, sigma_b2=b)
     Ktx = kernel("ntk_inf", te.x, tr.x, sigma_w2=w, sigma_b2=b)
-    pred = ridge_path(Kxx, tr.y, Ktx, [inf["ridge_rel"] * float(Kxx.diagonal().mean())])[0]
+    pred = ridge_path(Kxx, tr.y, [Ktx], [inf["ridge_rel"] * float(Kxx.diagonal().mean())])[0][0]
     assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(inf["test_error"], rel=1e-9)
     val = kernel_errors(inst, 80, ["ntk_inf:2layer"], n_test=60, ridges=ridges, select="val", progress=False,
                           grids={"ntk_inf": {"sigma_w2": [2.0], "sigma_b2": [0.1]}})[0]
@@ -333,12 +342,41 @@ def test_kernel_errors_searches_each_kernels_grid():
     assert val["n_fit"] == 80 and val["n_val"] == 16 and len(val["path"]) == 3 and not val["param_at_grid_edge"]
 
 
+def test_a_new_kernel_is_one_entry(monkeypatch):
+    """Adding a kernel is one KernelEntry in the registry (here the polynomial kernel (1 + ⟨x, x'⟩)^p,
+    which no code was written for, its degree p searched): kernel() computes it, kernel_errors tunes
+    it over its grid and the ridge and reports it with its label, and the selected point's test error
+    is that of a kernel ridge regression solved here directly (torch.linalg.solve, not the eigenpath)."""
+    from resnetlearn import kernel_registry
+
+    def poly(X1, X2=None, *, degree=1):
+        return (1 + X1 @ (X1 if X2 is None else X2).T) ** degree
+
+    entry = kernel_registry.KernelEntry("poly", poly, label="polynomial", keywords=("degree",),
+                                        grid={"degree": (1.0, 2.0)}, setting=lambda pt: f"p={pt['degree']:g}")
+    monkeypatch.setitem(kernel_registry.KERNEL_REGISTRY, "poly", entry)
+    inst = rl.talk_instance()
+    tr, te = inst.sample(80, seed=0, dtype=F64), inst.sample(60, seed=1, dtype=F64)
+    assert torch.equal(kernel("poly", tr.x, te.x, degree=2.0), (1 + tr.x @ te.x.T) ** 2)
+    ridges = [1e-6, 1e-2, 1.0]
+    (row,) = kernel_errors(inst, 80, ["poly"], n_test=60, ridges=ridges, progress=False)
+    assert row["kernel"] == "poly" and row["label"] == "polynomial"
+    assert [(lab, r) for lab, r, _ in row["path"]] == [(f"p={p}", r) for p in (1, 2) for r in ridges]
+    p, rel = row["params"]["degree"], row["ridge_rel"]
+    G = poly(tr.x, degree=p)
+    lam = rel * float(G.diagonal().mean())
+    a = torch.linalg.solve(G + lam * torch.eye(80, dtype=F64), tr.y - tr.y.mean(0))
+    pred = tr.y.mean(0) + poly(te.x, tr.x, degree=p) @ a
+    assert row["test_error"] == pytest.approx(float(((pred - te.y) ** 2).sum(-1).mean()), rel=1e-8)
+    assert row["test_error"] == min(e for _, _, e in row["path"])
+
+
 def test_kernel_errors_takes_the_split_already_drawn():
     """split= gives the same numbers as the split kernel_errors would draw (the race passes its own)."""
     from resnetlearn.concept import data_split
 
     inst = rl.talk_instance()
-    kw = dict(n_test=60, ridges=[1e-6, 1e-2, 1.0], bandwidths=[1.0, 2.0], progress=False)
+    kw = dict(n_test=60, ridges=[1e-6, 1e-2, 1.0], grids={"gaussian": {"h_rel": [1.0, 2.0]}}, progress=False)
     for select, frac in (("test", 0.0), ("val", 0.2)):
         split = data_split(inst, 80, n_test=60, seed=0, val_fraction=frac, dtype=F64)
         rule = {"validation": "holdout"} if select == "val" else {}  # the split above holds out its last fifth
@@ -454,13 +492,15 @@ def test_bad_inputs(cube):
     with pytest.raises(ValueError, match="X2 contains NaN"):
         K.gaussian(cube, nan_x)
     with pytest.raises(ValueError, match="ridge must lie in"):
-        KernelRidge(-1.0).fit(G, cube[:, :2])
+        krr_fit(G, cube[:, :2], -1.0)
     with pytest.raises(ValueError, match="Y contains NaN"):
-        KernelRidge(0.1).fit(G, nan_x[:, :2])
+        ridge_path(G, nan_x[:, :2], [G], [0.1])
     with pytest.raises(ValueError, match="K contains NaN"):  # not "not positive definite ... larger ridge"
         krr_fit(torch.full((3, 3), math.nan, dtype=F64), torch.ones(3, 1, dtype=F64), 0.1)
     with pytest.raises(ValueError, match="ridges must hold at least one value"):
-        ridge_path(G, cube[:, :2], G, [])
+        ridge_path(G, cube[:, :2], [G], [])
+    with pytest.raises(TypeError, match="K_tests must be a list"):
+        ridge_path(G, cube[:, :2], G, [0.1])
     with pytest.raises(ValueError, match="GiB"):
         K.check_gram_memory(10**6, 10**6)
     with pytest.raises(ValueError, match="network .params. expects d"):
@@ -468,7 +508,7 @@ def test_bad_inputs(cube):
     with pytest.raises(ValueError, match="either params or"):
         K.ntk(cube, arch="2layer", params=networks.init_params("2layer", 30, 1, 8, [0], dtype=F64), m=8)
     with pytest.raises(ValueError, match="Y must have"):
-        KernelRidge(0.1).fit(G, cube[:5])
+        krr_fit(G, cube[:5], 0.1)
     with pytest.raises(ValueError, match="no infinite-width kernel for arch '3resnet'.*eq 2.1"):
         K.infinite_width(cube, arch="3resnet")
     with pytest.raises(ValueError, match="sigma_w2"):

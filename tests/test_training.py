@@ -282,7 +282,7 @@ def test_last_is_conjugate_kernel_regression(arch):
     """Mode ``last`` trains a readout on the initial network's features (the conjugate
     kernel, §3.1): at convergence it equals ridge regression on those features with
     λ = N·wd (the minimiser of (1/2N)Σ‖A φ − y‖² + (wd/2)‖A‖²), for every learner."""
-    from resnetlearn.ridge import feature_ridge
+    from resnetlearn.ridge import feature_path
 
     inst = rl.talk_instance()
     tr, te = inst.sample(40, seed=0, dtype=F64), inst.sample(30, seed=1, dtype=F64)
@@ -293,7 +293,7 @@ def test_last_is_conjugate_kernel_regression(arch):
     r = train_models(tr, te, Learner(arch, "last", m=m), lrs=[lr], wds=[wd], seeds=[4],
                      protocol=Protocol(epochs=3000, batch_size=40,
                      lr_drop_epoch=None, eval_every=3000), dtype=F64, progress=False)
-    exact = feature_ridge(phi_tr, tr.y, phi_te, 40 * wd, center=False)
+    exact = feature_path(phi_tr, tr.y, [phi_te], [40 * wd], center=False)[0][0]
     assert float(((exact - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(r.test_error[0]), rel=1e-6)
     # the trained model is φ₀·A: features of the initial network, whatever A became
     assert torch.allclose(phi_te @ r.params["A"][0].T, exact, atol=1e-6)
@@ -428,7 +428,6 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
                           n.relu("a2", "h2"), n.dense("h3", "a2", "U", "b3"), n.relu("a3", "h3"),
                           n.readout("out1", "a3")), out1="out1")
     monkeypatch.setitem(n.ARCHITECTURES, "4layer", rec)
-    monkeypatch.setattr(K, "NETWORK_ARCHS", K.NETWORK_ARCHS + ("4layer",))
     assert n.param_shapes("4layer", 5, 3, 7) == dict(W=(7, 5), b1=(7,), V=(7, 7), b2=(7,), U=(7, 7), b3=(7,),
                                                      A=(3, 7))
     p = n.init_params("4layer", 5, 3, 7, [1], dtype=F64)
