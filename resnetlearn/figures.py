@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
+from .learners import label_of
 from .training import paper_grid
 
 SCALES = ("tiny", "quick", "cpu", "paper")
@@ -139,14 +140,8 @@ def has_number(row: dict) -> bool:
     return _finite(row.get("test_error")) or _finite(row.get("exact_test_error"))
 
 
-def learner(row: dict, *, with_mode: bool = True) -> str:
-    """The one name of a learner: ``model(mode)``, e.g. ``3resnet(all)``; a kernel or a hand-built
-    solution (mode ``kernel`` / ``-``) by its name alone, and every learner so with ``with_mode=False``.
-    (The row key ``model`` holds the architecture or kernel; it is a stored key and keeps its name.)"""
-    mode = row.get("mode")
-    if not with_mode or mode in (None, "", "-", "kernel"):
-        return str(row["model"])
-    return f"{row['model']}({mode})"
+learner = label_of
+"""The one name of a learner (:func:`resnetlearn.learners.label_of`), e.g. ``3resnet(all)``."""
 
 
 @cache
