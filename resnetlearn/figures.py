@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
-from .learners import label_of
+from .learners import from_row, label_of
 from .training import paper_grid
 
 SCALES = ("tiny", "quick", "cpu", "paper")
@@ -805,7 +805,7 @@ def names_at(scale: str) -> tuple[str, ...]:
 def point_id(p: dict) -> tuple:
     """What tells the points of one figure apart (the learner, its width or N, β, and the wd of a hand-built point)."""
     return (p.get("model"), p.get("mode"), p.get("m"), p.get("n_train"), p.get("beta"), p.get("alpha"), p.get("d"),
-            p.get("wd") if p.get("model") == "hand_built" else None, p.get("panel") or None)
+            from_row(dict(p, m=p.get("m") or 1)).variant, p.get("panel") or None)
 
 
 _SYMBOLS = {"beta": "β"}
@@ -818,8 +818,8 @@ def point_label(p: dict) -> str:
     parts = [learner({"model": p.get("model"), "mode": p.get("mode")})]
     parts += [f"{_SYMBOLS.get(k, k)}={p.get(k)}" for k in (fig.label_keys if fig else ())]
     parts.append(f"N={p.get('n_train')}" if fig is not None and fig.xkey == "n_train" else f"m={p.get('m')}")
-    if p.get("model") == "hand_built":  # its weight decay tells the constructions apart (as in point_id)
-        parts.append(f"wd={p.get('wd')}")
+    if (variant := from_row(dict(p, m=p.get("m") or 1)).variant) is not None:  # as in point_id
+        parts.append(f"wd={variant}")
     return " ".join(parts)
 
 

@@ -74,6 +74,11 @@ class Kernel:
         name, _, arch = str(spec).partition(":")
         return cls(name, arch or None)
 
+    variant = None
+    """What tells two of them apart besides their name: nothing."""
+    trained_by_sgd = False
+    """Whether the point trains networks by SGD (the work a run's progress counts)."""
+
     @property
     def spec(self) -> str:
         """``name`` or ``name:arch``, as the kernel experiments and the stored rows name it."""
@@ -92,10 +97,16 @@ class Kernel:
 @dataclass(frozen=True)
 class HandBuilt:
     """The footnote-16 construction of arXiv v3 §8.2: a small-norm two-layer network with fixed output
-    signs that fits the degree-6 parity, built from d = 6 and widened (its ‖W‖_F is Figure 4's reference)."""
+    signs that fits the degree-6 parity, built from d = 6 and widened (its ‖W‖_F is Figure 4's reference),
+    with weight decay ``wd`` (which tells the constructions of one figure apart)."""
+
+    wd: float | None = None
 
     NAME = "hand_built"
     """How stored rows name it (their ``model``)."""
+    variant = property(lambda self: self.wd, doc="What tells two of them apart in one figure: their wd.")
+    trained_by_sgd = True
+    """The construction starts from a network trained by SGD on the 64 inputs of d = 6 (footnote 16)."""
 
     @property
     def name(self) -> str:
@@ -116,7 +127,7 @@ def from_row(row: dict) -> Network | Kernel | HandBuilt:
     if row.get("mode") == KERNEL_MODE:
         return Kernel.of_spec(row["model"])
     if row.get("model") == HandBuilt.NAME:
-        return HandBuilt()
+        return HandBuilt(row.get("wd"))
     return Network(row["model"], row["mode"], m=row["m"], init=row.get("init") or "paper")
 
 

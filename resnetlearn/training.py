@@ -128,6 +128,17 @@ class Learner:
         """The learner without its mode: its architecture."""
         return self.arch
 
+    variant = None
+    """What tells two learners of one name and mode apart in a figure besides their width: nothing."""
+    trained_by_sgd = True
+    """Whether it is trained by SGD (the work a run's progress counts)."""
+
+    @property
+    def kernel_method(self) -> bool:
+        """Whether SGD trains a kernel method (mode ``last``: the conjugate kernel, ``ntk``: the NTK, §8.1),
+        whose exact ridge solution a figure point computes beside it."""
+        return self.mode in ("last", "ntk")
+
     @property
     def style(self) -> networks.Style:
         """Its architecture's colour and marker (:data:`resnetlearn.networks.ARCHITECTURES`), its mode's line
