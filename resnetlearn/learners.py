@@ -79,6 +79,10 @@ class Kernel:
     trained_by_sgd = False
     """Whether the point trains networks by SGD (the work a run's progress counts)."""
 
+    def row_fields(self) -> dict:
+        """How a stored row names it: ``model`` (its spec) and ``mode`` ``"kernel"``."""
+        return dict(model=self.spec, mode=KERNEL_MODE)
+
     @property
     def spec(self) -> str:
         """``name`` or ``name:arch``, as the kernel experiments and the stored rows name it."""
@@ -111,6 +115,10 @@ class HandBuilt:
     @property
     def name(self) -> str:
         return self.NAME
+
+    def row_fields(self) -> dict:
+        """How a stored row names it: ``model`` ``"hand_built"``, ``mode`` ``"-"`` and its ``wd``."""
+        return dict(model=self.NAME, mode=HAND_BUILT_MODE, wd=self.wd)
 
     @property
     def label(self) -> str:

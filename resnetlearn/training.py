@@ -133,6 +133,11 @@ class Learner:
     trained_by_sgd = True
     """Whether it is trained by SGD (the work a run's progress counts)."""
 
+    def row_fields(self) -> dict:
+        """How a stored row names it: ``model`` (its architecture), ``mode`` and, when it is not §8.1's,
+        ``init`` (the stored keys of the points that never named one stay as they are)."""
+        return dict(model=self.arch, mode=self.mode, **({} if self.init == "paper" else {"init": self.init}))
+
     @property
     def kernel_method(self) -> bool:
         """Whether SGD trains a kernel method (mode ``last``: the conjugate kernel, ``ntk``: the NTK, §8.1),
