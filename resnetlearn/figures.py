@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
-from .learners import from_row, label_of
+from .learners import HandBuilt, kind_of, label_of
 from .training import paper_grid
 
 SCALES = ("tiny", "quick", "cpu", "paper")
@@ -444,8 +444,8 @@ def _norm_verdict(paper_best: float, paper_widths: int):
     """§8.2's two statements on these rows: SGD's best test error stays above what a near-minimal-norm fit
     would give, and a hand-built solution fits at least as well as SGD with a smaller ‖W‖_F."""
     def verdict(rows: list[dict]) -> tuple[str, bool | None]:
-        sgd = [r for r in rows if r["model"] == "2layer_signs"]
-        hand = [r for r in rows if r["model"] == "hand_built"]
+        hand = [r for r in rows if kind_of(r) is HandBuilt]
+        sgd = [r for r in rows if kind_of(r) is not HandBuilt]
         runs = [g for r in sgd for g in (r.get("grid") or []) if all(_finite(v) for v in g)]  # (train, test, ‖W‖_F)
         if not runs or not hand:
             return "no finite SGD run or no hand-built solution", None
@@ -600,8 +600,8 @@ THM3_BOUND_ARXIV = THM3_ALPHA ** 2 / 16
 
 def _thm3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
     bound = THM3_BOUND_NEURIPS
-    kern = [r for r in rows if r["model"] != "3resnet" and has_number(r)]
-    net = [r for r in rows if r["model"] == "3resnet"]
+    kern = [r for r in rows if not kind_of(r).trained_by_sgd and has_number(r)]
+    net = [r for r in rows if kind_of(r).trained_by_sgd]  # the 3resnet
     if not kern or not net:
         return "kernels or 3resnet missing", None
     best_k = min(kern, key=lambda r: r["test_error"] if _finite(r["test_error"]) else math.inf)
@@ -805,7 +805,7 @@ def names_at(scale: str) -> tuple[str, ...]:
 def point_id(p: dict) -> tuple:
     """What tells the points of one figure apart (the learner, its width or N, β, and the wd of a hand-built point)."""
     return (p.get("model"), p.get("mode"), p.get("m"), p.get("n_train"), p.get("beta"), p.get("alpha"), p.get("d"),
-            from_row(dict(p, m=p.get("m") or 1)).variant, p.get("panel") or None)
+            p.get("wd") if kind_of(p) is HandBuilt else None, p.get("panel") or None)
 
 
 _SYMBOLS = {"beta": "β"}
@@ -818,8 +818,8 @@ def point_label(p: dict) -> str:
     parts = [learner({"model": p.get("model"), "mode": p.get("mode")})]
     parts += [f"{_SYMBOLS.get(k, k)}={p.get(k)}" for k in (fig.label_keys if fig else ())]
     parts.append(f"N={p.get('n_train')}" if fig is not None and fig.xkey == "n_train" else f"m={p.get('m')}")
-    if (variant := from_row(dict(p, m=p.get("m") or 1)).variant) is not None:  # as in point_id
-        parts.append(f"wd={variant}")
+    if kind_of(p) is HandBuilt:  # its weight decay tells the constructions apart (as in point_id)
+        parts.append(f"wd={p.get('wd')}")
     return " ".join(parts)
 
 

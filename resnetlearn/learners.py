@@ -24,7 +24,7 @@ from .networks import ARCHITECTURES, Style
 from .training import MODES
 from .training import Learner as Network
 
-__all__ = ["Network", "Kernel", "HandBuilt", "from_row", "label_of", "style_of", "kernel_style"]
+__all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style"]
 
 KERNEL_MODE = "kernel"
 """The ``mode`` a stored row of a kernel point carries."""
@@ -74,8 +74,6 @@ class Kernel:
         name, _, arch = str(spec).partition(":")
         return cls(name, arch or None)
 
-    variant = None
-    """What tells two of them apart besides their name: nothing."""
     trained_by_sgd = False
     """Whether the point trains networks by SGD (the work a run's progress counts)."""
 
@@ -108,7 +106,6 @@ class HandBuilt:
 
     NAME = "hand_built"
     """How stored rows name it (their ``model``)."""
-    variant = property(lambda self: self.wd, doc="What tells two of them apart in one figure: their wd.")
     trained_by_sgd = True
     """The construction starts from a network trained by SGD on the 64 inputs of d = 6 (footnote 16)."""
 
@@ -130,11 +127,22 @@ class HandBuilt:
 
 
 # ----------------------------------------------------------------- rows
-def from_row(row: dict) -> Network | Kernel | HandBuilt:
-    """The learner a stored row (or a point's configuration) names by its ``model`` and ``mode``."""
+def kind_of(row: dict) -> type[Network | Kernel | HandBuilt]:
+    """Which kind of learner a stored row (or a point's configuration) names by its ``model`` and ``mode``:
+    the one place that reads a kind from them."""
     if row.get("mode") == KERNEL_MODE:
-        return Kernel.of_spec(row["model"])
+        return Kernel
     if row.get("model") == HandBuilt.NAME:
+        return HandBuilt
+    return Network
+
+
+def from_row(row: dict) -> Network | Kernel | HandBuilt:
+    """The learner a stored row (or a point's configuration) names (:func:`kind_of`)."""
+    kind = kind_of(row)
+    if kind is Kernel:
+        return Kernel.of_spec(row["model"])
+    if kind is HandBuilt:
         return HandBuilt(row.get("wd"))
     return Network(row["model"], row["mode"], m=row["m"], init=row.get("init") or "paper")
 

@@ -18,7 +18,7 @@ from .concept import Sample, companion_figure1, hard_instance, parity6_target, p
 from .device import select_device
 from .figures import point_label
 from .figures import spec as figure_spec
-from .learners import HandBuilt, Kernel, Network, from_row
+from .learners import HandBuilt, Kernel, Network, from_row, kind_of
 from .selection import grid_edges
 from .training import Learner, Protocol, grid_search, train_models, validation_split
 
@@ -39,7 +39,7 @@ def run_point(config: dict) -> dict:
     A point is all or nothing: when training is interrupted (the engine
     catches Ctrl-C and returns ``interrupted=True``) this raises
     KeyboardInterrupt instead of returning numbers from a half-trained grid."""
-    return _RUNS[type(from_row(config))](config)
+    return _RUNS[kind_of(config)](config)
 
 
 def learner_of(config: dict) -> Learner:

@@ -128,8 +128,6 @@ class Learner:
         """The learner without its mode: its architecture."""
         return self.arch
 
-    variant = None
-    """What tells two learners of one name and mode apart in a figure besides their width: nothing."""
     trained_by_sgd = True
     """Whether it is trained by SGD (the work a run's progress counts)."""
 

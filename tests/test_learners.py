@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from resnetlearn import figures, networks
-from resnetlearn.learners import HandBuilt, Kernel, Network, from_row, label_of, style_of
+from resnetlearn.learners import HandBuilt, Kernel, Network, from_row, kind_of, label_of, style_of
 from resnetlearn.point import Point
 from resnetlearn.store import ResultsStore
 from resnetlearn.training import Learner
@@ -51,7 +51,10 @@ def test_a_row_names_one_learner_record_of_its_kind():
     assert kern == Kernel("ntk_inf", "2layer") and kern.label == "ntk_inf:2layer"
     assert from_row({"model": "gaussian", "mode": "kernel"}).row_fields() == {"model": "gaussian", "mode": "kernel"}
     hand = from_row({"model": "hand_built", "mode": "-", "m": 200, "wd": 0.001})
-    assert hand == HandBuilt(0.001) and hand.variant == 0.001 and hand.label == "hand_built"
+    assert hand == HandBuilt(0.001) and hand.wd == 0.001 and hand.label == "hand_built"
+    assert [kind_of(r) for r in ({"model": "2layer_signs", "mode": "hidden"}, {"model": "arcsine", "mode": "kernel"},
+                                 {"model": "hand_built", "mode": "-"})] == [Network, Kernel, HandBuilt]
+    assert [k.trained_by_sgd for k in (Network, Kernel, HandBuilt)] == [True, False, True]
     assert label_of({"model": "3resnet", "mode": "ntk"}) == "3resnet(ntk)"
     assert label_of({"model": "3resnet", "mode": "ntk"}, with_mode=False) == "3resnet"
 
