@@ -18,7 +18,7 @@ kind, mode or architecture name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from .networks import ARCHITECTURES, Style
 from .training import MODES
@@ -67,12 +67,15 @@ class Kernel:
 
     name: str
     arch: str | None = None
+    _: KW_ONLY
+    m: int | None = None
+    """The width of the network behind a finite-width kernel (a figure point carries one for every kernel)."""
 
     @classmethod
-    def of_spec(cls, spec: str) -> Kernel:
+    def of_spec(cls, spec: str, *, m: int | None = None) -> Kernel:
         """The kernel a spec ``"name"`` or ``"name:arch"`` names."""
         name, _, arch = str(spec).partition(":")
-        return cls(name, arch or None)
+        return cls(name, arch or None, m=m)
 
     trained_by_sgd = False
     """Whether the point trains networks by SGD (the work a run's progress counts)."""
@@ -103,6 +106,9 @@ class HandBuilt:
     with weight decay ``wd`` (which tells the constructions of one figure apart)."""
 
     wd: float | None = None
+    _: KW_ONLY
+    m: int | None = None
+    """The width it is widened to (duplicated rows, the same function and ‖W‖_F)."""
 
     NAME = "hand_built"
     """How stored rows name it (their ``model``)."""
@@ -141,9 +147,9 @@ def from_row(row: dict) -> Network | Kernel | HandBuilt:
     """The learner a stored row (or a point's configuration) names (:func:`kind_of`)."""
     kind = kind_of(row)
     if kind is Kernel:
-        return Kernel.of_spec(row["model"])
+        return Kernel.of_spec(row["model"], m=row.get("m"))
     if kind is HandBuilt:
-        return HandBuilt(row.get("wd"))
+        return HandBuilt(row.get("wd"), m=row.get("m"))
     return Network(row["model"], row["mode"], m=row["m"], init=row.get("init") or "paper")
 
 

@@ -15,6 +15,7 @@ when it is not §8.1's ``"paper"``; ``wd`` only for the hand-built solution (its
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import KW_ONLY, dataclass
 
 from .learners import HandBuilt, Kernel, Network, from_row
@@ -27,7 +28,7 @@ class Data:
     where the target has them, d and k), ``n_train`` training and ``n_test`` test samples."""
 
     target: str
-    n_train: int
+    n_train: int | None
     n_test: int
     _: KW_ONLY
     alpha: float | None
@@ -61,19 +62,33 @@ class Schedule:
 
 @dataclass(frozen=True)
 class Point:
-    """One point of a figure: see the module docstring."""
+    """One point of a figure: see the module docstring. A figure's point builder starts from a template
+    (its learner None) and sets what differs per point with :meth:`replace`."""
 
     figure: str
-    learner: Network | Kernel | HandBuilt
+    learner: Network | Kernel | HandBuilt | None
     data: Data
     search: Search
     protocol: Schedule
     _: KW_ONLY
-    m: int | None
-    """The width: the network's, a finite-width kernel's network's, the hand-built solution's."""
     scale: str
     device: object = None
     panel: str | None = None
+
+    @property
+    def m(self) -> int | None:
+        """The width: the network's, a finite-width kernel's network's, the hand-built solution's."""
+        return self.learner.m
+
+    def replace(self, **changes) -> Point:
+        """This point with fields changed wherever they live (``n_train`` in :attr:`data`, ``lrs`` in
+        :attr:`search`, ``epochs`` in :attr:`protocol`, ``learner`` here, ...)."""
+        own, parts = {}, {name: {} for name in _PARTS}
+        for name, value in changes.items():
+            part = next((p for p, cls in _PARTS.items() if name in cls.__dataclass_fields__), None)
+            (parts[part] if part else own)[name] = value
+        parts = {p: dataclasses.replace(getattr(self, p), **c) for p, c in parts.items() if c}
+        return dataclasses.replace(self, **own, **parts)
 
     @classmethod
     def of_config(cls, config: dict) -> Point:
@@ -86,7 +101,7 @@ class Point:
                    Search(tup(c["lrs"]), tup(c["wds"]), c["select"], tup(c["rerun_seeds"]),
                           validation=c.get("validation"), grid_seeds=tup(c.get("grid_seeds"))),
                    Schedule(c["epochs"], c.get("batch_size")),
-                   m=c.get("m"), scale=c["scale"], device=c.get("device"), panel=c.get("panel"))
+                   scale=c["scale"], device=c.get("device"), panel=c.get("panel"))
 
     def config(self) -> dict:
         """The flat configuration: the learner's ``model``/``mode`` (and ``init``, ``wd`` where it has them),
@@ -105,3 +120,7 @@ class Point:
     def key(self) -> str:
         """The results store's key of this point (:meth:`resnetlearn.store.ResultsStore.key`)."""
         return ResultsStore.key(self.config())
+
+
+_PARTS = {"data": Data, "search": Search, "protocol": Schedule}
+"""The parts of a point :meth:`Point.replace` routes a field to."""

@@ -48,10 +48,10 @@ def test_a_row_names_one_learner_record_of_its_kind():
     assert net.label == "3layer(hidden)" and net.row_fields() == {"model": "3layer", "mode": "hidden",
                                                                    "init": "companion"}
     kern = from_row({"model": "ntk_inf:2layer", "mode": "kernel", "m": 500})
-    assert kern == Kernel("ntk_inf", "2layer") and kern.label == "ntk_inf:2layer"
+    assert kern == Kernel("ntk_inf", "2layer", m=500) and kern.label == "ntk_inf:2layer"
     assert from_row({"model": "gaussian", "mode": "kernel"}).row_fields() == {"model": "gaussian", "mode": "kernel"}
     hand = from_row({"model": "hand_built", "mode": "-", "m": 200, "wd": 0.001})
-    assert hand == HandBuilt(0.001) and hand.wd == 0.001 and hand.label == "hand_built"
+    assert hand == HandBuilt(0.001, m=200) and hand.wd == 0.001 and hand.label == "hand_built"
     assert [kind_of(r) for r in ({"model": "2layer_signs", "mode": "hidden"}, {"model": "arcsine", "mode": "kernel"},
                                  {"model": "hand_built", "mode": "-"})] == [Network, Kernel, HandBuilt]
     assert [k.trained_by_sgd for k in (Network, Kernel, HandBuilt)] == [True, False, True]
