@@ -26,7 +26,8 @@ Modules, one per concept of the papers:
 * :mod:`resnetlearn.figures` — the papers' experiments, one :class:`~resnetlearn.figures.FigureSpec` each
   (arXiv v3 §8, the §7 kernel theorem, companion Figure 1); :mod:`resnetlearn.reproduce` runs them
   (``python -m resnetlearn reproduce``) through :mod:`resnetlearn.store` (durable results, checksums),
-  :mod:`resnetlearn.points` (one point), :mod:`resnetlearn.running` (a figure, workers, signals),
+  :mod:`resnetlearn.point` (a point as a record: learner, data, search, protocol; its store key),
+  :mod:`resnetlearn.points` (running one point), :mod:`resnetlearn.running` (a figure, workers, signals),
   :mod:`resnetlearn.work_estimate`, :mod:`resnetlearn.figure_tables` (tables and plot written) and
   :mod:`resnetlearn.table_reading` (tables read back and checked); :mod:`resnetlearn.figures_plotly`
   draws them interactively
