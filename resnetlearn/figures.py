@@ -241,8 +241,8 @@ def _base(spec: FigureSpec, scale: str, *, s: dict, select: str, device) -> Poin
     # validation samples drawn fresh, training on all N (resnetlearn.training.validation_split); a point of
     # select="test" carries no such key, so its store key is the one it always had
     search = Search(s["lrs"], s["wds"], select, s["rerun_seeds"], validation="fresh" if select == "val" else None)
-    return Point(spec.name, None, Data(spec.target, None, s["n_test"], alpha=0.3, beta=1.0), search,
-                 Schedule(s["epochs"]), scale=scale, device=device)
+    return Point(spec.name, None, data=Data(spec.target, None, s["n_test"], alpha=0.3, beta=1.0), search=search,
+                 protocol=Schedule(s["epochs"]), scale=scale, device=device)
 
 
 def _widths(figure: str, s: dict) -> list[int]:

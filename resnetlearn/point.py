@@ -67,10 +67,10 @@ class Point:
 
     figure: str
     learner: Network | Kernel | HandBuilt | None
+    _: KW_ONLY
     data: Data
     search: Search
     protocol: Schedule
-    _: KW_ONLY
     scale: str
     device: object = None
     panel: str | None = None
@@ -96,11 +96,11 @@ class Point:
         c = dict(config)
         tup = (lambda v: None if v is None else tuple(v))
         return cls(c["figure"], from_row(c),
-                   Data(c["target"], c["n_train"], c["n_test"], alpha=c["alpha"], beta=c["beta"], d=c.get("d"),
-                        k=c.get("k")),
-                   Search(tup(c["lrs"]), tup(c["wds"]), c["select"], tup(c["rerun_seeds"]),
-                          validation=c.get("validation"), grid_seeds=tup(c.get("grid_seeds"))),
-                   Schedule(c["epochs"], c.get("batch_size")),
+                   data=Data(c["target"], c["n_train"], c["n_test"], alpha=c["alpha"], beta=c["beta"],
+                             d=c.get("d"), k=c.get("k")),
+                   search=Search(tup(c["lrs"]), tup(c["wds"]), c["select"], tup(c["rerun_seeds"]),
+                                 validation=c.get("validation"), grid_seeds=tup(c.get("grid_seeds"))),
+                   protocol=Schedule(c["epochs"], c.get("batch_size")),
                    scale=c["scale"], device=c.get("device"), panel=c.get("panel"))
 
     def config(self) -> dict:
