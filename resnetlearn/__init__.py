@@ -13,6 +13,8 @@ Modules, one per concept of the papers:
   radius of convergence, numeric coefficients by power-series recurrences, the weighted sums
 * :mod:`resnetlearn.networks` — the learners 3resnet / 3layer / 2layer (eq 2.1, §6)
 * :mod:`resnetlearn.training` — the SGD protocol of arXiv v3 §8.1, batched over many models
+* :mod:`resnetlearn.learners` — the learners compared (networks, kernels, the hand-built solution), one record
+  each with its label and style
 * :mod:`resnetlearn.kernels` — the Gram matrices of the kernels of §3.1 (Gaussian, arcsine, conjugate, NTK,
   infinite width); :mod:`resnetlearn.ridge` — kernel ridge regression (eq 3.1–3.3);
   :mod:`resnetlearn.kernel_registry`, :mod:`resnetlearn.kernel_experiments` — the named kernels, their grids
@@ -24,7 +26,8 @@ Modules, one per concept of the papers:
 * :mod:`resnetlearn.figures` — the papers' experiments, one :class:`~resnetlearn.figures.FigureSpec` each
   (arXiv v3 §8, the §7 kernel theorem, companion Figure 1); :mod:`resnetlearn.reproduce` runs them
   (``python -m resnetlearn reproduce``) through :mod:`resnetlearn.store` (durable results, checksums),
-  :mod:`resnetlearn.points` (one point), :mod:`resnetlearn.running` (a figure, workers, signals),
+  :mod:`resnetlearn.point` (a point as a record: learner, data, search, protocol; its store key),
+  :mod:`resnetlearn.points` (running one point), :mod:`resnetlearn.running` (a figure, workers, signals),
   :mod:`resnetlearn.work_estimate`, :mod:`resnetlearn.figure_tables` (tables and plot written) and
   :mod:`resnetlearn.table_reading` (tables read back and checked); :mod:`resnetlearn.figures_plotly`
   draws them interactively
@@ -65,8 +68,7 @@ from .concept import (
 )
 from .device import describe_device, select_device
 from .training import Learner, Protocol, grid_search, paper_grid, train_models  # noqa: E402
-
-__version__ = "0.1.0"
+from .version import __version__ as __version__
 
 __all__ = [
     "Activation", "activation", "activation_names",

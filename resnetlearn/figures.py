@@ -8,9 +8,10 @@ is kept because it names stored files), and the companion paper's Figure 1 is a
 :class:`FigureSpec` in :data:`SPECS`. :mod:`resnetlearn.reproduce` runs the
 points, stores them and writes tables and plots from these definitions and
 never from a figure's name, so a new experiment is one new entry here: its
-titles, source and claim, a point builder (scale, base configuration -> points,
-each a complete configuration), a verdict, and where it differs from the
-defaults its target, plot kind, labels, reference lines and scales (a wrong
+titles, source and claim, a point builder (scale, the figure's template
+:class:`~resnetlearn.point.Point` -> its points, each a learner record with its data, search and protocol;
+:func:`points` writes each as the complete configuration that is its store key), a verdict, and
+where it differs from the defaults its target, plot kind, labels, reference lines and scales (a wrong
 plot kind, target or scale fails when the module is imported, before any
 compute). Figure 4(b) was added this way, sharing Figure 4(a)'s builders.
 
@@ -28,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
+from .learners import HandBuilt, Kernel, Network, kind_of, label_of
+from .point import Data, Point, Schedule, Search
 from .training import paper_grid
 from .validation import is_finite
 
@@ -136,14 +139,8 @@ def has_number(row: dict) -> bool:
     return is_finite(row.get("test_error")) or is_finite(row.get("exact_test_error"))
 
 
-def learner(row: dict, *, with_mode: bool = True) -> str:
-    """The one name of a learner: ``model(mode)``, e.g. ``3resnet(all)``; a kernel or a hand-built
-    solution (mode ``kernel`` / ``-``) by its name alone, and every learner so with ``with_mode=False``.
-    (The row key ``model`` holds the architecture or kernel; it is a stored key and keeps its name.)"""
-    mode = row.get("mode")
-    if not with_mode or mode in (None, "", "-", "kernel"):
-        return str(row["model"])
-    return f"{row['model']}({mode})"
+learner = label_of
+"""The one name of a learner (:func:`resnetlearn.learners.label_of`), e.g. ``3resnet(all)``."""
 
 
 @cache
@@ -199,7 +196,7 @@ class FigureSpec:
     claim: str
     xkey: str | None
     """The x axis of the error curves (``m`` or ``n_train``); None when the figure draws no such curve."""
-    points: Callable[[str, dict], list[dict]]
+    points: Callable[[str, Point], list[Point]]
     verdict: Callable[[list[dict]], tuple[str, bool | None]]
     target: str = "parity"
     """What every point learns unless it says otherwise (one of :data:`TARGETS`)."""
@@ -236,12 +233,13 @@ class FigureSpec:
         return f"{self.name}: {self.claim} ({self.source}) {text} -> {_verdict_word(ok)} at this scale", ok
 
 
-def _base(spec: FigureSpec, scale: str, *, s: dict, select: str, device) -> dict:
-    base = dict(figure=spec.name, scale=scale, epochs=s["epochs"], lrs=s["lrs"], wds=s["wds"], n_test=s["n_test"],
-                select=select, device=device, target=spec.target, alpha=0.3, beta=1.0, rerun_seeds=s["rerun_seeds"])
+def _base(spec: FigureSpec, scale: str, *, s: dict, select: str, device) -> Point:
+    """The template every point of ``spec`` at ``scale`` starts from (no learner, no N yet)."""
     # validation samples drawn fresh, training on all N (resnetlearn.training.validation_split); a point of
     # select="test" carries no such key, so its store key is the one it always had
-    return dict(base, validation="fresh") if select == "val" else base
+    search = Search(s["lrs"], s["wds"], select, s["rerun_seeds"], validation="fresh" if select == "val" else None)
+    return Point(spec.name, None, data=Data(spec.target, None, s["n_test"], alpha=0.3, beta=1.0), search=search,
+                 protocol=Schedule(s["epochs"]), scale=scale, device=device)
 
 
 def _widths(figure: str, s: dict) -> list[int]:
@@ -250,9 +248,9 @@ def _widths(figure: str, s: dict) -> list[int]:
 
 # ----------------------------------------------------------------- Figure 2
 def _fig2_points(figure: str, train_mode: str, n_train: int):
-    def points(scale: str, base: dict) -> list[dict]:
+    def points(scale: str, base: Point) -> list[Point]:
         s = scale_settings(scale)
-        return [dict(base, model=arch, mode=mode, m=m, n_train=n_train)
+        return [base.replace(learner=Network(arch, mode, m=m), n_train=n_train)
                 for arch in ("3resnet", "3layer", "2layer") for mode in (train_mode, "last", "ntk")
                 for m in _widths(figure, s)]
     return points
@@ -303,10 +301,10 @@ def fig3_sample_sizes(scale: str) -> dict[str, tuple[int, ...]]:
     return FIG3_N_BY_SCALE.get(scale, FIG3_N)
 
 
-def _fig3_points(scale: str, base: dict) -> list[dict]:
+def _fig3_points(scale: str, base: Point) -> list[Point]:
     s = scale_settings(scale)
     ns = fig3_sample_sizes(scale)
-    return [dict(base, model="3resnet", mode=mode, m=m, n_train=n, beta=beta)
+    return [base.replace(learner=Network("3resnet", mode, m=m), n_train=n, beta=beta)
             for n_rank in range(max(map(len, ns.values())))
             for beta in FIG3_BETAS for mode in ("all", "hidden") if n_rank < len(ns[mode])
             for n in (ns[mode][n_rank],) for m in _widths("fig3", s)]
@@ -426,17 +424,18 @@ FIG4B_BATCH = 100
 def _norm_points(settings: dict, *, batch_size: int | None = None):
     """The points of a §8.2 figure: SGD on ``2layer_signs`` (hidden layer trained) at each width, and
     the hand-built solution of footnote 16 at several weight decays."""
-    def points(scale: str, base: dict) -> list[dict]:
+    def points(scale: str, base: Point) -> list[Point]:
         s = scale_settings(scale)
         d, n, widths, lrs, wds, epochs = settings[scale]
-        common = dict(base, d=d, n_train=n, alpha=None, beta=None, lrs=lrs or s["lrs"], wds=wds or s["wds"],
-                      epochs=epochs or s["epochs"], rerun_seeds=[])
-        sgd = dict(common, batch_size=batch_size) if batch_size is not None else common
+        common = base.replace(d=d, n_train=n, alpha=None, beta=None, lrs=lrs or s["lrs"], wds=wds or s["wds"],
+                              epochs=epochs or s["epochs"], rerun_seeds=[])
+        sgd = common.replace(batch_size=batch_size)
         # the SGD networks' selected cells are retrained with the scale's fresh seeds, as in every figure;
         # a hand-built solution is a construction, not a seeded training run
-        pts = [dict(sgd, model="2layer_signs", mode="hidden", m=m, rerun_seeds=s["rerun_seeds"]) for m in widths]
+        pts = [sgd.replace(learner=Network("2layer_signs", "hidden", m=m), rerun_seeds=s["rerun_seeds"])
+               for m in widths]
         hand_epochs = 3000 if scale != "tiny" else 20
-        pts += [dict(common, model="hand_built", mode="-", m=widths[0], wd=wd, epochs=hand_epochs)
+        pts += [common.replace(learner=HandBuilt(wd, m=widths[0]), epochs=hand_epochs)
                 for wd in ((0.0, 1e-4, 1e-3, 3e-3) if scale != "tiny" else (0.0,))]
         return pts
     return points
@@ -446,8 +445,8 @@ def _norm_verdict(paper_best: float, paper_widths: int):
     """§8.2's two statements on these rows: SGD's best test error stays above what a near-minimal-norm fit
     would give, and a hand-built solution fits at least as well as SGD with a smaller ‖W‖_F."""
     def verdict(rows: list[dict]) -> tuple[str, bool | None]:
-        sgd = [r for r in rows if r["model"] == "2layer_signs"]
-        hand = [r for r in rows if r["model"] == "hand_built"]
+        hand = [r for r in rows if kind_of(r) is HandBuilt]
+        sgd = [r for r in rows if kind_of(r) is not HandBuilt]
         runs = [g for r in sgd for g in (r.get("grid") or []) if all(is_finite(v) for v in g)]  # (train, test, ‖W‖_F)
         if not runs or not hand:
             return "no finite SGD run or no hand-built solution", None
@@ -490,22 +489,24 @@ def _fit_note(runs: list) -> str:
 
 
 # ----------------------------------------------------------------- the §7 hard instance
-def _thm3_points(scale: str, base: dict) -> list[dict]:
+def _thm3_points(scale: str, base: Point) -> list[Point]:
     from .kernel_registry import DEFAULT_KERNELS
 
     ns = {"tiny": [50], "quick": [250, 500, 1000], "cpu": [250, 500, 1000, 2000, 5000],
           "paper": [500, 1000, 2000, 5000, 10000]}[scale]
     kerns = DEFAULT_KERNELS if scale != "tiny" else ("gaussian", "ntk_inf:2layer")
-    common = dict(base, d=THM3_D, k=THM3_K, alpha=THM3_ALPHA, m=500 if scale != "tiny" else 16)
+    common = base.replace(d=THM3_D, k=THM3_K, alpha=THM3_ALPHA)
+    m_kernel = 500 if scale != "tiny" else 16  # the width behind the finite-width kernels
     pts = []
     for n in ns:
-        pts += [dict(common, model=kname, mode="kernel", n_train=n, rerun_seeds=[]) for kname in kerns]
+        pts += [common.replace(learner=Kernel.of_spec(kname, m=m_kernel), n_train=n, rerun_seeds=[])
+                for kname in kerns]
         epochs = max(10, min(800, round(8000 * 50 / n))) if scale != "tiny" else 2
-        robust = dict(grid_seeds=list(range(1 + len(base["rerun_seeds"]))), rerun_seeds=[]) \
+        robust = dict(grid_seeds=list(range(1 + len(base.search.rerun_seeds))), rerun_seeds=[]) \
             if scale in THM3_ROBUST_SCALES else {}
-        pts.append(dict(common, model="3resnet", mode="all", n_train=n, m=200 if scale != "tiny" else 8,
-                        epochs=epochs, lrs=THM3_LRS.get(scale, [0.05, 0.1, 0.2]),
-                        wds=THM3_WDS.get(scale, [1e-3, 5e-3]), **robust))
+        pts.append(common.replace(learner=Network("3resnet", "all", m=200 if scale != "tiny" else 8), n_train=n,
+                                  epochs=epochs, lrs=THM3_LRS.get(scale, [0.05, 0.1, 0.2]),
+                                  wds=THM3_WDS.get(scale, [1e-3, 5e-3]), **robust))
     return pts
 
 
@@ -602,8 +603,8 @@ THM3_BOUND_ARXIV = THM3_ALPHA ** 2 / 16
 
 def _thm3_verdict(rows: list[dict]) -> tuple[str, bool | None]:
     bound = THM3_BOUND_NEURIPS
-    kern = [r for r in rows if r["model"] != "3resnet" and has_number(r)]
-    net = [r for r in rows if r["model"] == "3resnet"]
+    kern = [r for r in rows if not kind_of(r).trained_by_sgd and has_number(r)]
+    net = [r for r in rows if kind_of(r).trained_by_sgd]  # the 3resnet
     if not kern or not net:
         return "kernels or 3resnet missing", None
     best_k = min(kern, key=lambda r: r["test_error"] if is_finite(r["test_error"]) else math.inf)
@@ -668,16 +669,17 @@ COMPANION_LEARNERS = (("3layer", "hidden"), ("2layer", "hidden"), ("3layer", "la
                       ("2layer", "last"), ("2layer", "ntk"))
 
 
-def _companion_points(scale: str, base: dict) -> list[dict]:
+def _companion_points(scale: str, base: Point) -> list[Point]:
     s = scale_settings(scale)
     ns = {"tiny": [100], "quick": [100, 300, 1000], "cpu": [100, 300, 1000, 3000],
           "paper": [100, 300, 1000, 3000, 10000]}[scale]
     m = s["widths"][-1] if scale in ("tiny", "paper") else 200
-    common = dict(base, alpha=None, beta=None, init="companion")
-    pts = [dict(common, model=arch, mode=mode, m=m, n_train=n) for arch, mode in COMPANION_LEARNERS for n in ns]
+    common = base.replace(alpha=None, beta=None)
+    pts = [common.replace(learner=Network(arch, mode, m=m, init="companion"), n_train=n)
+           for arch, mode in COMPANION_LEARNERS for n in ns]
     # the width panel (the companion ties larger m to lower test error): 3layer and 2layer at the largest N
     widths = {"tiny": [], "quick": [50], "cpu": [50, 100, 500], "paper": [50, 100, 500, 1000]}[scale]
-    pts += [dict(common, model=arch, mode="hidden", m=w, n_train=ns[-1], panel="width")
+    pts += [common.replace(learner=Network(arch, "hidden", m=w, init="companion"), n_train=ns[-1], panel="width")
             for arch in ("3layer", "2layer") for w in widths]
     return pts
 
@@ -795,7 +797,7 @@ def points(name: str, scale: str, *, device=None, select: str = "test") -> list[
     fig = spec(name)
     if scale not in fig.scales:
         raise ValueError(f"{name} is defined at scale(s) {', '.join(fig.scales)} only, not at scale {scale!r}")
-    return fig.points(scale, _base(fig, scale, s=s, select=select, device=device))
+    return [p.config() for p in fig.points(scale, _base(fig, scale, s=s, select=select, device=device))]
 
 
 def names_at(scale: str) -> tuple[str, ...]:
@@ -808,7 +810,7 @@ def names_at(scale: str) -> tuple[str, ...]:
 def point_id(p: dict) -> tuple:
     """What tells the points of one figure apart (the learner, its width or N, β, and the wd of a hand-built point)."""
     return (p.get("model"), p.get("mode"), p.get("m"), p.get("n_train"), p.get("beta"), p.get("alpha"), p.get("d"),
-            p.get("wd") if p.get("model") == "hand_built" else None, p.get("panel") or None)
+            p.get("wd") if kind_of(p) is HandBuilt else None, p.get("panel") or None)
 
 
 _SYMBOLS = {"beta": "β"}
@@ -821,7 +823,7 @@ def point_label(p: dict) -> str:
     parts = [learner({"model": p.get("model"), "mode": p.get("mode")})]
     parts += [f"{_SYMBOLS.get(k, k)}={p.get(k)}" for k in (fig.label_keys if fig else ())]
     parts.append(f"N={p.get('n_train')}" if fig is not None and fig.xkey == "n_train" else f"m={p.get('m')}")
-    if p.get("model") == "hand_built":  # its weight decay tells the constructions apart (as in point_id)
+    if kind_of(p) is HandBuilt:  # its weight decay tells the constructions apart (as in point_id)
         parts.append(f"wd={p.get('wd')}")
     return " ".join(parts)
 

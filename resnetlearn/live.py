@@ -35,6 +35,7 @@ import json
 import math
 from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 import ipywidgets as W
 
@@ -199,11 +200,18 @@ class LiveConfig:
     n_test: int = 1000
     epochs: int = 400
     seed: int = 0
+    LEARNER: ClassVar[tuple[str, str]] = ("3resnet", "all")
+    """The architecture and mode of :attr:`learner` (not a field: a configuration's stored key omits it)."""
 
     def __post_init__(self):
         V.check_fields(self, {**RUN_RULES, **STEP_RULES, "layerwise": (V.boolean, {})})
-        check_learners_fit([("3resnet", "all")], m=self.m, n_eval=max(self.n_train, self.n_test), n_gram=None,
+        check_learners_fit([self.learner], m=self.m, n_eval=max(self.n_train, self.n_test), n_gram=None,
                            what="this live run")
+
+    @property
+    def learner(self) -> Learner:
+        """What it trains: the §6 ResNet with every layer trained, at width ``m`` (§8.1's initialisation)."""
+        return Learner(*self.LEARNER, m=self.m)
 
 
 def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_every: int = 10):
@@ -215,7 +223,7 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     tr, te = split.train, split.test
     protocol = Protocol(epochs=cfg.epochs, eval_every=callback_every,
                         layerwise=cfg.layerwise)
-    res = train_models(tr, te, Learner("3resnet", "all", m=cfg.m), lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed],
+    res = train_models(tr, te, cfg.learner, lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed],
                        protocol=protocol, device=dev, progress=False, callback=callback,
                        callback_every=callback_every, cancel=cancel)
     return inst, res

@@ -168,6 +168,19 @@ def _inf_eq21(S1, qa, qb, *, sw, sb):
 
 # ----------------------------------------------------------------- the architectures
 @dataclass(frozen=True)
+class Style:
+    """How every figure draws a learner (plotly names; :mod:`resnetlearn.plots` maps them to matplotlib):
+    colour by family (ResNet reds, 3layer blues, 2layer greens, classical kernels greys, conjugate kernels
+    and NNGP purples, NTKs magentas), marker by architecture or kernel, line by training mode, and the
+    family a legend groups it under."""
+
+    colour: str
+    marker: str = "circle"
+    line: str = "solid"
+    family: str = "other"
+
+
+@dataclass(frozen=True)
 class Architecture:
     """One learner network: everything the package knows about it, in one entry of :data:`ARCHITECTURES`.
 
@@ -181,7 +194,9 @@ class Architecture:
     * ``infinite``: the infinite-width recursion (Σ₁, q_a, q_b, *, sw=σ_w², sb=σ_b²) → (NNGP, NTK) from the
       first layer's covariance Σ₁ = Θ₁ (:func:`resnetlearn.kernels.infinite_width`), or None with
       ``note`` saying why there is none;
-    * ``kernels``: the network has conjugate and empirical NTK kernels in :mod:`resnetlearn.kernels`.
+    * ``kernels``: the network has conjugate and empirical NTK kernels in :mod:`resnetlearn.kernels`;
+    * ``style``: its colour and marker in every figure (the line is its training mode's, the family
+      ResNet or fully connected by ``residual``).
     """
 
     name: str
@@ -193,12 +208,18 @@ class Architecture:
     kernels: bool = True
     infinite: Callable | None = None
     note: str = ""
+    style: Style = Style("#7f7f7f")
 
     @property
     def residual(self) -> bool:
         """Whether out = out₁ + residual (the ResNets: training reports out₁ against β·F and the
         residual against α·G(F))."""
         return self.res is not None
+
+    @property
+    def family(self) -> str:
+        """The family a legend groups it under: ResNet or fully connected."""
+        return "ResNet" if self.residual else "fully connected"
 
     @property
     def phi_nodes(self) -> tuple[str, ...]:
@@ -238,7 +259,7 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
     Architecture("3resnet", "out₁ + A·σ(V·out₁ + b₂), out₁ = A·σ(W x + b₁) (§6: shared A, V m×k); "
                  "φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂)",
                  _BLOCK1 + (readout("out1", "a1"), dense("h2", "out1", "V", "b2"), relu("a2", "h2"),
-                            readout("res", "a2")), out1="out1", res="res",
+                            readout("res", "a2")), out1="out1", res="res", style=Style("#c62828", "circle"),
                  note="no infinite-width kernel is named after the §6 ResNet. Whether its NTK settles depends on "
                       "the scaling (see ntk_spread): with fan-in scaled weights out₁ = A·σ(h₁) has k = O(1) random "
                       "coordinates of order 1 that feed the second block, so its NTK keeps a seed-to-seed spread "
@@ -246,17 +267,18 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
                       "1/√m. ntk_inf:3resnet_eq21 is the limit of eq 2.1 as written"),
     Architecture("3resnet_eq21", "A(σ(h₁) + σ(Uσ(h₁) + b₂)) (eq 2.1 as written, U m×m); φ = σ(h₁) + σ(h₂)",
                  _BLOCK1 + (readout("out1", "a1"), dense("h2", "a1", "V", "b2"), relu("a2", "h2"),
-                            readout("res", "a2")), out1="out1", res="res", infinite=_inf_eq21),
+                            readout("res", "a2")), out1="out1", res="res", infinite=_inf_eq21,
+                 style=Style("#8e0000", "circle")),
     Architecture("3layer", "A·σ(V σ(h₁) + b₂); φ = σ(h₂)",
                  _BLOCK1 + (dense("h2", "a1", "V", "b2"), relu("a2", "h2"), readout("out1", "a2")), out1="out1",
-                 infinite=_inf_3layer),
+                 infinite=_inf_3layer, style=Style("#1f5fbf", "square")),
     Architecture("2layer", "A·σ(Wx + b₁); φ = σ(h₁)", _BLOCK1 + (readout("out1", "a1"),), out1="out1",
-                 infinite=_inf_2layer),
+                 infinite=_inf_2layer, style=Style("#2e8b3e", "triangle-up")),
     Architecture("2layer_signs", "aᵀσ(W x), a ∈ {±1/√m}^m fixed, m/2 of each sign (arXiv v3 §8.2)",
                  (dense("h1", "x", "W", None), relu("a1", "h1"), readout("out1", "a1")), out1="out1",
-                 signs_readout=True, kernels=False),
+                 signs_readout=True, kernels=False, style=Style("#2e8b3e", "triangle-up")),
 )}
-"""Every architecture, by name: adding one is one entry (its layer graph, and its infinite-width
+"""Every architecture, by name: adding one is one entry (its layer graph, its style, and its infinite-width
 recursion if it has one)."""
 ARCHS = tuple(ARCHITECTURES)
 INITS = ("paper", "fan_in", "companion", "ntk")

@@ -13,33 +13,17 @@ import math
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from .networks import ARCHITECTURES
+from .learners import style_of
 
 THRESHOLD_STYLE = dict(color="crimson", linestyle="--", linewidth=1.5)
 THRESHOLD_COLOUR = "#dc143c"  # crimson: the kα² line in every figure
 
 # ----------------------------------------------------------------- one style for every figure
-# Colour by family (ResNet reds, 3layer blues, 2layer greens, classical kernels greys, conjugate kernels
-# and NNGP purples, NTKs magentas), line style by training mode, marker by architecture. Shared by the
-# matplotlib figures and the plotly ones (resnetlearn.figures_plotly).
-FAMILY_COLOURS = {
-    "3resnet": "#c62828", "3resnet_eq21": "#8e0000",
-    "3layer": "#1f5fbf", "2layer": "#2e8b3e", "2layer_signs": "#2e8b3e",
-    "gaussian": "#4d4d4d", "arcsine": "#8c8c8c", "arcsine_bias": "#b3b3b3",
-    "conjugate:2layer": "#c2a5e0", "conjugate:3layer": "#9467bd", "conjugate:3resnet": "#5e2b97",
-    "nngp_inf:2layer": "#d4c4ec",
-    "ntk:2layer": "#f49ac2", "ntk:3layer": "#dd3497", "ntk:3resnet": "#9c0f5f",
-    "ntk_inf:2layer": "#fbb4d9", "ntk_inf:3layer": "#f768a1", "ntk_inf:3resnet": "#ae017e",
-    "ntk_inf:3resnet_eq21": "#ae017e",
-    "hand_built": THRESHOLD_COLOUR,
-}
-FAMILIES = {**{n: "ResNet" if a.residual else "fully connected" for n, a in ARCHITECTURES.items()},
-            "gaussian": "classical kernel", "arcsine": "classical kernel", "arcsine_bias": "classical kernel"}
-MODE_DASH = {"all": "solid", "hidden": "solid", "last": "dot", "ntk": "dash", "kernel": "solid"}
-"""Line style by training mode (plotly names; :data:`MPL_DASH` maps them to matplotlib)."""
+# Each learner's style (colour by family, line by training mode, marker by architecture or kernel) is its
+# record's (resnetlearn.learners); shared by the matplotlib figures and the plotly ones
+# (resnetlearn.figures_plotly).
 MPL_DASH = {"solid": "-", "dot": ":", "dash": "--", "dashdot": "-.", "longdash": (0, (8, 3))}
-ARCH_MARKER = {"3resnet": "circle", "3resnet_eq21": "circle", "3layer": "square", "2layer": "triangle-up",
-               "2layer_signs": "triangle-up"}
+"""Plotly line names in matplotlib."""
 MPL_MARKER = {"circle": "o", "square": "s", "triangle-up": "^", "diamond": "D", "x": "x", "star": "*",
               "cross": "P", "triangle-down": "v"}
 BETA_COLOURS = ["#fdcc8a", "#fc8d59", "#e34a33", "#b30000", "#67000d"]
@@ -49,28 +33,15 @@ BETA_COLOURS = ["#fdcc8a", "#fc8d59", "#e34a33", "#b30000", "#67000d"]
 def family(model: str, mode: str | None = None) -> str:
     """ResNet / fully connected / conjugate kernel / NTK / classical kernel (a network trained in mode
     ``last`` is a conjugate-kernel method, ``ntk`` an NTK method)."""
-    if mode == "last" or model.startswith(("conjugate", "nngp")):
-        return "conjugate kernel"
-    if mode == "ntk" or model.startswith("ntk"):
-        return "NTK"
-    return FAMILIES.get(model, "other")
+    return style_of(model, mode).family
 
 
 def learner_style(model: str, mode: str | None = None) -> dict:
     """Colour (by architecture / kernel), dash (by mode; infinite-width kernels dash-dot) and marker
-    (by architecture) of one learner, as plotly names: ``{"color", "dash", "marker", "family"}``."""
-    colour = FAMILY_COLOURS.get(model)
-    if colour is None:
-        base = model.split(":")[0]
-        colour = {"conjugate": "#9467bd", "nngp_inf": "#d4c4ec", "ntk": "#dd3497",
-                  "ntk_inf": "#ae017e"}.get(base, "#7f7f7f")
-    if ":" in model or model in ("gaussian", "arcsine", "arcsine_bias"):
-        dash = "dashdot" if model.split(":")[0].endswith("_inf") else "solid"
-        marker = "diamond" if model.startswith(("ntk", "nngp")) else "x" if model.startswith("conj") else "cross"
-    else:
-        dash = MODE_DASH.get(mode or "all", "solid")
-        marker = ARCH_MARKER.get(model, "circle")
-    return {"color": colour, "dash": dash, "marker": marker, "family": family(model, mode)}
+    (by architecture) of one learner, as plotly names: ``{"color", "dash", "marker", "family"}``, read
+    from its record (:func:`resnetlearn.learners.style_of`)."""
+    s = style_of(model, mode)
+    return {"color": s.colour, "dash": s.line, "marker": s.marker, "family": s.family}
 
 
 def log_ticks(lo: float, hi: float, *, steps=(1, 2, 5)) -> list[float]:

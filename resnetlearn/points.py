@@ -18,6 +18,7 @@ from .concept import HAND_BUILT, companion_figure1, hard_instance, parity6_targe
 from .device import select_device
 from .figures import point_label
 from .figures import spec as figure_spec
+from .learners import HandBuilt, Kernel, Network, from_row, kind_of
 from .selection import grid_edges
 from .training import Learner, Protocol, grid_search, train_models, validation_split
 
@@ -36,17 +37,13 @@ def run_point(config: dict) -> dict:
     A point is all or nothing: when training is interrupted (the engine
     catches Ctrl-C and returns ``interrupted=True``) this raises
     KeyboardInterrupt instead of returning numbers from a half-trained grid."""
-    if config["mode"] == "kernel":
-        return _kernel_point(config)
-    if config["model"] == "hand_built":
-        return _hand_built_point(config)
-    return _sgd_point(config)
+    return _RUNS[kind_of(config)](config)
 
 
 def learner_of(config: dict) -> Learner:
     """The :class:`~resnetlearn.training.Learner` a network point trains: its row's architecture (``model``),
     mode, width and initialisation (``init``, §8.1's ``"paper"`` where the point names none)."""
-    return Learner(config["model"], config["mode"], m=config["m"], init=config.get("init", "paper"))
+    return from_row(config)
 
 
 def validation_of(config: dict) -> dict:
@@ -92,7 +89,7 @@ def _sgd_point(config: dict) -> dict:
            "wd": best.get("wd"), "lr_at_grid_edge": _at_edge("lr", best, config["lrs"]),
            "wd_at_grid_edge": _at_edge("wd", best, config["wds"]),
            "seed_errors": seeds, "diverged": sum(r["diverged"] for r in grid_rows), "grid_size": len(grid_rows)}
-    if config["mode"] in ("last", "ntk"):
+    if learner_of(config).kernel_method:
         out.update(_exact_kernel(config, target, data_seed=spec.data_seed))
     return {**out, "seconds": round(time.perf_counter() - t0, 2), "device": str(select_device(config.get("device")))}
 
@@ -183,6 +180,9 @@ def _hand_built_point(config: dict) -> dict:
     return {"runs": [run], "test_error": float(res.test_error[0]), "train_error": float(res.test_error[0]),
             "frobenius_W": float(Wm.norm()), "seconds": round(time.perf_counter() - t0, 2), "device": "cpu"}
 
+
+_RUNS = {Network: _sgd_point, Kernel: _kernel_point, HandBuilt: _hand_built_point}
+"""What a point of each kind of learner (:mod:`resnetlearn.learners`) runs."""
 
 TARGET_BUILDERS = {
     "parity": lambda c: parity_instance(alpha=c["alpha"], beta=c["beta"]),  # §8.1: β·F + α·G(F)

@@ -51,15 +51,16 @@ def error_text(x: float, digits: int = 3) -> str:
 
 
 def check_learners_fit(learners, *, m: int, n_eval: int, n_gram: int | None, what: str) -> None:
-    """Refuse, before anything is allocated, a width whose learners ((arch, mode) pairs, all held at
-    once) and kernel Gram matrix (``n_gram`` samples; None: no kernel) would not fit in memory
+    """Refuse, before anything is allocated, a width whose learners (:class:`~resnetlearn.training.Learner`
+    records, all held at once; their own width is replaced by ``m``) and kernel Gram matrix (``n_gram``
+    samples; None: no kernel) would not fit in memory
     (:mod:`resnetlearn.memory`), naming a width that fits."""
     dev = select_device(None)
     d, k = 30, 15  # the §8.1 instance both panels train on (parity_instance defaults)
     gram = 0 if n_gram is None else memory.gram_bytes(n_gram, n_gram)
 
     def need(w):
-        return gram + sum(memory.training_bytes(arch, d, k, w, n_eval=n_eval, mode=mode) for arch, mode in learners)
+        return gram + sum(memory.training_bytes(x.arch, d, k, w, n_eval=n_eval, mode=x.mode) for x in learners)
 
     memory.check_memory(need(m), what=what, width_name="m", width=m, need_at=need, device=dev)
 
@@ -87,6 +88,27 @@ class Runner:
     @property
     def label(self) -> str:
         return self.learner(m=1).label
+
+    @property
+    def style(self):
+        """Its learner's style (:attr:`resnetlearn.training.Learner.style`)."""
+        return self.learner(m=1).style
+
+    @property
+    def residual(self) -> bool:
+        """Whether its architecture is a ResNet (drawn with a heavier line)."""
+        return ARCHITECTURES[self.arch].residual
+
+    def state_entry(self) -> tuple:
+        """How a race frame lists it (:func:`race_state`): plain values, so a frame is JSON data
+        (``widget_results.json`` keeps the default race's last frame)."""
+        return (self.label, self.arch, self.mode, self.lr, self.wd)
+
+    @classmethod
+    def of_state(cls, entry) -> Runner:
+        """The runner a frame's entry (:meth:`state_entry`, or its JSON list) names."""
+        _label, arch, mode, lr, wd = entry
+        return cls(arch, mode, lr=lr, wd=wd)
 
 
 RACE_LEARNERS = (
@@ -137,7 +159,7 @@ class RaceConfig:
             from .kernel_registry import DEFAULT_KERNELS
 
             V.choice("kernel", self.kernel, DEFAULT_KERNELS)
-        check_learners_fit([(x.arch, x.mode) for x in learners], m=self.m, n_eval=max(self.n_train, self.n_test),
+        check_learners_fit([x.learner(m=self.m) for x in learners], m=self.m, n_eval=max(self.n_train, self.n_test),
                            n_gram=None if self.kernel is None else self.n_train,
                            what=f"this race ({', '.join(x.label for x in learners)})")
 
@@ -210,7 +232,7 @@ class _Turns:
 def race_state(cfg: RaceConfig, threshold: float) -> dict:
     """An empty frame of the race: one (empty) curve per learner, no kernel yet."""
     return {"threshold": threshold, "epochs_total": cfg.epochs, "alpha": cfg.alpha, "beta": cfg.beta, "m": cfg.m,
-            "n_train": cfg.n_train, "learners": [(x.label, x.arch, x.mode, x.lr, x.wd) for x in cfg.learners],
+            "n_train": cfg.n_train, "learners": [x.state_entry() for x in cfg.learners],
             "curves": {x.label: {"epochs": [], "test": [], "train": []} for x in cfg.learners},
             "kernel": None, "kernel_name": cfg.kernel}
 
@@ -369,13 +391,13 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
 
     E = state["epochs_total"]
     traces, ys = [], []
-    for label, arch, mode, lr, wd in state["learners"]:
-        st = learner_style(arch, mode)
+    for x in map(Runner.of_state, state["learners"]):
+        label = x.label
         c = state["curves"][label]
         ys += c["test"]
         traces.append(dict(type="scatter", x=c["epochs"], y=[v if v == v else None for v in c["test"]], mode="lines",
-                           name=f"{label}  lr {lr:g}, wd {wd:g}", legendgroup=label,
-                           line=dict(color=st["color"], width=3 if ARCHITECTURES[arch].residual else 2.2),
+                           name=f"{label}  lr {x.lr:g}, wd {x.wd:g}", legendgroup=label,
+                           line=dict(color=x.style.colour, width=3 if x.residual else 2.2),
                            hovertemplate=f"{label}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"))
     k, kname_ = state.get("kernel"), state.get("kernel_name")
     kerr = k["test_error"] if k else math.nan

@@ -20,13 +20,22 @@ import time
 import warnings
 from pathlib import Path
 
-from .figures import point_label
+from .learners import label_of
+from .version import __version__
 
 
 def _version() -> str:
-    from . import __version__
-
     return __version__
+
+
+def _describe(config: dict) -> str:
+    """A stored point named from its configuration alone (its learner, width and N), e.g.
+    ``3resnet(last) m=8 n_train=500``: what a warning says of a file found under another point's key."""
+    try:
+        who = label_of(config)
+    except (KeyError, TypeError, ValueError):  # a configuration this version cannot read: its model as written
+        who = str(config.get("model", "?"))
+    return " ".join([who] + [f"{k}={config[k]}" for k in ("m", "n_train") if config.get(k) is not None])
 
 
 # ----------------------------------------------------------------- where results go
@@ -226,7 +235,7 @@ class ResultsStore:
         key = self.key(config)
         if payload["key"] != key or payload["config"] != _as_json(config) or payload["version"] != _version():
             other = payload["config"] if isinstance(payload["config"], dict) else {}
-            return (f"belongs to another point ({point_label(other)}, key {payload['key']}, "
+            return (f"belongs to another point ({_describe(other)}, key {payload['key']}, "
                     f"version {payload['version']}), not to key {key}"), None
         if not isinstance(payload["result"], dict):
             return "has no result", None

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import KW_ONLY, asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field, replace
 
 import torch
 from tqdm.auto import tqdm
@@ -43,6 +43,10 @@ from .capture import CapturedEpochs
 from .device import select_device
 
 MODES = ("all", "hidden", "last", "ntk")
+MODE_LOOKS = {"all": ("solid", None), "hidden": ("solid", None), "last": ("dot", "conjugate kernel"),
+              "ntk": ("dash", "NTK")}
+"""How a figure draws each mode: its line, and the family it puts a learner in (None: its architecture's;
+a network trained in mode ``last`` is a conjugate-kernel method, in mode ``ntk`` an NTK method)."""
 SELECTIONS = ("test", "val")
 VALIDATIONS = ("fresh", "holdout")
 """Where ``select="val"`` finds its validation samples: ``"fresh"`` (the default) draws them anew from the
@@ -125,6 +129,33 @@ class Learner:
     def label(self) -> str:
         """``arch(mode)``, the name tables and plots give this learner."""
         return f"{self.arch}({self.mode})"
+
+    @property
+    def name(self) -> str:
+        """The learner without its mode: its architecture."""
+        return self.arch
+
+    trained_by_sgd = True
+    """Whether it is trained by SGD (the work a run's progress counts)."""
+
+    def row_fields(self) -> dict:
+        """How a stored row names it: ``model`` (its architecture), ``mode`` and, when it is not §8.1's,
+        ``init`` (the stored keys of the points that never named one stay as they are)."""
+        return dict(model=self.arch, mode=self.mode, **({} if self.init == "paper" else {"init": self.init}))
+
+    @property
+    def kernel_method(self) -> bool:
+        """Whether SGD trains a kernel method (mode ``last``: the conjugate kernel, ``ntk``: the NTK, §8.1),
+        whose exact ridge solution a figure point computes beside it."""
+        return self.mode in ("last", "ntk")
+
+    @property
+    def style(self) -> networks.Style:
+        """Its architecture's colour and marker (:data:`resnetlearn.networks.ARCHITECTURES`), its mode's line
+        and family (:data:`MODE_LOOKS`)."""
+        arch = networks.ARCHITECTURES[self.arch]
+        line, family = MODE_LOOKS[self.mode]
+        return replace(arch.style, line=line, family=family or arch.family)
 
 
 @dataclass(frozen=True)

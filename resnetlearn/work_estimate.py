@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from .concept import HAND_BUILT, parity_instance
 from .device import select_device
 from .figures import points as figure_points
+from .learners import kind_of
 from .points import BATCH, target_of
 from .store import ResultsStore
 from .training import VAL_FRACTION, Learner, Protocol
@@ -58,7 +59,7 @@ a step of G networks of P parameters cost about as much as G·P + 20 000 to 70 0
 def point_work(config: dict) -> float:
     """The relative cost of a network point (0 for a kernel point): Σ over its batched trainings of
     steps × (networks × parameters + :data:`STEP_OVERHEAD`); the progress bar advances by it."""
-    if config["mode"] == "kernel":
+    if not kind_of(config).trained_by_sgd:
         return 0.0
     return float(sum(n * (g * params + STEP_OVERHEAD) for g, n, params in _sgd_batches(config)))
 
@@ -145,7 +146,7 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
                 continue
             damaged += 1
         pending.append(p)
-    nets = [p for p in pending if p["mode"] != "kernel"]
+    nets = [p for p in pending if kind_of(p).trained_by_sgd]
     cost: dict[tuple, tuple[float, float]] = {}
     networks = steps = 0
     seconds = 0.0

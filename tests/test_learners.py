@@ -1,0 +1,77 @@
+"""The learner records and the figure point record: what they answer is read back by independent routes
+(the stored keys on disk, the rows' own fields, the architecture records)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from resnetlearn import figures, networks
+from resnetlearn.learners import HandBuilt, Kernel, Network, from_row, kind_of, label_of, style_of
+from resnetlearn.point import Point
+from resnetlearn.store import ResultsStore
+from resnetlearn.training import Learner
+
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+
+
+def test_a_stored_point_keeps_its_key_through_the_point_record():
+    """Every point file shipped under results/ (its key is its file name, computed when it was stored) is
+    named again by Point.of_config(config).key(), and the record writes back the very configuration."""
+    files = [f for f in sorted(RESULTS.rglob("*.json")) if "store" in f.parts]
+    seen = 0
+    for f in files:
+        payload = json.loads(f.read_text())
+        if not isinstance(payload, dict) or "config" not in payload:
+            continue
+        point = Point.of_config(payload["config"])
+        assert point.config() == payload["config"], f
+        assert point.key() == payload["key"] == f.stem, f
+        seen += 1
+    assert seen > 400  # results/quick, quick-val, cpu and cpu-v1 hold 499 points
+
+
+@pytest.mark.parametrize("name", figures.NAMES)
+def test_every_figure_point_round_trips_through_its_record(name):
+    for scale in figures.spec(name).scales:
+        for select in ("test", "val"):
+            for p in figures.points(name, scale, select=select, device="cpu"):
+                point = Point.of_config(p)
+                assert point.config() == p
+                assert point.key() == ResultsStore.key(p)
+                assert point.learner == from_row(p)
+
+
+def test_a_row_names_one_learner_record_of_its_kind():
+    net = from_row({"model": "3layer", "mode": "hidden", "m": 50, "init": "companion"})
+    assert net == Network("3layer", "hidden", m=50, init="companion") and Network is Learner
+    assert net.label == "3layer(hidden)" and net.row_fields() == {"model": "3layer", "mode": "hidden",
+                                                                   "init": "companion"}
+    kern = from_row({"model": "ntk_inf:2layer", "mode": "kernel", "m": 500})
+    assert kern == Kernel("ntk_inf", "2layer", m=500) and kern.label == "ntk_inf:2layer"
+    assert from_row({"model": "gaussian", "mode": "kernel"}).row_fields() == {"model": "gaussian", "mode": "kernel"}
+    hand = from_row({"model": "hand_built", "mode": "-", "m": 200, "wd": 0.001})
+    assert hand == HandBuilt(0.001, m=200) and hand.wd == 0.001 and hand.label == "hand_built"
+    assert [kind_of(r) for r in ({"model": "2layer_signs", "mode": "hidden"}, {"model": "arcsine", "mode": "kernel"},
+                                 {"model": "hand_built", "mode": "-"})] == [Network, Kernel, HandBuilt]
+    assert [k.trained_by_sgd for k in (Network, Kernel, HandBuilt)] == [True, False, True]
+    assert label_of({"model": "3resnet", "mode": "ntk"}) == "3resnet(ntk)"
+    assert label_of({"model": "3resnet", "mode": "ntk"}, with_mode=False) == "3resnet"
+
+
+def test_a_network_is_drawn_by_its_architecture_record_and_its_mode():
+    for arch, rec in networks.ARCHITECTURES.items():
+        for mode, line in (("all", "solid"), ("hidden", "solid"), ("last", "dot"), ("ntk", "dash")):
+            s = Network(arch, mode, m=4).style
+            assert (s.colour, s.marker, s.line) == (rec.style.colour, rec.style.marker, line)
+        assert Network(arch, "all", m=4).style.family == ("ResNet" if rec.res else "fully connected")
+    assert Network("2layer", "last", m=4).style.family == "conjugate kernel"
+    assert style_of("no such learner").colour == "#7f7f7f"
+
+
+def test_a_new_architecture_brings_its_own_style(monkeypatch):
+    rec = networks.Architecture("2layer_teal", "A·σ(Wx + b₁)", networks.ARCHITECTURES["2layer"].layers,
+                                out1="out1", style=networks.Style("#008080", "star"))
+    monkeypatch.setitem(networks.ARCHITECTURES, "2layer_teal", rec)
+    s = style_of("2layer_teal", "ntk")
+    assert (s.colour, s.marker, s.line, s.family) == ("#008080", "star", "dash", "NTK")
