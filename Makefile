@@ -62,7 +62,7 @@ test: lint
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 student: install
-	$(BIN)/python -m resnetlearn.student --out student
+	$(BIN)/python -m resnetlearn.classroom.student --out student
 
 clean:
 	rm -rf $(VENV)

@@ -17,10 +17,10 @@ import torch
 
 import resnetlearn as rl
 from resnetlearn import kernels as K
-from resnetlearn import networks
-from resnetlearn.kernel_experiments import network_kernel_errors
-from resnetlearn.ridge import krr_fit, krr_predict
-from resnetlearn.training import Learner
+from resnetlearn.kernels.experiments import network_kernel_errors
+from resnetlearn.kernels.ridge import krr_fit, krr_predict
+from resnetlearn.learners import networks
+from resnetlearn.learners.training import Learner
 
 
 def timed(fn):

@@ -8,11 +8,11 @@ protocol (800 epochs, batch 50, momentum 0.9, lr ÷ 10 at epoch 400) unless
   parameters, ``torch.baddbmm`` forward, ``torch.autograd.grad``, in-place
   momentum update; no divergence handling, no evaluation curves) — the
   baseline the engine must match;
-* ``engine``: :func:`resnetlearn.training.train_models` on the same grid as
+* ``engine``: :func:`resnetlearn.learners.training.train_models` on the same grid as
   one batched program;
 * ``sequential``: the engine one model at a time (what batching saves);
 * ``captured`` (CUDA only): the engine with each epoch replayed as a recorded CUDA graph
-  (:mod:`resnetlearn.capture`); its test errors must equal the eager engine's exactly.
+  (:mod:`resnetlearn.learners.capture`); its test errors must equal the eager engine's exactly.
 
 At a tiny width (``--m 8``) the arithmetic is negligible and ms per step is the fixed cost of a step:
 Python and kernel launches, what a GPU pays at the paper's widths too.
@@ -33,8 +33,8 @@ import time
 import torch
 
 import resnetlearn as rl
-from resnetlearn import networks
-from resnetlearn.training import Learner, Protocol, _order_seed, paper_grid, train_models
+from resnetlearn.learners import networks
+from resnetlearn.learners.training import Learner, Protocol, _order_seed, paper_grid, train_models
 
 LRS = [0.02, 0.05, 0.1, 0.2]
 WDS = [0.0, 1e-3, 5e-3]

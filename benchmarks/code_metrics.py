@@ -19,7 +19,7 @@ Read from the source with :mod:`ast` and :mod:`tokenize` (nothing is imported or
   imports) with no comment on the statement's lines, or just before it on a line of its own or
   after the block header that opens it, saying why;
 * modules over 600 (and 750) lines; functions over 80 lines;
-* figure-name branches outside the figure definitions (``resnetlearn/figures.py``);
+* figure-name branches outside the figure definitions (``resnetlearn/reproduce/figures.py``);
 * calls passing more than four arguments by position (package and ``benchmarks/``);
 * the largest module (lines); modules that branch on an architecture's name (records included);
 * the import graph between the package's modules: cycles, and the number of internal imports.

@@ -5,7 +5,7 @@
    kernels differ, so agreement is to a tolerance) and is deterministic on CUDA;
 3. no host synchronisation inside an epoch of the engine
    (``torch.cuda.set_sync_debug_mode("error")`` around the step loop, every mode);
-3b. epochs replayed as recorded CUDA graphs (resnetlearn.capture) give exactly the eager engine's
+3b. epochs replayed as recorded CUDA graphs (resnetlearn.learners.capture) give exactly the eager engine's
    test errors, every mode and layer-wise (the script exits with status 1 if not, before any benchmark,
    so benchmarks/gpu_paper_scale.sh stops rather than compute figures with a wrong engine);
 4. the training benchmark (engine eager vs captured vs the plain batched loop vs one model at a
@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 import resnetlearn as rl
-from resnetlearn.training import Learner, Protocol, train_models
+from resnetlearn.learners.training import Learner, Protocol, train_models
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -125,8 +125,8 @@ def captured_vs_eager(tr, te) -> dict:
 
 def sync_free(train) -> dict:
     """Run one epoch of every mode with CUDA's sync debug mode set to raise on a synchronisation."""
-    from resnetlearn import networks
-    from resnetlearn.training import _State
+    from resnetlearn.learners import networks
+    from resnetlearn.learners.training import _State
 
     x, y = train.x.cuda(), train.y.cuda()
     res = {}

@@ -3,8 +3,8 @@ settings show the paper's contrast (3resnet below kα², the others above).
 
 1. ``--grid``: the lr × wd grid (lr 0.05, 0.1, 0.2 × wd 0.001, 0.005, 0.01) of every learner at the
    race's default settings (N, m, epochs, seed), batched per learner; the best of each is what
-   :data:`resnetlearn.race.RACE_LEARNERS` uses.
-2. The default :class:`resnetlearn.live.LiveRace`, driven as a user would (click Train, wait), once
+   :data:`resnetlearn.classroom.race.RACE_LEARNERS` uses.
+2. The default :class:`resnetlearn.classroom.live.LiveRace`, driven as a user would (click Train, wait), once
    with the plotly view and once with the PNG view: seconds from Train to the first frame, to the first
    frame that shows curves, to the end; final test errors; the epoch at which each curve first went
    below kα²; how long Stop takes mid-race.
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import torch
 
-from resnetlearn.concept import parity_instance
+from resnetlearn.classroom.live import LiveRace
+from resnetlearn.classroom.race import RACE_LEARNERS, RaceConfig
 from resnetlearn.device import describe_device, select_device
-from resnetlearn.live import LiveRace
-from resnetlearn.race import RACE_LEARNERS, RaceConfig
-from resnetlearn.training import Protocol, train_models
+from resnetlearn.learners.training import Protocol, train_models
+from resnetlearn.targets.concept import parity_instance
 
 LRS, WDS = (0.05, 0.1, 0.2), (0.001, 0.005, 0.01)
 

@@ -25,7 +25,7 @@ blocks (answers, explanations, hints) is counted separately as "folded" and incl
 Exercises found in the text (outside folded blocks):
     question    a question that asks the student to reason: a "**Predict…**", "**Reason…**", "**Estimate…**" or
                 "**Spot the false claim…**" prompt; a prompt listing numbered runs counts each run
-    self-check  a code cell with ``answer = None`` (resnetlearn.check)
+    self-check  a code cell with ``answer = None`` (resnetlearn.classroom.check)
     homework    a numbered item of a "Check your understanding" section (homework)
     explore     a section whose heading starts with "Explore" (sliders or a form to try)
     try         a numbered item of a "Try this" section (homework)
@@ -576,7 +576,7 @@ def committed_times(path: Path) -> dict:
 
 def time_widgets(device=None) -> dict:
     """Seconds from Train to the end of one default run of each live widget."""
-    from resnetlearn.live import LiveRace, LiveTrainer
+    from resnetlearn.classroom.live import LiveRace, LiveTrainer
 
     out = {}
     for cls in (LiveTrainer, LiveRace):

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import torch
 
-from resnetlearn.concept import data_split, parity6_target
 from resnetlearn.device import describe_device
-from resnetlearn.training import Learner, Protocol, train_models
+from resnetlearn.learners.training import Learner, Protocol, train_models
+from resnetlearn.targets.concept import data_split, parity6_target
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import torch
 
-from resnetlearn import figures as F
 from resnetlearn.device import describe_device
 from resnetlearn.reproduce import ResultsStore, run_point
+from resnetlearn.reproduce import figures as F
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,7 +79,7 @@ def main() -> None:
     base = base_point(args.figure, args.scale, model=args.model, mode=args.mode, beta=args.beta, select=args.select,
                       n_train=args.n_train)
     if args.select == "val":
-        base = dict(base, validation=args.validation)  # resnetlearn.points.validation_of
+        base = dict(base, validation=args.validation)  # resnetlearn.reproduce.points.validation_of
     if args.n_train is not None:
         base = dict(base, n_train=args.n_train)
     if args.epochs is not None:

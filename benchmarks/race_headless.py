@@ -1,7 +1,7 @@
 """The live race of notebooks 00 and 03 without any widget: how soon the first curves arrive and when the race
 ends, at width m = 200 (the default) and m = 1000, on this machine's default device (the GPU when present).
 
-:func:`resnetlearn.race.run_race` is the race's computation; the notebooks' ``LiveRace`` widget only draws its
+:func:`resnetlearn.classroom.race.run_race` is the race's computation; the notebooks' ``LiveRace`` widget only draws its
 frames. So these seconds are what a student waits for on this device, less the drawing. The script checks that
 no widget library was imported (a GPU machine without JupyterLab runs it as is).
 
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
+from resnetlearn.classroom.race import RaceConfig, run_race
 from resnetlearn.device import describe_device, select_device
-from resnetlearn.race import RaceConfig, run_race
 
 
 def one_race(m: int, device) -> dict:

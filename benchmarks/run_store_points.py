@@ -1,6 +1,6 @@
 """Run chosen points of a figure into a results store, in an order of our choosing, and log each one.
 
-A long background job's runner: the points are exactly those :func:`resnetlearn.figures.points` defines (so
+A long background job's runner: the points are exactly those :func:`resnetlearn.reproduce.figures.points` defines (so
 ``python -m resnetlearn reproduce FIG --scale SCALE --out OUT`` later reuses every one of them and writes the
 tables), filtered by ``--where key=value`` and run with the most informative first (``--first key=value``).
 Points already stored are skipped, so a killed run resumes where it stopped. No table is written here.
@@ -18,10 +18,10 @@ import time
 
 import torch
 
-from resnetlearn.figures import point_label
-from resnetlearn.figures import points as figure_points
-from resnetlearn.points import run_point
-from resnetlearn.store import ResultsStore
+from resnetlearn.reproduce.figures import point_label
+from resnetlearn.reproduce.figures import points as figure_points
+from resnetlearn.reproduce.points import run_point
+from resnetlearn.reproduce.store import ResultsStore
 
 
 def _value(text: str):

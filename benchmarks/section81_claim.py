@@ -12,7 +12,7 @@ import argparse
 import time
 
 import resnetlearn as rl
-from resnetlearn.training import Learner, Protocol, grid_search, paper_grid
+from resnetlearn.learners.training import Learner, Protocol, grid_search, paper_grid
 
 LEARNERS = [("3resnet", "all"), ("2layer", "all"), ("3layer", "all"), ("3resnet", "last"), ("3resnet", "ntk")]
 

@@ -1,8 +1,8 @@
 """Kernels vs the 3resnet on the same samples (ResNet paper §3.1, §7 Theorem 2; arXiv v3 §8.1).
 
-For each N, every kernel of resnetlearn.kernel_registry.DEFAULT_KERNELS is fitted by
+For each N, every kernel of resnetlearn.kernels.registry.DEFAULT_KERNELS is fitted by
 kernel ridge regression, each tuned over its own grid from
-resnetlearn.kernel_registry.KERNEL_REGISTRY (Gaussian bandwidth, the infinite
+resnetlearn.kernels.registry.KERNEL_REGISTRY (Gaussian bandwidth, the infinite
 kernels' σ_w² and σ_b²) and the ridge, selected by test error as the paper
 selects; a choice at the end of its grid is marked "edge". A 3resnet(all) is
 trained on the same samples with a small lr × wd grid. Thresholds: kα²
@@ -17,8 +17,8 @@ import argparse
 import time
 
 import resnetlearn as rl
-from resnetlearn.kernel_experiments import kernel_errors
-from resnetlearn.training import Learner, Protocol, grid_search
+from resnetlearn.kernels.experiments import kernel_errors
+from resnetlearn.learners.training import Learner, Protocol, grid_search
 
 
 def main():

@@ -29,7 +29,7 @@ WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = "(An interactive widget: run this notebook in JupyterLab to use it.)"
 WIDGET_REPRS = ("VBox(", "HBox(", "Box(", "interactive(", "FloatSlider(", "IntSlider(", "SelectionSlider(",
                 "Dropdown(", "Button(", "Output(", "Image(", "FigureWidget(", "Checkbox(", "HTML(", "Label(")
-"""How a widget's text repr begins (resnetlearn.live_run.WIDGET_REPRS; repeated here so that building the book
+"""How a widget's text repr begins (resnetlearn.classroom.live_run.WIDGET_REPRS; repeated here so that building the book
 needs no torch: a test checks that the two agree)."""
 MATHJAX_PARTS = ("tex-chtml.js", "input", "output/chtml", "ui", "a11y", "adaptors")
 

@@ -3,40 +3,33 @@ Efficiently, Going Beyond Kernels?" (Allen-Zhu & Li, NeurIPS 2019) and
 "Learning and Generalization in Overparameterized Neural Networks, Going
 Beyond Two Layers" (Allen-Zhu, Li & Liang, NeurIPS 2019).
 
-Modules, one per concept of the papers:
+Five subpackages, one per part of the argument, importing one way (classroom → reproduce → learners, kernels →
+targets), and three helpers at the top:
 
-* :mod:`resnetlearn.activations` — smooth activations with a symbolic form (§5)
-* :mod:`resnetlearn.concept` — the concept class H = β·F + α·G(F) and its instances (§5, §7, §8.1)
-* :mod:`resnetlearn.complexity` — the complexity measures ℭ_ε, ℭ_s (§4; companion §2)
-* :mod:`resnetlearn.taylor`, :mod:`resnetlearn.radius`, :mod:`resnetlearn.power_series`,
-  :mod:`resnetlearn.weighted_sums` — the Taylor series those measures sum: exact coefficients,
-  radius of convergence, numeric coefficients by power-series recurrences, the weighted sums
-* :mod:`resnetlearn.networks` — the learners 3resnet / 3layer / 2layer (eq 2.1, §6)
-* :mod:`resnetlearn.training` — the SGD protocol of arXiv v3 §8.1, batched over many models
-* :mod:`resnetlearn.learners` — the learners compared (networks, kernels, the hand-built solution), one record
-  each with its label and style
-* :mod:`resnetlearn.kernels` — the Gram matrices of the kernels of §3.1 (Gaussian, arcsine, conjugate, NTK,
-  infinite width); :mod:`resnetlearn.ridge` — kernel ridge regression (eq 3.1–3.3);
-  :mod:`resnetlearn.kernel_registry`, :mod:`resnetlearn.kernel_experiments` — the named kernels, their grids
-  and the experiments that tune them on the networks' samples (§7, arXiv v3 §8.1)
-* :mod:`resnetlearn.selection` — the grid-edge rule of every hyperparameter search
-* :mod:`resnetlearn.plots`, :mod:`resnetlearn.live` — figures and live widgets for the notebooks, built on
-  :mod:`resnetlearn.live_run` (the background job every widget shares); :mod:`resnetlearn.race` — the race
-  of notebooks 00 and 03 as a computation (no widgets needed)
-* :mod:`resnetlearn.figures` — the papers' experiments, one :class:`~resnetlearn.figures.FigureSpec` each
-  (arXiv v3 §8, the §7 kernel theorem, companion Figure 1); :mod:`resnetlearn.reproduce` runs them
-  (``python -m resnetlearn reproduce``) through :mod:`resnetlearn.store` (durable results, checksums),
-  :mod:`resnetlearn.point` (a point as a record: learner, data, search, protocol; its store key),
-  :mod:`resnetlearn.points` (running one point), :mod:`resnetlearn.running` (a figure, workers, signals),
-  :mod:`resnetlearn.work_estimate`, :mod:`resnetlearn.figure_tables` (tables and plot written) and
-  :mod:`resnetlearn.table_reading` (tables read back and checked); :mod:`resnetlearn.figures_plotly`
-  draws them interactively
-* :mod:`resnetlearn.device` — GPU when present, CPU otherwise
+* :mod:`resnetlearn.targets` — what is learned: the concept class H = β·F + α·G(F) and its instances (§5, §7, §8.1),
+  smooth activations (§5), the complexity measures ℭ_ε, ℭ_s (§4; companion §2) and the Taylor-series engine they sum
+* :mod:`resnetlearn.learners` — who learns it: the networks 3resnet / 3layer / 2layer as one layer graph (eq 2.1, §6),
+  the SGD protocol of arXiv v3 §8.1 batched over many models, the learner records (network, kernel, hand-built
+  solution: label, style), the grid-edge rule of every search
+* :mod:`resnetlearn.kernels` — the kernels of §3.1, one entry each (Gaussian, arcsine, conjugate, NTK, infinite
+  width), kernel ridge regression (eq 3.1–3.3) and the experiments that tune them on the networks' samples
+* :mod:`resnetlearn.reproduce` — the papers' experiments, one definition per figure (arXiv v3 §8, the §7 kernel
+  theorem, companion Figure 1), a point as a record, a verified results store, ``python -m resnetlearn reproduce``
+* :mod:`resnetlearn.classroom` — what the notebooks show: plots and interactive figures, the live widgets and the
+  race of notebooks 00 and 03, answer checks, student copies, small experiments
+* :mod:`resnetlearn.validation`, :mod:`resnetlearn.memory`, :mod:`resnetlearn.device` — parameter checks, memory
+  needs checked before allocation, GPU when present
 """
 
-from . import figures, kernels, networks, plots, training, validation  # noqa: E402  (submodules: rl.kernels, rl.training, ...)
-from .activations import Activation, activation, activation_names
-from .complexity import (
+from . import kernels, validation
+from .classroom import plots
+from .device import describe_device, select_device
+from .learners import networks, training
+from .learners.training import Learner, Protocol, grid_search, paper_grid, train_models
+from .reproduce import figures  # submodules as rl.kernels, rl.training, rl.figures, ...
+from .targets import complexity, concept
+from .targets.activations import Activation, activation, activation_names
+from .targets.complexity import (
     C_STAR,
     Complexity,
     NonConvergentSeriesError,
@@ -48,7 +41,7 @@ from .complexity import (
     linear_power_example,
     truncation_degree,
 )
-from .concept import (
+from .targets.concept import (
     DISTRIBUTIONS,
     Concept1,
     ParityInstance,
@@ -66,8 +59,6 @@ from .concept import (
     sample_inputs,
     talk_instance,
 )
-from .device import describe_device, select_device
-from .training import Learner, Protocol, grid_search, paper_grid, train_models  # noqa: E402
 from .version import __version__ as __version__
 
 __all__ = [
@@ -79,6 +70,6 @@ __all__ = [
     "TwoLayerSmooth", "companion_figure1", "hard_instance", "instance", "parity_instance",
     "random_concept", "sample_inputs", "talk_instance", "Split", "data_split",
     "describe_device", "select_device",
-    "kernels", "networks", "plots", "training", "figures", "validation",
+    "kernels", "networks", "plots", "training", "figures", "validation", "complexity", "concept",
     "Learner", "Protocol", "grid_search", "paper_grid", "train_models",
 ]

@@ -26,8 +26,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .device import select_device
-from .figures import NAMES, SCALE_NOTES, SCALES, SPECS, names_at
-from .figures import points as figure_points
 from .reproduce import (
     DEFAULT_OUT,
     FigureInterrupted,
@@ -39,11 +37,14 @@ from .reproduce import (
     write_outputs,
     write_provenance,
 )
-from .store import shipped_results
+from .reproduce.figures import NAMES, SCALE_NOTES, SCALES, SPECS, names_at
+from .reproduce.figures import points as figure_points
+from .reproduce.store import shipped_results
 
 CPU_SCALE_TIME = "at cpu scale the work estimate timed the SGD steps of all figures at 5.5 h in one process, 2.7 h " \
                  "with --workers 2"
-"""What ``--help`` adds to the scales' descriptions (:data:`resnetlearn.figures.SCALE_NOTES`): the measured time."""
+"""What ``--help`` adds to the scales' descriptions
+(:data:`~resnetlearn.reproduce.figures.SCALE_NOTES`): the measured time."""
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT), as shells report it."""

@@ -1,7 +1,7 @@
 """Memory needed by a request, checked before anything is allocated.
 
 Every entry point that allocates by width (the networks' training,
-:class:`~resnetlearn.live.LiveConfig`, :class:`~resnetlearn.race.RaceConfig`,
+:class:`~resnetlearn.classroom.live.LiveConfig`, :class:`~resnetlearn.classroom.race.RaceConfig`,
 the kernels' Gram matrices and feature maps) estimates the bytes it will hold
 with :func:`training_bytes` / :func:`gram_bytes` and passes them to
 :func:`check_memory`, which refuses a request that does not fit in
@@ -76,7 +76,7 @@ def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_ev
                    mode: str = "all", dtype=torch.float32) -> int:
     """Bytes held while training ``n_models`` networks of width ``m`` together (see the module
     docstring); ``n_eval``: the largest number of samples one forward pass sees."""
-    from .networks import param_shapes
+    from .learners.networks import param_shapes
 
     n_models = V.integer("n_models", n_models, lo=1)
     n_eval = V.integer("n_eval", n_eval, lo=1)

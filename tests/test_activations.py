@@ -3,7 +3,7 @@ import sympy
 import torch
 
 from resnetlearn import Activation, activation, activation_names, select_device
-from resnetlearn.activations import Z
+from resnetlearn.targets.activations import Z
 
 
 def test_registry_torch_matches_symbolic():

@@ -49,7 +49,7 @@ def book(tmp_path_factory):
 
 
 def test_the_builder_knows_every_widget_repr():
-    from resnetlearn.live_run import WIDGET_REPRS
+    from resnetlearn.classroom.live_run import WIDGET_REPRS
 
     assert _load_builder().WIDGET_REPRS == WIDGET_REPRS
 

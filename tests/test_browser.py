@@ -130,11 +130,11 @@ def test_live_widget_renders_and_retrains(lab):
 RACE_NOTEBOOK = {
     "cells": [
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": (
-            "from resnetlearn.live import LiveRace, RaceConfig\n"
+            "from resnetlearn.classroom.live import LiveRace, RaceConfig\n"
             "race = LiveRace(RaceConfig(m=50, n_train=200, n_test=200, epochs=60, chunk=10), device='cpu')\n"
             "race")},
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": (
-            "from resnetlearn.figures_plotly import result_figure, show_figure\n"
+            "from resnetlearn.classroom.figures_plotly import result_figure, show_figure\n"
             "from resnetlearn.reproduce import FigureResult\n"
             "rows = [dict(model=a, mode='all', m=m, n_train=500, beta=1.0, test_error=e / m, lr=0.1, wd=0.005)\n"
             "        for a, e in (('3resnet', 10.0), ('3layer', 400.0)) for m in (20, 50, 200)]\n"

@@ -1,4 +1,4 @@
-"""The recorded-epoch path of the training engine (resnetlearn.capture).
+"""The recorded-epoch path of the training engine (resnetlearn.learners.capture).
 
 Recording a CUDA graph needs a GPU (benchmarks/gpu_check.py compares captured and eager runs there, every
 mode). Here: its epoch on static buffers, run without recording, is bitwise the eager engine's epoch, for
@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import resnetlearn as rl
-from resnetlearn import networks
-from resnetlearn.capture import CapturedEpochs
-from resnetlearn.training import Learner, Protocol, _State, train_models
+from resnetlearn.learners import networks
+from resnetlearn.learners.capture import CapturedEpochs
+from resnetlearn.learners.training import Learner, Protocol, _State, train_models
 
 
 def _state(mode, seeds=(0, 1, 2)):

@@ -1,10 +1,10 @@
-"""resnetlearn.check: unanswered, right and typical wrong answers print fixed lines."""
+"""resnetlearn.classroom.check: unanswered, right and typical wrong answers print fixed lines."""
 
 import math
 
 import pytest
 
-from resnetlearn import check
+from resnetlearn.classroom import check
 
 CASES = [
     # function, right answer, [(typical wrong answer, words its explanation must contain)]

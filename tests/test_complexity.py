@@ -18,9 +18,9 @@ from resnetlearn import (
     linear_power_example,
     truncation_degree,
 )
-from resnetlearn.activations import Z
-from resnetlearn.complexity import describe
-from resnetlearn.taylor import SeriesBudgetError, radius_of_convergence
+from resnetlearn.targets.activations import Z
+from resnetlearn.targets.complexity import describe
+from resnetlearn.targets.taylor import SeriesBudgetError, radius_of_convergence
 
 
 def close(a, b, rel=1e-12):

@@ -162,7 +162,7 @@ def test_bad_inputs_raise_clear_errors(call, match):
 
 
 def test_energy_figure_splits_the_target_exactly():
-    from resnetlearn.plots import energy_figure
+    from resnetlearn.classroom.plots import energy_figure
 
     fig, r = energy_figure(alpha=0.5, beta=0.8)
     bars = [p.get_width() for p in fig.axes[0].patches]
@@ -173,7 +173,7 @@ def test_energy_figure_splits_the_target_exactly():
 def test_data_split_is_shared_and_holds_out_the_tail():
     import numpy as np
 
-    from resnetlearn.concept import data_split
+    from resnetlearn.targets.concept import data_split
 
     inst = parity_instance()
     full = data_split(inst, 100, n_test=50, seed=3)

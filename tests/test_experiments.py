@@ -1,4 +1,4 @@
-"""Invariants of the small experiments of notebooks 03 and 06 (resnetlearn.experiments)."""
+"""Invariants of the small experiments of notebooks 03 and 06 (resnetlearn.classroom.experiments)."""
 
 import math
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import resnetlearn as rl
-from resnetlearn import experiments as E
-from resnetlearn import networks
+from resnetlearn.classroom import experiments as E
+from resnetlearn.learners import networks
 
 TINY = rl.Protocol.quick(2, batch_size=50)
 

@@ -1,10 +1,10 @@
-"""The experiments' definitions (resnetlearn.figures): points, verdict rules in the paper's terms."""
+"""The experiments' definitions (resnetlearn.reproduce.figures): points, verdict rules in the paper's terms."""
 
 import math
 
 import pytest
 
-from resnetlearn import figures as F
+from resnetlearn.reproduce import figures as F
 
 THR = 1.35  # kα² of the §8.1 instance (α = 0.3, k = 15)
 
@@ -142,7 +142,7 @@ def _grid_runs(cells: dict) -> list[dict]:
 
 
 def test_the_robust_rule_does_not_reward_the_edge_of_stability():
-    from resnetlearn.selection import robust_cell, test_best_cell
+    from resnetlearn.learners.selection import robust_cell, test_best_cell
 
     nan = math.nan
     edge = [0.001, 0.002, nan, 0.003, nan, nan, 0.001, nan, 0.002]  # seed 0 best, 4 of 8 others diverge

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn import figures, points
-from resnetlearn.figures import points as figure_points
-from resnetlearn.reproduce import FigureInterrupted, ResultsStore, run_figure
-from resnetlearn.training import GridResult
+from resnetlearn.learners.training import GridResult
+from resnetlearn.reproduce import FigureInterrupted, ResultsStore, figures, points, run_figure
+from resnetlearn.reproduce.figures import points as figure_points
 
 EPOCHS = 80
 """Epochs of the slowed-down tiny scale: about a second per point, so Ctrl-C lands inside a point."""
@@ -27,7 +26,8 @@ import sys
 # a terminal's Ctrl-C: Python's KeyboardInterrupt handler even when this test runs where SIGINT is ignored
 # (a background job of a non-interactive shell inherits SIG_IGN, and Python then keeps ignoring it)
 signal.signal(signal.SIGINT, signal.default_int_handler)
-from resnetlearn import __main__ as cli, figures
+from resnetlearn import __main__ as cli
+from resnetlearn.reproduce import figures
 _settings = figures.scale_settings  # where every figure's points take their epochs from
 figures.scale_settings = lambda s: dict(_settings(s), epochs={EPOCHS}) if s == "tiny" else _settings(s)
 cli.run(sys.argv[1:])
@@ -149,7 +149,7 @@ def test_finished_points_are_kept_and_the_rest_cancelled(tmp_path, monkeypatch):
 
 
 def test_the_hand_built_point_checks_the_engine_flag(monkeypatch):
-    from resnetlearn import training
+    from resnetlearn.learners import training
 
     real = training.train_models
 

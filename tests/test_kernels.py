@@ -10,13 +10,13 @@ from torch.func import jacrev
 
 import resnetlearn as rl
 from resnetlearn import kernels as K
-from resnetlearn import networks
-from resnetlearn.concept import Sample
-from resnetlearn.kernel_experiments import kernel_errors, network_kernel_errors, network_krr
-from resnetlearn.kernel_registry import DEFAULT_KERNELS, KERNEL_REGISTRY, KernelContext, kernel, parse_spec
-from resnetlearn.ridge import effective_ridges, feature_path, krr_fit, krr_predict, ridge_path
-from resnetlearn.selection import grid_edges
-from resnetlearn.training import Learner, Protocol, train_models
+from resnetlearn.kernels.experiments import kernel_errors, network_kernel_errors, network_krr
+from resnetlearn.kernels.registry import DEFAULT_KERNELS, KERNEL_REGISTRY, KernelContext, kernel, parse_spec
+from resnetlearn.kernels.ridge import effective_ridges, feature_path, krr_fit, krr_predict, ridge_path
+from resnetlearn.learners import networks
+from resnetlearn.learners.selection import grid_edges
+from resnetlearn.learners.training import Learner, Protocol, train_models
+from resnetlearn.targets.concept import Sample
 
 F64 = torch.float64
 
@@ -347,7 +347,7 @@ def test_a_new_kernel_is_one_entry(monkeypatch):
     which no code was written for, its degree p searched): kernel() computes it, kernel_errors tunes
     it over its grid and the ridge and reports it with its label, and the selected point's test error
     is that of a kernel ridge regression solved here directly (torch.linalg.solve, not the eigenpath)."""
-    from resnetlearn import kernel_registry
+    from resnetlearn.kernels import registry as kernel_registry
 
     def poly(X1, X2=None, *, degree=1):
         return (1 + X1 @ (X1 if X2 is None else X2).T) ** degree
@@ -373,7 +373,7 @@ def test_a_new_kernel_is_one_entry(monkeypatch):
 
 def test_kernel_errors_takes_the_split_already_drawn():
     """split= gives the same numbers as the split kernel_errors would draw (the race passes its own)."""
-    from resnetlearn.concept import data_split
+    from resnetlearn.targets.concept import data_split
 
     inst = rl.talk_instance()
     kw = dict(n_test=60, ridges=[1e-6, 1e-2, 1.0], grids={"gaussian": {"h_rel": [1.0, 2.0]}}, progress=False)
@@ -422,7 +422,7 @@ def test_krr_fit_skips_the_eigenvalues_only_when_the_rule_keeps_the_ridge(monkey
     """The Cholesky shortcut of krr_fit takes the rule's decision: same coefficients (bitwise), same
     warnings and errors as deciding from eigvalsh(K), over well-conditioned, singular, rank-deficient,
     indefinite and constant-dominated Gram matrices and ridges from 0 to large."""
-    import resnetlearn.ridge as R
+    import resnetlearn.kernels.ridge as R
 
     gen = torch.Generator().manual_seed(0)
     x = rl.parity_instance().sample(300, seed=0, dtype=F64).x
@@ -459,7 +459,7 @@ def test_krr_fit_skips_the_eigenvalues_only_when_the_rule_keeps_the_ridge(monkey
 
 def test_network_kernel_errors_holds_out_as_data_split():
     """select='val' without a holdout fits on the prefix data_split keeps and selects on its tail."""
-    from resnetlearn.concept import data_split
+    from resnetlearn.targets.concept import data_split
 
     inst = rl.talk_instance()
     full, held = (data_split(inst, 60, n_test=50, val_fraction=f, dtype=F64) for f in (0.0, 0.25))

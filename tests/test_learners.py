@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from resnetlearn import figures, networks
-from resnetlearn.learners import HandBuilt, Kernel, Network, from_row, kind_of, label_of, style_of
-from resnetlearn.point import Point
-from resnetlearn.store import ResultsStore
-from resnetlearn.training import Learner
+from resnetlearn.learners import networks
+from resnetlearn.learners.records import HandBuilt, Kernel, Network, from_row, kind_of, label_of, style_of
+from resnetlearn.learners.training import Learner
+from resnetlearn.reproduce import figures
+from resnetlearn.reproduce.point import Point
+from resnetlearn.reproduce.store import ResultsStore
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 

@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 import torch
 
-from resnetlearn import race
-from resnetlearn.figures_plotly import to_matplotlib
-from resnetlearn.live import LiveConfig, LiveRace, LiveTrainer
-from resnetlearn.live_run import LiveRun, PngView
-from resnetlearn.race import RaceConfig, Runner, run_race
+from resnetlearn.classroom import race
+from resnetlearn.classroom.figures_plotly import to_matplotlib
+from resnetlearn.classroom.live import LiveConfig, LiveRace, LiveTrainer
+from resnetlearn.classroom.live_run import LiveRun, PngView
+from resnetlearn.classroom.race import RaceConfig, Runner, run_race
 
 LONG = LiveConfig(m=20, n_train=200, n_test=200, epochs=3000)  # long enough to be stopped mid-run
 TINY_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=20, chunk=5, kernel="ntk_inf:2layer")
@@ -155,7 +155,7 @@ def test_race_config_rejects_bad_values(kw, match):
 
 def test_race_runner_trains_a_learner_at_the_race_width():
     """A runner is (arch, mode, lr, wd); what it trains is the one Learner record at the race's width."""
-    from resnetlearn.training import Learner
+    from resnetlearn.learners.training import Learner
 
     r = Runner("3layer", "hidden", lr=0.2, wd=0.0)
     assert r.learner(m=30) == Learner("3layer", "hidden", m=30, init="paper") and r.label == "3layer(hidden)"
@@ -190,7 +190,7 @@ def test_set_slider_train_then_stop():
 def test_stop_before_the_first_evaluation_says_so(make):
     """Stop pressed before a run's first evaluation: the plot and the status say "stopped before the first
     evaluation" (not empty axes, not the previous run's curves) and the widget's picture stays a picture."""
-    from resnetlearn.live_run import WIDGET_REPRS
+    from resnetlearn.classroom.live_run import WIDGET_REPRS
 
     if make == "trainer":
         w = LiveTrainer(replace(LONG, m=200, n_train=500, epochs=3000), device="cpu")  # first evaluation: epoch 100
@@ -244,7 +244,8 @@ def test_finished_run_reports_the_test_error_of_the_network_it_trained():
     """The widget's reported error, recomputed another way: the trained parameters evaluated by
     ``networks.forward`` on test samples drawn afresh from the instance (not through the widget or
     ``run``), with the error E‖out − y‖² (sum over the k outputs, mean over samples) written out here."""
-    from resnetlearn import networks, parity_instance
+    from resnetlearn import parity_instance
+    from resnetlearn.learners import networks
 
     cfg = LiveConfig(alpha=0.25, m=50, lr=0.05, wd=0.005, n_train=200, n_test=200, epochs=60)
     t = LiveTrainer(cfg, device="cpu")
@@ -280,7 +281,7 @@ def test_divergence_is_reported_in_the_status():
 
 # ----------------------------------------------------------------- the race
 def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
-    import resnetlearn.kernel_experiments as K
+    import resnetlearn.kernels.experiments as K
 
     seen, kernel_calls = [], []
     real_train, real_kernel = race.train_models, K.kernel_errors
@@ -350,7 +351,7 @@ def test_race_stop_within_a_second_and_alpha_zero_png():
 
 
 def test_figure_rerun_button_runs_then_reuses_the_store(tmp_path):
-    from resnetlearn.live import FigureRerun
+    from resnetlearn.classroom.live import FigureRerun
 
     r = FigureRerun("companion", "tiny", out=tmp_path, device="cpu", mine=tmp_path / "mine")
     assert r.image.layout.display == "none"  # no broken-image icon before the first result

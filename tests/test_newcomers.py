@@ -19,9 +19,8 @@ import nbformat
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn import running, store
-from resnetlearn.figures import points as figure_points
-from resnetlearn.reproduce import DEFAULT_OUT, ResultsStore, atomic_write, estimate_work
+from resnetlearn.reproduce import DEFAULT_OUT, ResultsStore, atomic_write, estimate_work, running, store
+from resnetlearn.reproduce.figures import points as figure_points
 
 ROOT = Path(__file__).resolve().parents[1]
 CHEAPEST = "thm3"  # the cheapest figure at --scale tiny: 4.6 s of wall time with one thread (fig3 5.0 s, fig4 7.8 s)
@@ -194,8 +193,8 @@ def test_make_lab_passes_allow_root_as_root_and_keeps_lab_args():
 
 # ----------------------------------------------------------------- complexity budget
 def test_complexity_budget_answers_within_20_s_and_says_how_to_allow_more():
-    from resnetlearn.complexity import complexity_s
-    from resnetlearn.taylor import SeriesBudgetError
+    from resnetlearn.targets.complexity import complexity_s
+    from resnetlearn.targets.taylor import SeriesBudgetError
 
     t0 = time.perf_counter()
     with pytest.raises(SeriesBudgetError, match=r"no answer within time_budget = 20(\.0)? s") as err:

@@ -12,10 +12,15 @@ import pytest
 import torch
 
 import resnetlearn as rl
-from resnetlearn import check, complexity, concept, kernel_registry, kernels, live, memory, networks, ridge, training
-from resnetlearn.activations import activation
-from resnetlearn.race import RaceConfig
-from resnetlearn.training import Learner
+from resnetlearn import kernels, memory
+from resnetlearn.classroom import check, live
+from resnetlearn.classroom.race import RaceConfig
+from resnetlearn.kernels import registry as kernel_registry
+from resnetlearn.kernels import ridge
+from resnetlearn.learners import networks, training
+from resnetlearn.learners.training import Learner
+from resnetlearn.targets import complexity, concept
+from resnetlearn.targets.activations import activation
 
 F64 = torch.float64
 
@@ -291,7 +296,7 @@ def test_time_budget_is_not_swallowed_by_broad_excepts():
     import signal
     import time
 
-    from resnetlearn import taylor
+    from resnetlearn.targets import taylor
 
     before = signal.getsignal(signal.SIGALRM)
     t0 = time.monotonic()

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from resnetlearn.concept import parity_instance
-from resnetlearn.training import Learner, Protocol, grid_search
+from resnetlearn.learners.training import Learner, Protocol, grid_search
+from resnetlearn.targets.concept import parity_instance
 
 
 # ----------------------------------------------------------------- Protocol: the lr drop follows epochs
@@ -67,7 +67,7 @@ def test_an_edited_shipped_table_is_refused_instead_of_judged(tmp_path):
 def test_the_paper_scale_on_a_cpu_says_what_it_costs_before_the_first_point(tmp_path, monkeypatch, capsys):
     """--scale paper on a CPU started without a word (its bar then promised 24 min for many hours)."""
     from resnetlearn import __main__ as cli
-    from resnetlearn import work_estimate
+    from resnetlearn.reproduce import work_estimate
 
     monkeypatch.setattr(work_estimate, "_seconds_per_step", lambda *a, **k: 1e-3)  # every step 1 ms: a = 1 ms, b = 0
 
@@ -86,8 +86,8 @@ def test_the_paper_scale_on_a_cpu_says_what_it_costs_before_the_first_point(tmp_
 
 
 def test_point_work_by_hand_and_a_real_step_is_timed():
-    from resnetlearn.figures import points as figure_points
-    from resnetlearn.work_estimate import _seconds_per_step, point_work
+    from resnetlearn.reproduce.figures import points as figure_points
+    from resnetlearn.reproduce.work_estimate import _seconds_per_step, point_work
 
     pts = figure_points("fig2a", "quick")
     p = [q for q in pts if (q["model"], q["mode"], q["m"]) == ("3resnet", "all", 50)]
@@ -101,7 +101,7 @@ def test_point_work_by_hand_and_a_real_step_is_timed():
 def test_the_work_of_figure_4b_counts_its_own_mini_batches(monkeypatch):
     """arXiv v3 §8.2, Figure 4(b): N = 50000 in mini-batches of 100 is 500 steps an epoch, 800 epochs; the
     hand-built solution trains on the 64 inputs of d = 6 in mini-batches of 16 (4 steps an epoch, 3000 epochs)."""
-    from resnetlearn import work_estimate
+    from resnetlearn.reproduce import work_estimate
 
     monkeypatch.setattr(work_estimate, "_seconds_per_step", lambda *a, **k: 1e-3)
     est = work_estimate.estimate_work(["fig4b"], "paper", device="cpu")

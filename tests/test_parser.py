@@ -9,7 +9,7 @@ import torch
 
 import resnetlearn as rl
 from resnetlearn import Activation, activation, complexity_s
-from resnetlearn.activations import Z, parse_expression
+from resnetlearn.targets.activations import Z, parse_expression
 
 VALID = [
     ("z**3", Z**3),

@@ -10,8 +10,8 @@ import torch
 
 pytest.importorskip("plotly")
 
-from resnetlearn import figures_plotly as fp  # noqa: E402
-from resnetlearn.plots import (  # noqa: E402
+from resnetlearn.classroom import figures_plotly as fp  # noqa: E402
+from resnetlearn.classroom.plots import (  # noqa: E402
     BETA_COLOURS,
     family,
     learner_style,
@@ -53,7 +53,7 @@ def test_style_by_family_and_mode():
     assert family("3resnet", "last") == "conjugate kernel" and family("2layer", "ntk") == "NTK"
     assert family("3layer", "all") == "fully connected" and family("arcsine_bias") == "classical kernel"
     # the 15 learners of the Theorem 3 plot get 15 distinct (colour, dash, marker) styles
-    from resnetlearn.kernel_registry import DEFAULT_KERNELS
+    from resnetlearn.kernels.registry import DEFAULT_KERNELS
 
     styles = {tuple(learner_style(k)[x] for x in ("color", "dash", "marker")) for k in DEFAULT_KERNELS + ("3resnet",)}
     assert len(styles) == len(DEFAULT_KERNELS) + 1
@@ -136,7 +136,7 @@ def test_fig3_small_multiples_coloured_by_beta():
 
 
 def test_thm3_kernels_and_fig4():
-    from resnetlearn.kernel_registry import DEFAULT_KERNELS
+    from resnetlearn.kernels.registry import DEFAULT_KERNELS
 
     rows = [dict(model=k, mode="kernel", m=500, n_train=n, test_error=0.4, ridge_rel=0.01, setting="")
             for k in DEFAULT_KERNELS for n in (250, 500)]
@@ -197,7 +197,7 @@ def test_epoch_axis_is_whole_and_integer_with_one_evaluation():
 def test_one_style_sets_readable_sizes():
     """Legends of 10 pt at 90 dpi are 12.5 px; a full-width picture is 846 px, shown at its own size in a
     notebook at 1280×800, so that is what the reader sees (it was ~6-7 px)."""
-    from resnetlearn.plots import DPI, FIGURE_WIDTH, style
+    from resnetlearn.classroom.plots import DPI, FIGURE_WIDTH, style
 
     assert style()["legend.fontsize"] * DPI / 72 >= 12 and FIGURE_WIDTH * DPI <= 860
     fig = training_figure([1, 2], {n: torch.rand(2, 1) + 0.5 for n in ("train", "test", "out1_vs_base",
@@ -301,7 +301,7 @@ def test_result_figures_draw_error_bars_whole_fit_the_legend_and_keep_the_title_
     """What notebook 05 showed in the browser (issue 12): error-bar caps and top markers cut by the plot
     area's edge, the kernel theorem's legend scrolled (classical kernels and reference lines hidden below its
     fold), every long title running under plotly's mode bar."""
-    from resnetlearn.kernel_registry import DEFAULT_KERNELS
+    from resnetlearn.kernels.registry import DEFAULT_KERNELS
 
     fig = fp.result_figure(FigureResult("fig2a", fig2a_rows(seeds=True), "", True, 0.0))
     bars = [(t.y[i] + t.error_y.array[i], t.y[i] - t.error_y.arrayminus[i]) for t in fig.data
@@ -327,7 +327,7 @@ def test_result_figures_draw_error_bars_whole_fit_the_legend_and_keep_the_title_
 
 
 def race_frame(epochs_total: int, n_evals: int) -> dict:
-    """A race frame (:meth:`resnetlearn.race.RaceResult.state`'s form) with ``n_evals`` evaluations."""
+    """A race frame (:meth:`resnetlearn.classroom.race.RaceResult.state`'s form) with ``n_evals`` evaluations."""
     learners = [("3resnet(all)", "3resnet", "all", 0.1, 0.01), ("3layer(all)", "3layer", "all", 0.1, 0.005)]
     curves = {label: {"epochs": list(range(1, n_evals + 1)), "test": [2.0 / (1 + i) for i in range(n_evals)],
                       "train": [1.0] * n_evals} for label, *_ in learners}
@@ -337,7 +337,7 @@ def race_frame(epochs_total: int, n_evals: int) -> dict:
 
 @pytest.mark.parametrize("total, step", [(1, 1), (3, 1), (13, 2), (40, 5), (200, 50)])
 def test_epoch_axis_whole_ticks_in_both_renderers(total, step):
-    from resnetlearn.race import race_figure
+    from resnetlearn.classroom.race import race_figure
 
     assert fp.epoch_axis(total)["dtick"] == step and fp.epoch_axis(total)["range"] == [0, total]
     fig = race_figure(race_frame(total, 1))
@@ -353,7 +353,7 @@ def test_epoch_axis_whole_ticks_in_both_renderers(total, step):
 
 
 def test_race_picture_follows_the_style_large_and_titles_with_line_breaks():
-    from resnetlearn.race import race_figure
+    from resnetlearn.classroom.race import race_figure
 
     state = race_frame(30, 10)
     small = fp.to_matplotlib(race_figure(state, title="Finished race<br>below kα²: 3resnet(all)"))

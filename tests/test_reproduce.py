@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn import figures_plotly as fp
-from resnetlearn.figures import points as figure_points
+from resnetlearn.classroom import figures_plotly as fp
 from resnetlearn.reproduce import (
     ResultsStore,
     error_table,
@@ -17,6 +16,7 @@ from resnetlearn.reproduce import (
     run_point,
     summarise,
 )
+from resnetlearn.reproduce.figures import points as figure_points
 
 
 def test_store_key_atomic_write_and_resume(tmp_path):
@@ -71,7 +71,7 @@ def test_executor_seam_with_local_dask_cluster(tmp_path):
 
 def test_hand_built_solution_invariants():
     # §8.2 footnote 16: padding to d scales ‖W‖_F by √(d/6); duplicating rows to width m keeps it
-    from resnetlearn.points import _hand_built_point
+    from resnetlearn.reproduce.points import _hand_built_point
 
     base = dict(figure="fig4", wd=0.0, epochs=5, seed=0)
     a = _hand_built_point(dict(base, d=12, m=200))
@@ -87,7 +87,7 @@ def test_fig4_and_thm3_tiny(tmp_path):
         res = run_figure(fig, "tiny", "cpu", out=tmp_path, progress=False)
         assert res.summary.startswith(fig + ":") and res.rows
     # the §8.2 network: fixed output signs, half of each, no bias
-    from resnetlearn import networks
+    from resnetlearn.learners import networks
 
     p = networks.init_params("2layer_signs", 8, 1, 10, [0])
     assert set(p) == {"W", "A"} and float(p["A"].sum()) == pytest.approx(0.0, abs=1e-6)
@@ -96,9 +96,9 @@ def test_fig4_and_thm3_tiny(tmp_path):
 
 
 def test_scales_follow_the_paper_protocol_where_they_claim_to():
-    from resnetlearn.figures import SCALE_NOTES, SCALES
-    from resnetlearn.figures import scale_settings as _scale_settings
-    from resnetlearn.training import paper_grid
+    from resnetlearn.learners.training import paper_grid
+    from resnetlearn.reproduce.figures import SCALE_NOTES, SCALES
+    from resnetlearn.reproduce.figures import scale_settings as _scale_settings
 
     assert set(SCALE_NOTES) == set(SCALES)
     paper, cpu = _scale_settings("paper"), _scale_settings("cpu")
@@ -281,10 +281,10 @@ def test_load_latest_takes_the_largest_complete_scale(tmp_path):
 
 
 def test_figure_4b_runs_at_tiny_scale_with_its_own_mini_batch(tmp_path, capsys, monkeypatch):
-    """Figure 4(b) (arXiv v3 §8.2) is one entry in resnetlearn.figures: the command line lists it, runs it at
+    """Figure 4(b) (arXiv v3 §8.2) is one entry in resnetlearn.reproduce.figures: the command line lists it, runs it at
     tiny scale with §8.2's mini-batch 100 (Figure 4(a) keeps §8.1's 50), and refuses the scales that do not
     define it before any point starts."""
-    from resnetlearn import points
+    from resnetlearn.reproduce import points
 
     real, batches = points.grid_search, []
 
@@ -320,8 +320,8 @@ _FIGURE_WORDS = {  # how prose names each figure
 
 
 def _shipped_verdicts():
-    from resnetlearn.figures import NAMES
     from resnetlearn.reproduce import load_latest
+    from resnetlearn.reproduce.figures import NAMES
 
     root = Path(__file__).resolve().parents[1] / "results"
     out = {}
@@ -353,7 +353,7 @@ def _contradictions(text: str, verdicts: dict[str, str]) -> list[str]:
 def test_verdict_text_is_generated_from_the_tables_and_no_sentence_contradicts_it():
     import nbformat
 
-    from resnetlearn.figure_tables import verdict_facts, verdict_table
+    from resnetlearn.reproduce.figure_tables import verdict_facts, verdict_table
 
     shipped = _shipped_verdicts()
     verdicts = {n: verdict_facts(r)["verdict"] if r is not None else "not run (GPU scale)" for n, r in shipped.items()}
@@ -376,8 +376,8 @@ def test_table_reading_rerun_hints_name_the_folder_and_into_shipped_for_the_ship
     """The hint of a missing table or provenance is a command that works as printed: ``--out`` the folder
     looked in, its scale when the folder is named after one, and ``--into-shipped`` exactly when the folder
     lies in the shipped results/ (which the command line refuses without it)."""
-    from resnetlearn.store import PACKAGE_ROOT
-    from resnetlearn.table_reading import load_runs, rerun_command
+    from resnetlearn.reproduce.store import PACKAGE_ROOT
+    from resnetlearn.reproduce.table_reading import load_runs, rerun_command
 
     shipped = PACKAGE_ROOT / "results" / "quick"
     assert rerun_command("fig2a", shipped) == f"python -m resnetlearn reproduce fig2a --scale quick --out {shipped} " \

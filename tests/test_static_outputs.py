@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from resnetlearn.live_run import WIDGET_REPRS, WIDGET_VIEW_MIME
+from resnetlearn.classroom.live_run import WIDGET_REPRS, WIDGET_VIEW_MIME
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -56,13 +56,13 @@ def test_no_committed_output_shows_a_widget_as_raw_text(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebooks_display_widgets_with_pictures(path):
     """ipywidgets' own interact shows raw text where no kernel runs: the notebooks use
-    resnetlearn.live.interact (same arguments), which adds the picture of the default setting."""
+    resnetlearn.classroom.live.interact (same arguments), which adds the picture of the default setting."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     bad = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
            and any(f"{w}.{f}(" in "".join(c["source"]) for w in ("W", "widgets", "ipywidgets")
                    for f in ("interact", "interact_manual", "interactive"))]
-    assert not bad, (f"{path.name}: cells {bad} call ipywidgets' interact; call resnetlearn.live.interact (or "
-                     "interact(..., manual=True)) with the same arguments")
+    assert not bad, (f"{path.name}: cells {bad} call ipywidgets' interact; call "
+                     "resnetlearn.classroom.live.interact (or interact(..., manual=True)) with the same arguments")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -95,7 +95,7 @@ def _check_bundle(bundle: dict, *, picture: bool = True) -> str:
 
 
 def test_race_bundle_shows_the_finished_race():
-    from resnetlearn.live import LiveRace
+    from resnetlearn.classroom.live import LiveRace
 
     text = _check_bundle(LiveRace(view="png")._repr_mimebundle_())
     assert "3resnet(all) ends below kα² = 1.35" in text
@@ -103,8 +103,8 @@ def test_race_bundle_shows_the_finished_race():
 
 
 def test_race_bundle_takes_a_finished_result_and_otherwise_says_press_train():
-    from resnetlearn.live import LiveRace
-    from resnetlearn.race import RaceConfig, run_race
+    from resnetlearn.classroom.live import LiveRace
+    from resnetlearn.classroom.race import RaceConfig, run_race
 
     cfg = RaceConfig(m=20, n_train=100, n_test=100, epochs=10, chunk=5, kernel=None)
     assert "press Train" in _check_bundle(LiveRace(cfg, view="png")._repr_mimebundle_())
@@ -114,7 +114,7 @@ def test_race_bundle_takes_a_finished_result_and_otherwise_says_press_train():
 
 
 def test_trainer_bundle_shows_the_finished_run():
-    from resnetlearn.live import LiveConfig, LiveTrainer
+    from resnetlearn.classroom.live import LiveConfig, LiveTrainer
 
     text = _check_bundle(LiveTrainer(LiveConfig())._repr_mimebundle_())
     assert "test error ends below kα² = 1.35" in text and "400 epochs" in text
@@ -123,7 +123,7 @@ def test_trainer_bundle_shows_the_finished_run():
 
 
 def test_figure_rerun_bundle_shows_the_shipped_figure(tmp_path):
-    from resnetlearn.live import FigureRerun
+    from resnetlearn.classroom.live import FigureRerun
 
     text = _check_bundle(FigureRerun("fig2a", "quick", out=ROOT / "results" / "live" / "store")._repr_mimebundle_())
     assert "fig2a at quick scale" in text and "reproduced" in text
@@ -145,8 +145,8 @@ def shell():
 def test_interact_pictures_the_default_setting(shell):
     import ipywidgets as W
 
-    from resnetlearn.live import Interact
-    from resnetlearn.plots import energy_figure, show
+    from resnetlearn.classroom.live import Interact
+    from resnetlearn.classroom.plots import energy_figure, show
 
     calls = []
 
@@ -177,7 +177,7 @@ def test_interact_pictures_the_default_setting(shell):
 def test_pictured_bundle_refuses_a_widget_repr_as_its_text():
     import ipywidgets as W
 
-    from resnetlearn.live_run import pictured_bundle
+    from resnetlearn.classroom.live_run import pictured_bundle
 
     with pytest.raises(ValueError, match="widget repr"):
         pictured_bundle(W.VBox([]), None, "VBox(children=())")
@@ -185,11 +185,11 @@ def test_pictured_bundle_refuses_a_widget_repr_as_its_text():
 
 def test_committed_pictures_are_those_of_a_fresh_run():
     """widget_results.json (the pictures' data) equals the race and the trainer run now at their defaults;
-    ``python -m resnetlearn.live --refresh-pictures`` rewrites it after a change to training."""
+    ``python -m resnetlearn.classroom.live --refresh-pictures`` rewrites it after a change to training."""
     import torch
 
-    from resnetlearn.live import PICTURES, LiveConfig, _trainer_every, run
-    from resnetlearn.race import RaceConfig, run_race
+    from resnetlearn.classroom.live import PICTURES, LiveConfig, _trainer_every, run
+    from resnetlearn.classroom.race import RaceConfig, run_race
 
     if torch.get_num_threads() != 1:
         pytest.skip("the committed pictures were computed with one torch thread (OMP_NUM_THREADS=1)")

@@ -7,8 +7,6 @@ import shutil
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn import running
-from resnetlearn.figures import points as figure_points
 from resnetlearn.reproduce import (
     FIGURES,
     ResultsStore,
@@ -17,8 +15,10 @@ from resnetlearn.reproduce import (
     load_figure,
     load_runs,
     run_figure,
+    running,
 )
-from resnetlearn.store import _version
+from resnetlearn.reproduce.figures import points as figure_points
+from resnetlearn.reproduce.store import _version
 
 POINTS = figure_points("fig2a", "tiny", device="cpu")
 

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from resnetlearn import student as S
+from resnetlearn.classroom import student as S
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -160,7 +160,8 @@ def test_bad_folders_raise_before_writing(tmp_path):
 
 
 def test_make_student_and_gitignore():
-    assert "student:" in (ROOT / "Makefile").read_text() and "resnetlearn.student" in (ROOT / "Makefile").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    assert "student:" in makefile and "resnetlearn.classroom.student" in makefile
     # one command serves the copies: make lab-student makes them, then JupyterLab on student/
     make = (ROOT / "Makefile").read_text()
     assert "lab-student: student" in make and "--notebook-dir=student" in make
@@ -253,7 +254,7 @@ def test_make_lab_student_opens_a_student_copy_in_the_browser(tmp_path):
             os.killpg(proc.pid, 15)  # make and the JupyterLab it started
         _stop(proc)
     log_text = log.read_text()
-    assert "resnetlearn.student --out student" in log_text and "--notebook-dir=student" in log_text
+    assert "resnetlearn.classroom.student --out student" in log_text and "--notebook-dir=student" in log_text
     assert state is not None and state["path"] == "00_welcome.ipynb", state  # served from student/
     assert state["title"].startswith("0 · Welcome: what ResNet can learn that kernels cannot"), state["title"]
     assert S.placeholder(block).replace("**", "") in state["fold"], state["fold"]  # the fold's title, rendered

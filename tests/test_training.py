@@ -10,8 +10,8 @@ import torch
 from torch.func import jvp
 
 import resnetlearn as rl
-from resnetlearn import networks
-from resnetlearn.training import Learner, Protocol, grid_search, paper_grid, train_models, trainable_names
+from resnetlearn.learners import networks
+from resnetlearn.learners.training import Learner, Protocol, grid_search, paper_grid, train_models, trainable_names
 
 F64 = torch.float64
 
@@ -282,7 +282,7 @@ def test_last_is_conjugate_kernel_regression(arch):
     """Mode ``last`` trains a readout on the initial network's features (the conjugate
     kernel, §3.1): at convergence it equals ridge regression on those features with
     λ = N·wd (the minimiser of (1/2N)Σ‖A φ − y‖² + (wd/2)‖A‖²), for every learner."""
-    from resnetlearn.ridge import feature_path
+    from resnetlearn.kernels.ridge import feature_path
 
     inst = rl.talk_instance()
     tr, te = inst.sample(40, seed=0, dtype=F64), inst.sample(30, seed=1, dtype=F64)
@@ -305,7 +305,7 @@ def test_last_is_conjugate_kernel_regression(arch):
 def test_no_host_synchronisation_inside_the_step_loop(data, monkeypatch):
     """An epoch of training converts no tensor to a Python value (each would be a
     device→host synchronisation on a GPU)."""
-    from resnetlearn import training
+    from resnetlearn.learners import training
 
     _, tr, te = data
     for mode in ("all", "hidden", "last", "ntk"):
@@ -461,8 +461,8 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
 
 # ----------------------------------------------------------------- validation at the same N (issue 29)
 def test_fresh_validation_trains_on_the_same_n_samples_as_test_selection():
-    from resnetlearn.concept import data_split, parity_instance
-    from resnetlearn.training import default_val_size, validation_split
+    from resnetlearn.learners.training import default_val_size, validation_split
+    from resnetlearn.targets.concept import data_split, parity_instance
 
     inst = parity_instance()
     by_test = data_split(inst, 500, n_test=200, seed=0, dtype=F64)
@@ -486,8 +486,8 @@ def test_fresh_validation_trains_on_the_same_n_samples_as_test_selection():
 
 
 def test_a_val_point_of_a_figure_names_its_rule_and_a_test_point_keeps_its_key():
-    from resnetlearn import figures as F
-    from resnetlearn.points import validation_of
+    from resnetlearn.reproduce import figures as F
+    from resnetlearn.reproduce.points import validation_of
 
     test_pts, val_pts = F.points("fig2a", "quick"), F.points("fig2a", "quick", select="val")
     assert all("validation" not in p for p in test_pts)  # unchanged configurations: unchanged store keys

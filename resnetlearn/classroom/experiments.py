@@ -1,0 +1,385 @@
+"""Small experiments built from the library, shared by notebooks and scripts.
+
+* :func:`beta_sweep` — arXiv v3 Figure 3 in miniature: H = β·F + α·G(F) at
+  fixed α for several β, all 3resnets trained as one batch (one target per model).
+* :func:`joint_vs_layerwise` — ResNet paper §2.1's remark: training both
+  blocks together vs first block then second block.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..device import select_device
+from ..learners import networks
+from ..learners.training import PAPER_PROTOCOL, FrozenGate, Learner, Protocol, train_models
+from ..targets.concept import Sample, data_split, parity_instance
+
+
+def _stack(samples) -> Sample:
+    return Sample(samples[0].x, *(torch.stack([getattr(s, a) for s in samples]) for a in ("y", "base", "composite")))
+
+
+def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 200, n_train: int = 500,
+               n_test: int = 1000, lr=0.1, wd=0.005, mode: str = "all",
+               protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, device=None, progress: bool = True):
+    """Train 3resnets per β on the §8.1 instance, same inputs, same seed.
+
+    ``lr`` and ``wd`` may be lists: then every β gets the whole lr × wd grid
+    (all models of all β train as one batch, one target per model) and the
+    run with the lowest test error is kept for each β — the selection rule
+    of arXiv v3 §8.1, so that no β is judged at another β's best setting.
+
+    Returns (rows, result): per β the selected lr / wd, the test error, the
+    residual branch's error against α·G(F), and whether the test error is
+    below kα² (the composite signal learned at least in part); ``result`` is
+    the whole batch (``result.configs[g]["beta"]`` names each model's β)."""
+    dev = select_device(device)
+    lrs = [float(v) for v in (lr if hasattr(lr, "__len__") else [lr])]
+    wds = [float(v) for v in (wd if hasattr(wd, "__len__") else [wd])]
+    combos = [(b, a, w) for b in betas for a in lrs for w in wds]
+    insts = {b: parity_instance(alpha=alpha, beta=b) for b in betas}
+    splits = {b: data_split(t, n_train, n_test=n_test, seed=seed, device=dev) for b, t in insts.items()}
+    trs = {b: s.train for b, s in splits.items()}
+    tes = {b: s.test for b, s in splits.items()}
+    tr = _stack([trs[c[0]] for c in combos])
+    te = _stack([tes[c[0]] for c in combos])
+    G = len(combos)
+    res = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[c[1] for c in combos],
+                       wds=[c[2] for c in combos], seeds=[seed] * G, protocol=protocol, device=dev, progress=progress)
+    for g, c in enumerate(combos):
+        res.configs[g]["beta"] = c[0]
+    thr = insts[betas[0]].reference_errors().f_only
+    rows = []
+    for b in betas:
+        idx = [g for g, c in enumerate(combos) if c[0] == b]
+        finite = [g for g in idx if math.isfinite(float(res.test_error[g]))]
+        g = min(finite, key=lambda i: float(res.test_error[i])) if finite else idx[0]
+        rows.append(dict(beta=b, alpha=alpha, lr=combos[g][1], wd=combos[g][2], index=g,
+                         test_error=float(res.test_error[g]),
+                         residual_vs_composite=float(res.curves["residual_vs_composite"][-1, g]),
+                         below_threshold=bool(res.test_error[g] < thr), threshold=thr))
+    return rows, res
+
+
+def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, lr: float = 0.1,
+                       wd: float = 0.005, mode: str = "all", protocol: Protocol = PAPER_PROTOCOL, seed: int = 0,
+                       device=None, progress: bool = True):
+    """The same 3resnet trained jointly and layer-wise (block 1 for the
+    protocol's epochs with the residual branch off, then block 2 for as many
+    epochs with block 1 frozen). Returns {"joint": result, "layerwise": result}."""
+    dev = select_device(device)
+    inst = parity_instance()
+    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
+    tr, te = split.train, split.test
+    out = {}
+    for name, lw in (("joint", False), ("layerwise", True)):
+        p = Protocol(**{**protocol.__dict__, "layerwise": lw})
+        out[name] = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[lr], wds=[wd], seeds=[seed], protocol=p,
+                                 device=dev,
+                                 progress=progress)
+    return out
+
+
+def unit_inputs(sample: Sample) -> Sample:
+    """The same sample with every input divided by its Euclidean norm, x/‖x‖ (labels unchanged). The talk
+    states its results for inputs on the unit sphere/ball (slide "Theorem (AL'19, arXiv:1905.10337)": "over
+    any distribution of x on the unit ball"; the two-layer slide's ⟨w_i⁽⁰⁾, x⟩ ≈ 1/√m needs ‖x‖ ≈ 1). On
+    §8.1's cube every ‖x‖ is √30, so this is the fixed map x ↦ x/√30 and the targets are unchanged."""
+    x = sample.x / sample.x.norm(dim=-1, keepdim=True)
+    return Sample(x, sample.y, sample.base, sample.composite)
+
+
+def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scale: float = 1.0,
+             init: str = "paper", n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL,
+             seed: int = 0, target=None, device=None, progress: bool = True, unit_norm: bool = False,
+             select: str = "train") -> list[dict]:
+    """How "lazy" training is (the talk's NTK regime): for each width, train
+    the network (mode ``all``) and its linearisation (mode ``ntk``) from the
+    same initialisation (``init``, one of :data:`networks.INITS`) on the same data, and report
+
+    * ``weight_change``: ‖θ − θ₀‖/‖θ₀‖ over the hidden weights;
+    * ``sign_flips``: the fraction of first-layer ReLU signs σ'(Wx + b₁) that
+      differ between initialisation and the end, on test inputs;
+    * ``gap_to_linear``: E‖f(x) − f_lin(x)‖² / E‖f(x)‖² between the trained
+      network and the trained linearisation — small means the NTK describes it;
+    * ``output_init``: E‖f₀(x)‖², the size of the output at initialisation (f₀: the network at θ₀);
+    * both test errors.
+
+    ``lr`` is one learning rate for every width, or a callable ``lr(m)`` (e.g. one scaled with the
+    NTK's size, :func:`ntk_diagonal`) returning one learning rate or a sequence of them (a grid). With a
+    grid, the network (mode ``all``) is trained at every lr from the same start (one batched run) and
+    the lr with the lowest final *training* error (``select="train"``, our rule: it uses no test data) or
+    test error (``select="test"``, the paper's optimistic rule) among the runs that did not diverge is
+    kept; the linearisation is then trained at that lr. Each row records the lr it used and, with a grid,
+    ``grid`` (the lrs tried) and ``grid_train_error`` / ``grid_test_error``.
+    ``unit_norm=True`` feeds every learner x/‖x‖ (:func:`unit_inputs`) instead of x: the talk's scaling
+    assumes inputs on the unit sphere.
+    """
+    if select not in ("train", "test"):
+        raise ValueError(f"select must be 'train' or 'test', got {select!r}")
+    dev = select_device(device)
+    inst = target or parity_instance()
+    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
+    tr, te = split.train, split.test
+    if unit_norm:
+        tr, te = unit_inputs(tr), unit_inputs(te)
+    rows = []
+    rate = lr if callable(lr) else (lambda m: lr)
+    for m in widths:
+        got = rate(m)
+        grid = [float(v) for v in got] if isinstance(got, (list, tuple)) else [float(got)]
+        full = train_models(tr, te, Learner(arch, "all", m=m, init=init), lrs=grid, wds=[0.0],
+                            seeds=[seed] * len(grid), protocol=protocol, device=dev, progress=progress,
+                            init_scale=init_scale)
+        score = full.train_error if select == "train" else full.test_error
+        ok = [g for g in range(len(grid)) if not bool(full.diverged[g]) and math.isfinite(float(score[g]))]
+        g_best = min(ok, key=lambda g: float(score[g])) if ok else 0
+        lr_m = grid[g_best]
+        extra = {} if len(grid) == 1 else dict(grid=grid, grid_train_error=[float(v) for v in full.train_error],
+                                               grid_test_error=[float(v) for v in full.test_error])
+        lin = train_models(tr, te, Learner(arch, "ntk", m=m, init=init), lrs=[lr_m], wds=[0.0], seeds=[seed],
+                           protocol=protocol, device=dev, progress=progress, init_scale=init_scale)
+        drawn = networks.init_params(arch, d=inst.d, k=inst.k, m=m, seeds=[seed], init=init)
+        p0 = {n: v.cpu() * init_scale for n, v in drawn.items()}
+        p1 = {n: v[g_best:g_best + 1].cpu() for n, v in full.params.items()}
+        hidden = [n for n in p0 if n != "A"]
+        num = sum(float(((p1[n] - p0[n]) ** 2).sum()) for n in hidden)
+        den = sum(float((p0[n] ** 2).sum()) for n in hidden)
+        x = te.x.cpu().float()
+        s0 = (x @ p0["W"][0].T + p0["b1"][0]) > 0
+        s1 = (x @ p1["W"][0].T + p1["b1"][0]) > 0
+        f = networks.forward(arch, p1, x)
+        lin_p0 = {n: v.to(f.dtype) for n, v in p0.items()}
+        delta = {n: lin.params[n] - lin_p0[n] for n in p0}  # lin.params = θ₀ + Δ
+        fl = networks.forward_linearized(arch, lin_p0, delta, x)[0]
+        f0 = networks.forward(arch, lin_p0, x)
+        if bool(full.diverged[g_best]) or bool(lin.diverged[0]):
+            rows.append(dict(m=m, lr=lr_m, init=init, init_scale=init_scale, unit_norm=unit_norm, diverged=True,
+                             weight_change=math.nan, sign_flips=math.nan, gap_to_linear=math.nan,
+                             output_init=math.nan, test_error=math.nan, train_error=math.nan,
+                             test_error_linear=math.nan, **extra))
+            continue
+        rows.append(dict(m=m, lr=lr_m, init=init, init_scale=init_scale, unit_norm=unit_norm, diverged=False,
+                         weight_change=(num / den) ** 0.5, sign_flips=float((s0 != s1).float().mean()),
+                         gap_to_linear=_gap(f, fl), output_init=float((f0**2).sum(-1).mean()),
+                         test_error=float(full.test_error[g_best]), train_error=float(full.train_error[g_best]),
+                         test_error_linear=float(lin.test_error[0]), **extra))
+    return rows
+
+
+def ntk_diagonal(arch: str = "2layer", m: int = 200, *, init: str = "paper", seed: int = 0, n: int = 100,
+                 target=None, unit_norm: bool = False) -> float:
+    """Mean over ``n`` inputs (the training draw of ``data_split(target, n, seed=seed)``) of the empirical
+    NTK's diagonal at initialisation,
+    (1/k)Σ_c ‖∇_θ f_c(x)‖² (:func:`resnetlearn.kernels.ntk`, all parameters): the size of one
+    SGD step's effect on the function per unit of learning rate. Dividing a learning rate by it
+    gives every initialisation and width the same step in function space (our rule for
+    comparing scalings; the papers prescribe none). ``unit_norm``: at the inputs x/‖x‖ (:func:`unit_inputs`)."""
+    from ..kernels import ntk
+
+    inst = target or parity_instance()
+    x = data_split(inst, n, n_test=1, seed=seed).train.x.double()
+    if unit_norm:
+        x = x / x.norm(dim=-1, keepdim=True)
+    return float(ntk(x, arch=arch, m=m, k=inst.k, seed=seed, init=init).diagonal().mean())
+
+
+# ------------------------------------------------------------ per-block laziness
+def _rel(new: dict, old: dict, names) -> float:
+    num = sum(float(((new[n].double() - old[n].double()) ** 2).sum()) for n in names)
+    den = sum(float((old[n].double() ** 2).sum()) for n in names)
+    return (num / den) ** 0.5
+
+
+def _gap(f: torch.Tensor, g: torch.Tensor) -> float:
+    """E‖f − g‖² / E‖f‖² over samples (and models)."""
+    return float(((f - g) ** 2).sum(-1).mean() / (f**2).sum(-1).mean())
+
+
+def block_measures(p0: dict, p1: dict, x: torch.Tensor, *, base: torch.Tensor | None = None) -> dict:
+    """How far each block of a ``3resnet`` (§6 form) moved from its
+    initialisation ``p0`` to ``p1`` (parameter dicts with a model axis of
+    length 1), measured on inputs ``x``.
+
+    The 3resnet is out₁(x) = A·σ(W x + b₁) (block 1) plus the residual
+    branch A·σ(V·out₁(x) + b₂) (block 2). Each block alone is a two-layer
+    ReLU network: block 1 of x with weights (W, b₁, A), block 2 of z = out₁(x)
+    with weights (V, b₂, A). The talk's picture ("both layers are still
+    individually NTK, but the first layer feeds better inputs to the second")
+    is about each block against *its own* linearisation, block 2 evaluated at
+    the input it actually receives. Returned keys:
+
+    * ``move_block1``, ``move_block2``, ``move_A``: ‖θ − θ₀‖/‖θ₀‖ over (W, b₁),
+      (V, b₂) and the shared readout A;
+    * ``flips_block1``: fraction of signs 1[W x + b₁ > 0] that differ from init;
+    * ``flips_block2``: the same for 1[V z + b₂ > 0] with z = out₁(x) at
+      init vs at the end (input and weights both changed);
+      ``flips_block2_same_input``: V, b₂ at init vs at the end, both at the
+      trained z (only the weights changed);
+    * ``gap_block1``: E‖out₁ − out₁^lin‖²/E‖out₁‖², out₁^lin the first-order
+      expansion of block 1 in (W, b₁, A) around p0;
+      ``gap_block2``: the same for the residual branch expanded in (V, b₂, A)
+      around p0 at the trained input z; ``gap_whole``: the whole network
+      against its joint linearisation in all parameters (the NTK model);
+    * with ``base`` (= β·F(x)): ``out1_vs_base_init`` / ``out1_vs_base``,
+      E‖out₁ − βF‖² at init and at the end.
+    """
+    dt = torch.float64
+    p0 = {n: v.to(dt) for n, v in p0.items()}
+    p1 = {n: v.to(dt) for n, v in p1.items()}
+    x = x.to(dt)
+    d = {n: p1[n] - p0[n] for n in p0}
+    act0, act = networks.activations("3resnet", p0, x), networks.activations("3resnet", p1, x)
+    out1_0, out1, res = act0["out1"], act["out1"], act["res"]
+    h1_0, h1, h2_0, h2 = act0["h1"], act["h1"], act0["h2"], act["h2"]
+    # block 2 alone is a two-layer network of z = out₁ with weights (V, b₂, A): its initial gates at the trained z
+    h2_same = networks.activations("2layer", dict(W=p0["V"], b1=p0["b2"], A=p0["A"]), out1)["h1"]
+    b1 = lambda q: dict(W=q["W"], b1=q["b1"], A=q["A"])  # noqa: E731
+    b2 = lambda q: dict(W=q["V"], b1=q["b2"], A=q["A"])  # noqa: E731
+    out1_lin = networks.forward_linearized("2layer", b1(p0), b1(d), x)[0]
+    res_lin = networks.forward_linearized("2layer", b2(p0), b2(d), out1)[0]
+    whole_lin = networks.forward_linearized("3resnet", p0, d, x)[0]
+    row = dict(move_block1=_rel(p1, p0, ("W", "b1")), move_block2=_rel(p1, p0, ("V", "b2")),
+               move_A=_rel(p1, p0, ("A",)),
+               flips_block1=float(((h1_0 > 0) != (h1 > 0)).double().mean()),
+               flips_block2=float(((h2_0 > 0) != (h2 > 0)).double().mean()),
+               flips_block2_same_input=float(((h2_same > 0) != (h2 > 0)).double().mean()),
+               gap_block1=_gap(out1, out1_lin), gap_block2=_gap(res, res_lin),
+               gap_whole=_gap(out1 + res, whole_lin))
+    if base is not None:
+        b = base.to(dt)
+        row.update(out1_vs_base_init=float(((out1_0[0] - b) ** 2).sum(-1).mean()),
+                   out1_vs_base=float(((out1[0] - b) ** 2).sum(-1).mean()),
+                   base_energy=float((b**2).sum(-1).mean()))
+    return row
+
+
+def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: str = "all",
+                   n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL,
+                   seed: int = 0, target=None, device=None, progress: bool = True) -> list[dict]:
+    """Train a ``3resnet`` on the §8.1 instance (or ``target``) at each width
+    and report :func:`block_measures` on the test inputs, with the test
+    error, the threshold kα², and the protocol's epochs and learning rate."""
+    dev = select_device(device)
+    inst = target or parity_instance()
+    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
+    tr, te = split.train, split.test
+    rows = []
+    for m in widths:
+        res = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[lr], wds=[wd], seeds=[seed], protocol=protocol,
+                           device=dev,
+                           progress=progress)
+        p0 = networks.init_params("3resnet", d=inst.d, k=inst.k, m=m, seeds=[seed])
+        row = dict(m=m, lr=lr, wd=wd, epochs=protocol.epochs, mode=mode, diverged=bool(res.diverged[0]),
+                   test_error=float(res.test_error[0]), train_error=float(res.train_error[0]),
+                   threshold=inst.threshold)
+        if not row["diverged"]:
+            row.update(block_measures(p0, res.params, te.x.cpu(), base=te.base.cpu()))
+        rows.append(row)
+    return rows
+
+
+def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), *, budget: float = 1.0, arch: str = "2layer", m: int = 200,
+                    n_train: int = 500, n_test: int = 1000, seed: int = 0, target=None, device=None,
+                    progress: bool = True) -> list[dict]:
+    """:func:`laziness` at several learning rates with the *product*
+    lr × epochs held at ``budget`` (epochs = round(budget / lr), lr ÷ 10 at
+    half-time as in :meth:`Protocol.quick`), so that a smaller learning rate
+    is not also a shorter training run. Each row gains ``epochs`` and
+    ``lr_x_epochs``."""
+    rows = []
+    for lr in lrs:
+        epochs = max(2, int(round(budget / lr)))
+        r = laziness(arch, widths=(m,), lr=lr, n_train=n_train, n_test=n_test, protocol=Protocol.quick(epochs),
+                     seed=seed, target=target, device=device, progress=progress)[0]
+        r.update(epochs=epochs, lr_x_epochs=lr * epochs)
+        rows.append(r)
+    return rows
+
+
+# ------------------------------------------------------------ the talk's frozen gates
+GATE_ORDER_SEED = (10_007, 1)
+"""(a, b): the frozen-gate experiment's mini-batch order is drawn with the seed a·seed + b (its own since it was
+written; notebook 06's numbers were drawn with it), not with :func:`train_models`' default."""
+
+
+def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train: int = 500,
+                n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, smooth=None,
+                target=None, device=None) -> list[dict]:
+    """The talk's frozen-gate experiment on the §8.1 instance: the ordinary
+    3resnet (all weights trained) and the frozen-gate 3resnet
+    (:class:`~resnetlearn.learners.training.FrozenGate`: gates at their random initialisation, the values and the
+    readout A trained; ``smooth`` as there), each over the same small lr × wd grid on
+    the same samples, initialisation and mini-batch order (:data:`GATE_ORDER_SEED`), trained by
+    :func:`train_models` (mode ``all``), best test error selected as in
+    arXiv v3 §8.1. Returns one row per network: name, selected lr / wd,
+    test and train error, the threshold kα², and the whole grid."""
+    dev = select_device(device)
+    inst = target or parity_instance()
+    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
+    combos = [(a, b) for a in lrs for b in wds]
+    times, plus = GATE_ORDER_SEED
+    rows = []
+    for name, gate in (("relu", None), ("frozen_gate", FrozenGate(smooth))):
+        r = train_models(split.train, split.test, Learner("3resnet", "all", m=m), lrs=[c[0] for c in combos],
+                         wds=[c[1] for c in combos], seeds=[seed] * len(combos), protocol=protocol, device=dev,
+                         progress=False, gate=gate, order_seeds=[times * seed + plus] * len(combos))
+        errs = [float(e) for e in r.test_error]
+        finite = [i for i, e in enumerate(errs) if math.isfinite(e)]
+        best = min(finite, key=lambda i: errs[i]) if finite else None
+        rows.append(dict(network=name, m=m, epochs=protocol.epochs,
+                         lr=None if best is None else combos[best][0], wd=None if best is None else combos[best][1],
+                         test_error=math.nan if best is None else errs[best],
+                         train_error=math.nan if best is None else float(r.train_error[best]),
+                         threshold=inst.threshold,
+                         grid=[dict(lr=c[0], wd=c[1], test_error=e) for c, e in zip(combos, errs)]))
+    return rows
+
+
+# ------------------------------------------------------------ what the theorems cover
+def theorem1_ranges(concept=None, *, alpha: float | None = None) -> dict:
+    """The quantities of Theorem 1 (ResNet paper §6, the same number in the
+    NeurIPS and arXiv v3 versions) for a Concept 1 target, with every Θ̃
+    (constants and log factors) dropped, so read them as orders of magnitude:
+
+    * ``alpha_max`` = 1/(k·p_G·ℭ_s(G)): the theorem needs α below this;
+    * ``error_factor`` = (k·p_G·ℭ_s(G))⁴ and ``error_bound`` = α⁴·error_factor:
+      the population risk it guarantees (besides OPT) at ``alpha``;
+    * ``samples_min`` = (k·p_F·ℭ_s(F))²: its sample count T at δ ≥ 1 (T grows
+      like 1/δ² below that), so no smaller N is covered.
+
+    ℭ_s from :func:`resnetlearn.targets.complexity.concept_complexity` as the library
+    builds the target (for the §8.1 instance ‖x‖ = √30, ‖F(x)‖ = √15: the
+    rescaling to norm 1 that Concept 1 assumes multiplies the activations'
+    arguments by factors > 1, which only raises ℭ_s and shrinks ``alpha_max``)."""
+    from ..targets.complexity import concept_complexity
+
+    c = concept or parity_instance()
+    a = c.alpha if alpha is None else alpha
+    cc = concept_complexity(c)
+    cs_f, cs_g = float(cc["F"]["C_s"]), float(cc["G"]["C_s"])
+    kg = c.k * c.G.p * cs_g
+    return dict(name=c.name, k=c.k, p_F=c.F.p, p_G=c.G.p, C_s_F=cs_f, C_s_G=cs_g, alpha=a,
+                alpha_max=1 / kg, error_factor=kg**4, error_bound=a**4 * kg**4,
+                samples_min=(c.k * c.F.p * cs_f) ** 2)
+
+
+def theorem2_ranges(d: int = 30, k: int = 4, alpha: float = 0.3) -> dict:
+    """The kernel lower bound on the §7 hard instance in both versions of the
+    ResNet paper, and the ResNet's sample count from Corollary 7.1, with
+    O/Ω/Θ̃ constants dropped (orders of magnitude):
+
+    * arXiv v3, Theorem 2 (restated in §7.1): any α ∈ (0, 1), N ≤ C(d, k)/1000
+      (``n_max_arxiv``), risk > α²/16 (``bound_arxiv``) for at least 99 % of
+      the targets, for every kernel chosen without knowing the target;
+    * NeurIPS, §7 (the sketch in §3 numbers it Theorem 3): k ≥ 4,
+      N ≤ d^{k/2}/log^k d (``n_max_neurips``), α ≥ d^{−k/4} (``alpha_min_neurips``),
+      risk > α²/4 (``bound_neurips``) with probability 0.99 over W* and the samples;
+    * arXiv v3, Corollary 7.1: the ResNet reaches risk about α⁴·2^{O(k)} with
+      N ≈ k²·d/α⁸ samples (``n_resnet``), for α below 1/2^{O(k)}."""
+    return dict(d=d, k=k, alpha=alpha, n_max_arxiv=math.comb(d, k) / 1000, bound_arxiv=alpha**2 / 16,
+                n_max_neurips=d ** (k / 2) / math.log(d) ** k, alpha_min_neurips=d ** (-k / 4),
+                bound_neurips=alpha**2 / 4, neurips_needs_k_ge_4=k >= 4, n_resnet=k**2 * d / alpha**8)

@@ -1,0 +1,726 @@
+"""Interactive figures (plotly) for the notebooks, with a static picture for every reader.
+
+Every function returns a ``plotly.graph_objects.Figure`` drawn in one style
+(:func:`resnetlearn.classroom.plots.learner_style`): colour by family — ResNet reds,
+3layer blues, 2layer greens, classical kernels greys, conjugate kernels
+purples, NTKs magentas —, line style by training mode (solid: trained, dotted:
+``last`` = conjugate kernel, dashed: ``ntk``), a marker at every measured
+point, log axes with plain tick labels at the measured widths / sample sizes
+(never ``3×10²``), every axis titled with its quantity, the legend outside
+the data (click an entry to hide its family), and the kα² line.
+
+:func:`show_figure` displays a figure as one output carrying both the plotly
+JSON (JupyterLab and nbviewer draw it interactively) and a PNG drawn by
+matplotlib (:func:`to_matplotlib`; GitHub and other static readers show it).
+nbval compares plotly JSON: mark such cells ``# NBVAL_IGNORE_OUTPUT`` and
+print the numbers that matter in a separate cell.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.subplots import make_subplots
+
+from ..reproduce.figures import learner, median_error, plotted_error
+from ..reproduce.figures import spec as figure_spec
+from ..validation import is_finite
+from .plots import (
+    BETA_COLOURS,
+    MPL_DASH,
+    MPL_MARKER,
+    THRESHOLD_COLOUR,
+    has_threshold,
+    learner_style,
+    log_ticks,
+    threshold_label,
+    tick_label,
+)
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+TEMPLATE = go.layout.Template(layout=dict(
+    font=dict(family="DejaVu Sans, Arial, sans-serif", size=13, color="#222"),
+    plot_bgcolor="white", paper_bgcolor="white",
+    xaxis=dict(showline=True, linecolor="#444", mirror=True, ticks="outside", gridcolor="#e6e6e6", zeroline=False),
+    yaxis=dict(showline=True, linecolor="#444", mirror=True, ticks="outside", gridcolor="#e6e6e6", zeroline=False),
+    hoverlabel=dict(bgcolor="white", font=dict(size=12)),
+    colorway=["#7f7f7f"],
+))
+"""A small explicit template (plotly's default one would add ~10 kB of JSON to every output)."""
+LEGEND_OUTSIDE = dict(x=1.02, xanchor="left", y=1.0, yanchor="top", bgcolor="rgba(255,255,255,0.9)",
+                      groupclick="togglegroup", tracegroupgap=6)
+ERROR_TITLE = "test error  E‖out − y‖²"
+X_TITLES = {"m": "width m (neurons per hidden layer)", "n_train": "N (training samples)"}
+HOVER_FIELDS = (
+    # (row key, label, format) shown on hover when present in the rows; the last ones are the per-seed
+    # columns a results table may carry (median / spread over seeds)
+    ("train_error", "train error", "{:.3g}"),
+    ("lr", "lr", "{:g}"), ("wd", "wd", "{:g}"),
+    ("ridge_rel", "ridge (× mean diagonal)", "{:g}"), ("setting", "setting", "{}"),
+    ("grid_size", "grid", "{} runs"), ("diverged", "diverged in grid", "{}"),
+    ("exact_test_error", "exact kernel solution", "{:.3g}"),
+    ("n_seeds", "seeds", "{}"), ("seeds", "seeds", "{}"), ("diverged_seeds", "diverged seeds", "{}"),
+    ("seed0_test_error", "seed 0 (chose lr, wd)", "{:.3g}"),
+    ("test_error_median", "median over fresh seeds", "{:.3g}"), ("median_test_error", "median over seeds", "{:.3g}"),
+    ("test_error_min", "min over seeds", "{:.3g}"), ("test_error_max", "max over seeds", "{:.3g}"),
+    ("test_error_spread", "spread over seeds", "{:.3g}"), ("spread", "spread over seeds", "{:.3g}"),
+    ("test_error_std", "std over seeds", "{:.3g}"),
+)
+
+
+# ----------------------------------------------------------------- helpers
+def log_axis(*, values=None, lo: float | None = None, hi: float | None = None, title: str = "") -> dict:
+    """Layout of a log axis with plain labels at ``values`` (the measured points) or 1-2-5 steps in [lo, hi]."""
+    if values is not None:
+        ticks = sorted({float(v) for v in values if is_finite(v) and v > 0})
+        lo, hi = ticks[0] / 1.25, ticks[-1] * 1.25
+    else:
+        lo, hi = max(lo, 1e-12), max(hi, lo * 1.0001)
+        ticks = log_ticks(lo, hi)
+        lo, hi = min([lo] + ticks) / 1.1, max([hi] + ticks) * 1.1
+    return dict(type="log", tickvals=ticks, ticktext=[tick_label(t) for t in ticks],
+                range=[math.log10(lo), math.log10(hi)], title=dict(text=title), minor=dict(showgrid=False))
+
+
+def _gaps(values) -> list:
+    """NaN/inf (a diverged run) as gaps: None is valid JSON, NaN is not."""
+    return [v if is_finite(v) else None for v in values]
+
+
+def _value_range(values, floor: float = 1e-5) -> tuple[float, float]:
+    vals = [v for v in values if is_finite(v) and v > 0]
+    if not vals:
+        return 0.1, 10.0
+    return max(min(vals), floor), max(vals)
+
+
+def _headroom(lo: float, hi: float, factor: float = 1.15) -> tuple[float, float]:
+    """A data range widened on a log scale so the extreme markers and error-bar caps are drawn whole, not cut
+    by the plot area's edge."""
+    return lo / factor, hi * factor
+
+
+def hline(threshold: float | None, x0: float, x1: float, *, name: str | None = None, xaxis: str = "x",
+          yaxis: str = "y", showlegend: bool = True, colour: str = THRESHOLD_COLOUR, dash: str = "dash") -> dict:
+    """A horizontal reference line as a plain trace dict (see :func:`threshold_trace`)."""
+    ok = has_threshold(threshold)
+    name = name or threshold_label(threshold)
+    return dict(type="scatter", x=[x0, x1] if ok else [], y=[threshold, threshold] if ok else [], mode="lines",
+                name=name, line=dict(color=colour, dash=dash, width=2), hovertemplate=f"{name}<extra></extra>",
+                xaxis=xaxis, yaxis=yaxis, showlegend=showlegend and ok, visible=ok, legendgroup="threshold",
+                legendrank=2000)
+
+
+def threshold_trace(threshold: float | None, x0: float, x1: float, **kw) -> go.Scatter:
+    """The kα² line as a trace (so a legend click hides it and static pictures draw it); invisible when
+    there is no threshold (α = 0). Keywords: ``name``, ``xaxis``, ``yaxis``, ``showlegend``, ``colour``,
+    ``dash``."""
+    spec = hline(threshold, x0, x1, **kw)
+    spec.pop("type")
+    return go.Scatter(**spec)
+
+
+def _hover(rows: list[dict], fields) -> tuple[list[list[str]], str]:
+    """customdata (strings) and the hovertemplate lines for the fields present."""
+    data = []
+    for r in rows:
+        cells = []
+        for key, _, fmt in fields:
+            v = r.get(key)
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                cells.append("–")
+            else:
+                try:
+                    cells.append(fmt.format(v))
+                except (ValueError, TypeError):
+                    cells.append(str(v))
+        data.append(cells)
+    lines = "".join(f"<br>{label}: %{{customdata[{i}]}}" for i, (_, label, _) in enumerate(fields))
+    return data, lines
+
+
+def _present(rows: list[dict], fields=HOVER_FIELDS) -> list[tuple]:
+    out, labels = [], set()
+    for key, label, fmt in fields:
+        if label in labels:
+            continue
+        if any(r.get(key) not in (None, "") and not (isinstance(r.get(key), float) and math.isnan(r[key]))
+               for r in rows):
+            out.append((key, label, fmt))
+            labels.add(label)
+    return out
+
+
+POINT_KEYS = ("model", "mode", "m", "n_train", "beta")
+
+
+def seed_stats(runs: list[dict], row: dict) -> dict:
+    """From a per-run table (:func:`resnetlearn.reproduce.load_runs`): how many seeds ran the selected
+    setting of ``row``'s point and the spread of their test errors (min–max)."""
+    same = [r for r in runs if all(r.get(k) == row.get(k) for k in POINT_KEYS if k in r and k in row)]
+    if not same:
+        return {}
+    sel = [r for r in same if r.get("lr") == row.get("lr") and r.get("wd") == row.get("wd")
+           and r.get("setting") == row.get("setting") and r.get("ridge_rel") == row.get("ridge_rel")]
+    errs = sorted(r["test_error"] for r in sel if is_finite(r.get("test_error")))
+    out = {"grid_runs": len(same)}
+    if errs:
+        out.update(n_seeds=len({r.get("seed") for r in sel}), test_error_min=errs[0], test_error_max=errs[-1],
+                   test_error_median=errs[len(errs) // 2] if len(errs) % 2 else
+                   0.5 * (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]))
+    return out
+
+
+def row_seed_stats(row: dict) -> dict:
+    """Seed count and min / median / max test error from a row's own per-seed column (``seed_errors``:
+    the selected lr / wd cell retrained with fresh seeds), when it has one."""
+    errs = row.get("seed_errors")
+    if isinstance(errs, str):
+        try:
+            errs = json.loads(errs)
+        except ValueError:
+            errs = None
+    if not errs:
+        return {}
+    vals = sorted(float(e) for e in errs if is_finite(e))
+    out = {"n_seeds": len(errs), "diverged_seeds": len(errs) - len(vals), "seed0_test_error": float(errs[0])}
+    if vals:  # the median is over the fresh seeds (seed 0 chose the cell), as in the tables
+        out.update(test_error_min=vals[0], test_error_max=vals[-1],
+                   test_error_median=median_error({"seed_errors": [float(e) for e in errs]}))
+    return out
+
+
+def _with_runs(rows: list[dict], runs: list[dict] | None) -> list[dict]:
+    out = []
+    for r in rows:
+        extra = row_seed_stats(r) or (seed_stats(runs, r) if runs else {})
+        out.append({**r, **{k: v for k, v in extra.items() if r.get(k) is None}})
+    return out
+
+
+MODEBAR_CLEARANCE = 34
+"""Pixels from the figure's top to its title: plotly's mode bar (zoom, pan, … shown while the pointer is on
+the figure) takes the top ~28 px at the right, where a long title would run under it."""
+
+
+def legend_height(fig: go.Figure) -> int:
+    """About the height in px plotly's vertical legend needs for ``fig`` (font 13: ~20 px an entry or a
+    group title, ``tracegroupgap`` between groups); taller than the plot area, plotly scrolls it and hides
+    the entries below."""
+    shown = [t for t in fig.data if t.showlegend is not False and t.visible is not False and t.name]
+    groups = {t.legendgroup for t in shown}
+    titled = {t.legendgroup for t in shown if t.legendgrouptitle and t.legendgrouptitle.text}
+    title = 1 if fig.layout.legend.title.text else 0
+    return 20 * (len(shown) + len(titled) + title) + LEGEND_OUTSIDE["tracegroupgap"] * max(0, len(groups) - 1) + 36
+
+
+def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = None) -> go.Figure:
+    """Shared layout; the width follows the notebook's output area (``width`` is kept for callers, unused).
+    The title sits below the mode bar (subplot titles get the room between it and the panels), and the
+    figure grows until the whole legend fits beside the plot area."""
+    subplot_titles = any(a.yref == "paper" and (a.y or 0) >= 1 for a in fig.layout.annotations or ())
+    top = 84 if subplot_titles else 60
+    height = max(height + top - 60, top + 60 + legend_height(fig))
+    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0,
+                                                    yanchor="top", pad=dict(t=MODEBAR_CLEARANCE),
+                                                    font=dict(size=15)),
+                      legend=LEGEND_OUTSIDE, height=height, autosize=True, hovermode="closest",
+                      margin=dict(l=70, r=20, t=top, b=60))
+    return fig
+
+
+# ----------------------------------------------------------------- training curves
+def training_curves(epochs, curves: dict, threshold: float | None, labels=None, *, title: str = "",
+                    styles=None, decomposition: bool = True, total_epochs: int | None = None,
+                    show_train: bool = True) -> go.Figure:
+    """Test error (solid) and train error (dotted) against epochs, with the kα² line; for the ResNets a
+    second panel with what each block learned (E‖out₁ − β·F‖², E‖residual − α·G(F)‖²).
+
+    Same inputs as :func:`resnetlearn.classroom.plots.training_figure`: ``curves`` maps name → (E, G) array-like
+    as :func:`resnetlearn.learners.training.train_models` returns; ``styles`` (optional) one
+    :func:`~resnetlearn.classroom.plots.learner_style` per model; ``total_epochs`` fixes the x range (live plots).
+    """
+    import torch
+
+    test = torch.as_tensor(curves["test"]).double()
+    G = test.shape[1]
+    labels = list(labels or [f"model {g}" for g in range(G)])
+    styles = styles or [learner_style("3resnet")] * G
+    dec = bool(decomposition and "out1_vs_base" in curves
+               and torch.isfinite(torch.as_tensor(curves["out1_vs_base"])).any())
+    fig = make_subplots(1, 2, subplot_titles=("test error (dotted: train)", "what each block learned"),
+                        horizontal_spacing=0.1) if dec else go.Figure()
+    x = [int(e) for e in epochs]
+    x1 = total_epochs or (max(x) if x else 1)
+    vals = []
+
+    def add(trace, col):
+        if dec:
+            fig.add_trace(trace, 1, col)
+        else:
+            fig.add_trace(trace)
+
+    for g in range(G):
+        st = styles[g]
+        y = _gaps(test[:, g].tolist())
+        vals += y
+        add(go.Scatter(x=x, y=y, mode="lines", name=labels[g], legendgroup=labels[g],
+                       line=dict(color=st["color"], width=2.5),
+                       hovertemplate=f"{labels[g]}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"), 1)
+        if show_train and "train" in curves:
+            ytr = _gaps(torch.as_tensor(curves["train"]).double()[:, g].tolist())
+            vals += ytr
+            add(go.Scatter(x=x, y=ytr, mode="lines", name=f"{labels[g]} train", legendgroup=labels[g],
+                           showlegend=False, line=dict(color=st["color"], width=1.5, dash="dot"),
+                           hovertemplate=f"{labels[g]}<br>epoch %{{x}}<br>train error %{{y:.3g}}<extra></extra>"), 1)
+        if dec:
+            for key, dash, what in (("out1_vs_base", "solid", "out₁ vs β·F"),
+                                    ("residual_vs_composite", "dash", "residual vs α·G(F)")):
+                yy = _gaps(torch.as_tensor(curves[key]).double()[:, g].tolist())
+                vals += yy
+                add(go.Scatter(x=x, y=yy, mode="lines", name=f"{labels[g]}: {what}", legendgroup=f"{labels[g]} dec",
+                               line=dict(color=st["color"], dash=dash, width=2),
+                               hovertemplate=f"{labels[g]}: {what}<br>epoch %{{x}}<br>%{{y:.3g}}<extra></extra>"), 2)
+    add(threshold_trace(threshold, 0, x1), 1)
+    if dec:
+        add(threshold_trace(threshold, 0, x1, showlegend=False), 2)
+    lo, hi = _value_range([v for v in vals if v is not None] + ([threshold] if has_threshold(threshold) else []))
+    yax = log_axis(lo=min(lo, 0.05), hi=max(hi, 20), title=ERROR_TITLE)
+    fig.update_layout(yaxis=yax, xaxis=dict(title=dict(text="epoch"), range=[0, x1]))
+    if dec:
+        fig.update_layout(yaxis2=dict(yax, title=dict(text="error of each block  E‖·‖²")),
+                          xaxis2=dict(title=dict(text="epoch"), range=[0, x1]))
+    if not has_threshold(threshold):
+        title = f"{title}  ({threshold_label(threshold)})" if title else threshold_label(threshold)
+    return _finish(fig, title or "test error", width=1100 if dec else 900, height=430)
+
+
+# ----------------------------------------------------------------- any family of curves
+QUALITATIVE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f"]
+"""Colours for series that are not learners (e.g. ℭ(F), ℭ(G), ℭ(G∘F))."""
+
+
+def series_style(label: str, index: int = 0) -> dict:
+    """The learner style of ``label`` when it names a learner (``3resnet(all)``) or a kernel
+    (``ntk_inf:2layer``); otherwise a colour of :data:`QUALITATIVE`."""
+    import re
+
+    from ..kernels.registry import DEFAULT_KERNELS
+    from ..learners.networks import ARCHS
+
+    m = re.fullmatch(r"(\w+)\((\w+)\)", label)
+    if m and m.group(1) in ARCHS:
+        return learner_style(m.group(1), m.group(2))
+    if label in DEFAULT_KERNELS or label in ARCHS:
+        return learner_style(label)
+    return {"color": QUALITATIVE[index % len(QUALITATIVE)], "dash": "solid", "marker": "circle", "family": "other"}
+
+
+def line_figure(x, series: dict, *, x_title: str, y_title: str = ERROR_TITLE, title: str = "",
+                lines=(), log_x: bool = True, log_y: bool = True, hover_format: str = ".3g",
+                x_hover_format: str = "~g") -> go.Figure:
+    """One curve per entry of ``series`` (label → values at ``x``), styled by family when the labels name
+    learners or kernels (e.g. notebook 04's kernels against N), with horizontal reference ``lines``
+    ((value, label) pairs, e.g. ``[(inst.threshold, "kα²")]``), log axes with plain ticks at ``x``.
+    ``hover_format`` / ``x_hover_format``: d3 formats of y and x on hover (``"~g"`` drops trailing zeros:
+    30, not 30.0000)."""
+    xs = [float(v) for v in x]
+    fig = go.Figure()
+    vals = []
+    for i, (label, ys) in enumerate(series.items()):
+        st = series_style(str(label), i)
+        ys = [None if v is None or not is_finite(float(v)) else float(v) for v in ys]
+        vals += [v for v in ys if v is not None]
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, mode="lines+markers", name=str(label), legendgroup=st["family"],
+            line=dict(color=st["color"], dash=st["dash"], width=2.2),
+            marker=dict(symbol=st["marker"], size=8, color=st["color"]),
+            hovertemplate=f"<b>{label}</b><br>{x_title.split(' (')[0]} = %{{x:{x_hover_format}}}<br>"
+                          f"{y_title.split('  ')[0]} %{{y:{hover_format}}}<extra></extra>"))
+    for v, label in lines:
+        colour, dash = LINE_STYLES.get(label, ("#555555", "dot"))
+        fig.add_trace(threshold_trace(v, min(xs) / 1.25 if log_x else min(xs), max(xs) * 1.25 if log_x else max(xs),
+                                      name=f"{label} = {v:.3g}", colour=colour, dash=dash))
+        vals.append(v)
+    lo, hi = _value_range(vals)
+    fig.update_layout(xaxis=log_axis(values=xs, title=x_title) if log_x else dict(title=dict(text=x_title)),
+                      yaxis=log_axis(lo=lo, hi=hi, title=y_title) if log_y else dict(title=dict(text=y_title)))
+    return _finish(fig, title)
+
+
+# ----------------------------------------------------------------- the paper's figures
+def _family_rank(model: str, mode: str | None) -> tuple:
+    order = ["ResNet", "fully connected", "conjugate kernel", "NTK", "classical kernel", "other"]
+    arch = ["3resnet", "3resnet_eq21", "3layer", "2layer"]
+    fam = learner_style(model, mode)["family"]
+    return (order.index(fam) if fam in order else 9, arch.index(model) if model in arch else 9, model, mode or "")
+
+
+def result_figure(result, runs: list[dict] | None = None, *, title: str | None = None) -> go.Figure:
+    """The interactive version of a reproduced figure (a :class:`~resnetlearn.reproduce.FigureResult`,
+    e.g. from ``load_figure(name, directory)``): test error against width m (or N) per learner, Figure 3
+    as one panel per training mode coloured by β, Figure 4 as error against ‖W‖_F.
+
+    Hover shows the learner, the width / N, the test and train error, the selected lr and wd (or ridge
+    and kernel setting), the grid size, and — from ``runs`` (:func:`~resnetlearn.reproduce.load_runs`) or
+    from per-seed columns of the rows when present — how many seeds ran the selected setting and the
+    min / median / max of their test errors.
+    """
+    spec = figure_spec(result.name)
+    rows = _with_runs([dict(r) for r in result.rows], runs)
+    scale = (getattr(result, "provenance", None) or {}).get("scale") or (rows[0].get("scale") if rows else None)
+    head = title or spec.headline  # the figure and the paper's claim (the verdict is in ``result.summary``)
+    if scale and title is None:
+        head += f"  ({scale} scale)"
+    if spec.plot == "norm_vs_error":
+        return _norm_vs_error(rows, runs, head)
+    if spec.plot == "beta_panels":
+        return _beta_panels(rows, spec, head)
+    return _error_vs_x(rows, spec, head)
+
+
+def _points_trace(pts: list[dict], xkey: str, *, label: str, style: dict, fields, **kw) -> go.Scatter:
+    pts = sorted(pts, key=lambda r: r[xkey])
+    custom, lines = _hover(pts, fields)
+    what = "N" if xkey == "n_train" else "m"
+    ys = [plotted_error(r) if is_finite(plotted_error(r)) else None for r in pts]  # as the tables and PNGs
+    spread = None
+    if any(is_finite(r.get("test_error_min")) for r in pts):  # min–max over seeds as error bars
+        spread = dict(type="data", symmetric=False, color=style["color"], thickness=1.2, width=3,
+                      array=[max(0.0, r["test_error_max"] - y) if y is not None and is_finite(r.get("test_error_max"))
+                             else 0.0 for r, y in zip(pts, ys)],
+                      arrayminus=[max(0.0, y - r["test_error_min"]) if y is not None
+                                  and is_finite(r.get("test_error_min")) else 0.0 for r, y in zip(pts, ys)])
+    return go.Scatter(
+        x=[r[xkey] for r in pts], y=ys, error_y=spread,
+        mode="lines+markers", name=label, customdata=custom,
+        line=dict(color=style["color"], dash=style["dash"], width=2.2),
+        marker=dict(symbol=style["marker"], size=8, color=style["color"]),
+        hovertemplate=f"<b>{label}</b><br>{what} = %{{x}}<br>plotted test error %{{y:.3g}}{lines}<extra></extra>", **kw)
+
+
+LINE_STYLES = {"kα²": (THRESHOLD_COLOUR, "dash"), "α²/4": ("#6a3d9a", "dot"), "predict 0": ("#555555", "longdash")}
+"""Reference lines: predicting 0 long-dashed grey, so the dotted (last) curves that run near it stay apart."""
+
+
+def reference_lines(name: str) -> list[tuple[float, str]]:
+    """(value, label) of a figure's horizontal reference lines — kα², α²/4, predicting 0 — from the
+    figure's definition in :mod:`resnetlearn.reproduce.figures` (the same lines as the CLI's plots)."""
+    return [(float(v), str(label)) for v, label in figure_spec(name).lines()]
+
+
+def _add_lines(fig, name: str, x0: float, x1: float, **where) -> list[float]:
+    vals = []
+    for v, label in reference_lines(name):
+        colour, dash = LINE_STYLES.get(label, ("#555555", "dot"))
+        fig.add_trace(threshold_trace(v, x0, x1, name=f"{label} = {v:.3g}", colour=colour, dash=dash), **where)
+        vals.append(v)
+    return vals
+
+
+def _error_vs_x(rows: list[dict], spec, head: str) -> go.Figure:
+    xkey = spec.xkey
+    main = [r for r in rows if r.get("panel") != "width"]
+    side = [r for r in rows if r.get("panel") == "width"]  # the companion's width panel (x = m)
+    fig = make_subplots(1, 2, column_widths=[0.62, 0.38], horizontal_spacing=0.09,
+                        subplot_titles=(f"against {X_TITLES[xkey].split(' (')[0]}",
+                                        f"against width m at N = {side[0]['n_train']}")) if side else go.Figure()
+    fields = _present(rows)
+    ys, diverged = [], []  # diverged: (x values, colour, subplot) of the learners with a point of no finite run
+    for col, (part, xk) in enumerate(((main, xkey), (side, "m")), start=1):
+        if not part:
+            continue
+        where = dict(row=1, col=col) if side else {}
+        groups: dict[tuple, list[dict]] = {}
+        for r in part:
+            groups.setdefault((r["model"], r.get("mode") if spec.mode_in_label else None), []).append(r)
+        for (model, mode) in sorted(groups, key=lambda k: _family_rank(*k)):
+            st = learner_style(model, mode)
+            label = learner(groups[(model, mode)][0], with_mode=spec.mode_in_label)
+            bad = sorted(r[xk] for r in groups[(model, mode)] if not is_finite(plotted_error(r)))
+            if bad:  # every run of these points diverged: said in the label, an x at the top in the curve's colour
+                label += f" — diverged at {'N' if xk == 'n_train' else 'm'}={', '.join(map(str, bad))}"
+                diverged.append((bad, st["color"], where))
+            fig.add_trace(_points_trace(groups[(model, mode)], xk, label=label, style=st, fields=fields,
+                                        legendgroup=st["family"], legendgrouptitle=dict(text=st["family"]),
+                                        showlegend=col == 1), **where)
+        xs = sorted({r[xk] for r in part})
+        ys += [r.get(k) for r in part for k in ("test_error", "test_error_min", "test_error_max")]  # bars inside
+        ys += _add_lines(fig, spec.name, xs[0] / 1.25, xs[-1] * 1.25, **where) if col == 1 else []
+        if side:
+            fig.update_xaxes(log_axis(values=xs, title=X_TITLES[xk]), row=1, col=col)
+        else:
+            fig.update_layout(xaxis=log_axis(values=xs, title=X_TITLES[xk]))
+    lo, hi = _headroom(*_value_range(ys))
+    if diverged:
+        hi = _diverged_marks(fig, diverged, hi)
+    if side:
+        fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE), row=1, col=1)
+        fig.update_yaxes(log_axis(lo=lo, hi=hi, title=""), row=1, col=2)
+    else:
+        fig.update_layout(yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE))
+    return _finish(fig, head, width=1100 if side else 960)
+
+
+DIVERGED_KEY = "diverged: no finite run (x at the top)"
+
+
+def _diverged_marks(fig: go.Figure, diverged: list[tuple], hi: float, step: float = 1.25) -> float:
+    """An x above every drawn point for each point whose runs all diverged (no error to draw), one row of x
+    per learner in its colour, and a legend key; returns the top of the error axis that holds them."""
+    for n, (xs, colour, where) in enumerate(diverged, start=1):
+        fig.add_trace(go.Scatter(x=xs, y=[hi * step**n] * len(xs), mode="markers", showlegend=False,
+                                 marker=dict(symbol="x", size=11, color=colour), hoverinfo="skip"), **where)
+    fig.add_trace(go.Scatter(x=diverged[0][0][:1], y=[None], mode="markers", name=DIVERGED_KEY,
+                             marker=dict(symbol="x", size=11, color="#7f7f7f"), hoverinfo="skip"), **diverged[0][2])
+    return hi * step ** (len(diverged) + 0.5)
+
+
+def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
+    from ..targets.concept import parity_instance
+
+    modes = [m for m in ("all", "hidden") if any(r.get("mode") == m for r in rows)] or \
+        sorted({r.get("mode") for r in rows})
+    # one panel per (mode, N) where a mode runs at several N (Figure 3's (all) at N = 500 and 1000)
+    panels = [(m, n) for m in modes for n in sorted({r.get("n_train") or 0 for r in rows if r.get("mode") == m})]
+    several = len(panels) > len(modes)
+    betas = sorted({r["beta"] for r in rows})
+    colours = {b: BETA_COLOURS[round(i * (len(BETA_COLOURS) - 1) / max(1, len(betas) - 1))]
+               for i, b in enumerate(betas)}
+    fig = make_subplots(1, len(panels), shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=[f"{'all layers' if m == 'all' else 'hidden layers' if m == 'hidden' else m}"
+                                        f" trained (3resnet({m}))" + (f", N = {n}" if several else "")
+                                        for m, n in panels])
+    fields = _present(rows)
+    xs = sorted({r["m"] for r in rows})
+    thr = next((v for v, label in reference_lines(spec.name) if label == "kα²"), None) or parity_instance().threshold
+    for j, (mode, n) in enumerate(panels, start=1):
+        for b in betas:
+            pts = [r for r in rows if r.get("mode") == mode and (r.get("n_train") or 0) == n and r["beta"] == b]
+            if not pts:
+                continue
+            st = {"color": colours[b], "dash": "solid", "marker": "circle"}
+            fig.add_trace(_points_trace(pts, "m", label=f"β = {b:g}", style=st, fields=fields, legendgroup=f"β={b:g}",
+                                        showlegend=j == 1), 1, j)
+        fig.add_trace(threshold_trace(thr, xs[0] / 1.25, xs[-1] * 1.25, showlegend=j == 1), 1, j)
+    ys = [r.get(k) for r in rows for k in ("test_error", "test_error_min", "test_error_max")]  # bars inside
+    lo, hi = _headroom(*_value_range(ys + [thr]))
+    for j in range(1, len(panels) + 1):
+        fig.update_xaxes(log_axis(values=xs, title=X_TITLES["m"]), row=1, col=j)
+        fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE if j == 1 else ""), row=1, col=j)
+    fig.update_layout(legend_title_text="β (α = 0.3)")
+    return _finish(fig, head, width=1100 if len(panels) <= 2 else 1400)
+
+
+def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
+    floor = 1e-3
+    fig = go.Figure()
+    sgd_runs = [r for r in (runs or []) if r.get("model") == "2layer_signs"]
+    if sgd_runs:
+        pts = [(r["train_error"], r["test_error"], r["frobenius_W"], r) for r in sgd_runs]
+    else:
+        pts = [(g[0], g[1], g[2], r) for r in rows if r["model"] == "2layer_signs" for g in (r.get("grid") or [])]
+    fields = _present([p[3] for p in pts], (("m", "m", "{}"), ("lr", "lr", "{:g}"), ("wd", "wd", "{:g}"),
+                                            ("seed", "seed", "{}")))
+    custom, lines = _hover([p[3] for p in pts], fields)
+    for idx, what, symbol in ((0, "train", "circle-open"), (1, "test", "circle")):
+        fig.add_trace(go.Scatter(
+            x=[max(p[idx], floor) for p in pts], y=[p[2] for p in pts], mode="markers",
+            name=f"SGD runs: {what} error", customdata=custom, legendgroup="SGD",
+            marker=dict(symbol=symbol, size=8, color=learner_style("2layer")["color"] if idx else "#1f5fbf"),
+            hovertemplate=f"SGD run<br>{what} error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
+    hand = [r for r in rows if r["model"] == "hand_built"]
+    custom, lines = _hover(hand, [("wd", "wd", "{:g}"), ("m", "m", "{}")])
+    fig.add_trace(go.Scatter(
+        x=[max(r["test_error"], floor) for r in hand], y=[r["frobenius_W"] for r in hand], mode="markers",
+        name="built by hand (train = test)", customdata=custom,
+        marker=dict(symbol="star", size=15, color=THRESHOLD_COLOUR),
+        hovertemplate=f"built by hand<br>error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
+    xs = [max(p[i], floor) for p in pts for i in (0, 1)] + [max(r["test_error"], floor) for r in hand]
+    lo, hi = _headroom(*_value_range(xs, floor))
+    ws = [p[2] for p in pts] + [r["frobenius_W"] for r in hand]
+    wlo, whi = _headroom(*_value_range(ws))
+    fig.update_layout(xaxis=log_axis(lo=lo, hi=hi, title=f"error E‖out − y‖²  (values below {floor:g} drawn at "
+                                                           f"{floor:g})"),
+                      yaxis=log_axis(lo=wlo, hi=whi, title="‖W‖_F (Frobenius norm of the first layer)"))
+    return _finish(fig, head)
+
+
+# ----------------------------------------------------------------- static pictures and display
+def _axis_names(fig: go.Figure) -> list[tuple[str, str]]:
+    """(xaxis, yaxis) layout names of each subplot, left to right."""
+    pairs = {}
+    for t in fig.data:
+        xa, ya = getattr(t, "xaxis", None) or "x", getattr(t, "yaxis", None) or "y"
+        pairs.setdefault(xa, ya)
+    if not pairs:
+        pairs["x"] = "y"
+
+    def key(xa):
+        ax = fig.layout[f"xaxis{xa[1:]}"]
+        return ax.domain[0] if ax.domain else 0
+
+    return sorted(pairs.items(), key=lambda p: key(p[0]))
+
+
+MPL_GLYPHS = (("ℭ_s", r"$\mathfrak{C}_s$"), ("ℭ_ε", r"$\mathfrak{C}_\varepsilon$"), ("ℭ", r"$\mathfrak{C}$"))
+"""The paper's complexity symbol with its subscript as mathtext, so a static picture sets ℭ_s as ℭ with a
+real subscript. (The symbol is U+212D BLACK-LETTER CAPITAL C, which DejaVu Sans and browsers draw; the
+look-alike U+1D506 in the mathematical-fraktur block is an unassigned code point that no font draws.)"""
+
+
+def mpl_text(text: str) -> str:
+    """A plotly text for a matplotlib figure: ``<br>`` (plotly's line break) as a new line, ``<sub>…</sub>``
+    / ``<sup>…</sup>`` (plotly's sub- and superscripts) and ℭ (ℭ_s, ℭ_ε) as mathtext, so the static
+    picture shows what the interactive one does instead of tags; other text unchanged."""
+    import re
+
+    if not isinstance(text, str):
+        return text
+    text = re.sub(r"<br\s*/?>", "\n", text)
+    text = re.sub(r"<sub>(.*?)</sub>", r"$_{\1}$", text)
+    text = re.sub(r"<sup>(.*?)</sup>", r"$^{\1}$", text)
+    for plain, math_ in MPL_GLYPHS:
+        text = text.replace(plain, math_)
+    return text
+
+
+def epoch_axis(total_epochs: int) -> dict:
+    """Layout of an epoch axis from 0 to ``total_epochs`` with integer ticks only (1, 2, 5, 10, … apart, at most
+    eight), so a run stopped after one evaluation is not drawn on a fractional axis such as 12.4 … 13.6; the
+    static picture reads the same ticks (``dtick``)."""
+    total = max(int(total_epochs or 0), 1)
+    step = next(s * 10**k for k in range(12) for s in (1, 2, 5) if total / (s * 10**k) <= 8)
+    return dict(title=dict(text="epoch"), range=[0, total], tick0=0, dtick=step)
+
+
+def _apply_axis(ax, which: str, spec) -> None:
+    from matplotlib.ticker import FixedLocator, MultipleLocator, NullFormatter, NullLocator
+
+    log = spec.type == "log"
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log" if log else "linear")
+    if spec.range is not None:
+        lo, hi = spec.range
+        (ax.set_xlim if which == "x" else ax.set_ylim)((10**lo, 10**hi) if log else (lo, hi))
+    if spec.tickvals is not None:
+        a = ax.xaxis if which == "x" else ax.yaxis
+        a.set_major_locator(FixedLocator(list(spec.tickvals)))
+        a.set_ticklabels(list(spec.ticktext) if spec.ticktext is not None else [tick_label(v) for v in spec.tickvals])
+        a.set_minor_locator(NullLocator())
+        a.set_minor_formatter(NullFormatter())
+    elif not log and isinstance(spec.dtick, (int, float)):  # evenly spaced ticks, e.g. whole epochs
+        (ax.xaxis if which == "x" else ax.yaxis).set_major_locator(MultipleLocator(spec.dtick))
+    text = spec.title.text if spec.title is not None else None
+    if text:
+        (ax.set_xlabel if which == "x" else ax.set_ylabel)(mpl_text(text))
+
+
+def to_matplotlib(fig: go.Figure, *, size=None, large: bool = False):
+    """A matplotlib drawing of a plotly figure made by this package (scatter traces, subplots, log axes,
+    titles, legend outside): the one static picture of every figure — beside every interactive one in the
+    notebooks, the live widgets' PNG view and the command line's ``FIG.png``. ``large``: the
+    projector-friendly sizes of :func:`resnetlearn.classroom.plots.style`."""
+    import matplotlib.pyplot as plt
+
+    from .plots import FIGURE_WIDTH, style
+
+    n = len(_axis_names(fig))
+    width = 13.0 if large else FIGURE_WIDTH
+    # three or more panels are stacked, one per row, so the picture keeps the width of the output area
+    default = (width * (1 + 0.5 * (n - 1)), 5.4 if large else 4.6) if n <= 2 else (width, 3.0 * n)
+    with plt.rc_context(style(large)):  # the one style's font sizes (legend 12.5 px at full width)
+        return _to_matplotlib(fig, size=size or default)
+
+
+def result_png(result) -> bytes:
+    """The static picture of a reproduced figure as PNG bytes (the command line's ``FIG.png``): the
+    notebooks' picture of :func:`result_figure`, drawn by :func:`to_matplotlib`."""
+    from .plots import to_png
+
+    return to_png(to_matplotlib(result_figure(result)))
+
+
+def _to_matplotlib(fig: go.Figure, *, size):
+    from matplotlib.figure import Figure
+
+    panels = _axis_names(fig)
+    n = len(panels)
+    mfig = Figure(figsize=size, layout="constrained")
+    shared = n > 1 and all(fig.layout[f"yaxis{ya[1:]}"].matches for _, ya in panels[1:])
+    rows, cols = (1, n) if n <= 2 else (n, 1)
+    axes = list(mfig.subplots(rows, cols, squeeze=False, sharey=shared).flat)
+    where = {xa: axes[i] for i, (xa, _) in enumerate(panels)}
+    handles: dict[str, object] = {}
+    for t in fig.data:
+        if t.type not in ("scatter", "scattergl") or t.visible is False or t.visible == "legendonly":
+            continue
+        if t.x is None or len(t.x) == 0:
+            continue
+        ax = where.get(t.xaxis or "x", axes[0])
+        mode = t.mode or "lines+markers"
+        colour = (t.line.color if t.line and t.line.color else None) or (t.marker.color if t.marker else None)
+        kw = dict(color=colour if isinstance(colour, str) else None)
+        if "lines" in mode:
+            kw.update(linestyle=MPL_DASH.get(t.line.dash or "solid", "-"), linewidth=(t.line.width or 2) * 0.8)
+        else:
+            kw.update(linestyle="none")
+        if "markers" in mode:
+            sym = (t.marker.symbol or "circle") if t.marker else "circle"
+            hollow = isinstance(sym, str) and sym.endswith("-open")
+            kw.update(marker=MPL_MARKER.get(str(sym).replace("-open", ""), "o"),
+                      markersize=(t.marker.size or 6) * 0.75 if t.marker else 5)
+            if hollow:
+                kw.update(markerfacecolor="none")
+        ys = [math.nan if v is None else v for v in t.y]
+        if "markers" not in mode and sum(y == y for y in ys) == 1:  # a line of one point shows as a dot
+            kw.update(marker="o", markersize=5)
+        (line,) = ax.plot(list(t.x), ys, **kw)
+        if t.error_y is not None and t.error_y.array is not None:
+            lo = t.error_y.arrayminus if t.error_y.arrayminus is not None else t.error_y.array
+            ax.errorbar(list(t.x), ys, yerr=[list(lo), list(t.error_y.array)], fmt="none", ecolor=kw["color"],
+                        elinewidth=1, capsize=2)
+        if t.showlegend is not False and t.name and t.name not in handles:
+            handles[t.name] = line
+    for i, (xa, ya) in enumerate(panels):
+        _apply_axis(axes[i], "x", fig.layout[f"xaxis{xa[1:]}"])
+        _apply_axis(axes[i], "y", fig.layout[f"yaxis{ya[1:]}"])
+        axes[i].grid(True, which="major", color="#e6e6e6", linewidth=0.8)
+    titles = [a.text for a in (fig.layout.annotations or []) if a.text and a.yref == "paper" and (a.y or 0) >= 1]
+    for ax, t in zip(axes, titles if len(titles) == n else []):
+        ax.set_title(mpl_text(t))
+    if fig.layout.title and fig.layout.title.text:
+        mfig.suptitle(mpl_text(fig.layout.title.text), x=0.01, ha="left")
+    if handles:
+        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], loc="outside right center", frameon=False,
+                    handlelength=3.5)  # long enough to show each entry's dash (dotted, dashed, solid)
+    return mfig
+
+
+def figure_json(fig: go.Figure) -> dict:
+    """The figure as pure JSON (what JupyterLab's plotly renderer reads)."""
+    out = json.loads(pio.to_json(fig, validate=False))
+    out.setdefault("config", {"displaylogo": False, "responsive": True})
+    return out
+
+
+def mime_bundle(fig: go.Figure, static=None) -> dict:
+    """One display with the interactive figure, a PNG (from matplotlib) and a short text."""
+    from .plots import to_png
+
+    png = to_png(static if static is not None else to_matplotlib(fig))
+    title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else "figure"
+    return {PLOTLY_MIME: figure_json(fig), "image/png": base64.b64encode(png).decode("ascii"),
+            "text/plain": f"<interactive figure: {title}>"}
+
+
+def show_figure(fig: go.Figure, static=None) -> None:
+    """Display ``fig`` interactively with a static PNG in the same output (JupyterLab draws the plotly
+    figure; GitHub and other static viewers show the PNG). ``static``: a matplotlib figure to use as the
+    picture instead of :func:`to_matplotlib`'s drawing."""
+    from IPython.display import publish_display_data
+
+    publish_display_data(mime_bundle(fig, static))

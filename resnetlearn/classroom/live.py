@@ -1,0 +1,818 @@
+"""Live widgets for the notebooks (ipywidgets 8, JupyterLab 4), all built on the live-run
+component of :mod:`resnetlearn.classroom.live_run` (a background job with a generation guard, Stop and a
+status line). Per-run constants (the instance, kα²) are computed once by the run function, never
+per frame.
+
+Three widgets use it:
+
+* :class:`LiveTrainer` — one 3resnet(all) on the §8.1 instance with α, β, m
+  sliders, lr / wd presets and the block decomposition (notebook 03);
+* :class:`LiveRace` — 3resnet(all), 3layer(all) and 2layer(all) trained on the
+  same samples, chunk by chunk in turn so every curve advances together, beside
+  an NTK ridge regression computed once and the kα² line (notebooks 00 and 03);
+  the race itself is computed by :mod:`resnetlearn.classroom.race`, which needs no widgets;
+* :class:`FigureRerun` — a button that reruns one of the paper's figures (notebook 05).
+
+Sliders only change settings: Train starts (or restarts) a run, Stop ends
+it, and the status line says when the settings shown differ from those of
+the run on screen. A "retrain on slider change" toggle makes every slider
+move restart the run instead.
+
+Every widget reads well before it runs: its display bundle carries, beside the live widget, a static
+picture of its result (``image/png``) and a one-line outcome (``text/plain``) instead of the widget's
+``VBox(children=…)`` text, for readers without a kernel (GitHub, nbviewer, the reading copy). The race's
+and the trainer's pictures are their final frames, drawn by the same functions as their live frames from
+the run at the default settings committed in ``widget_results.json`` (``python -m resnetlearn.classroom.live
+--refresh-pictures`` rewrites it; a test checks it against a fresh run). :func:`interact` is ipywidgets'
+``interact`` with a picture (or the printed text) of the output at the default setting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import math
+from dataclasses import KW_ONLY, dataclass, replace
+from pathlib import Path
+from typing import ClassVar
+
+import ipywidgets as W
+
+from .. import validation as V
+from ..device import describe_device, select_device
+from ..learners.training import Learner, Protocol, train_models
+from ..targets.concept import data_split, parity_instance
+from .live_run import Frame, LiveRun, PngView, RunContext, make_view, pictured_bundle
+from .plots import has_threshold, placeholder_figure, to_png, training_figure
+from .race import (
+    RUN_RULES,
+    STEP_RULES,
+    RaceConfig,
+    RaceResult,
+    check_learners_fit,
+    error_text,
+    race_figure,
+    race_outcome,
+    race_state,
+    run_race,
+)
+
+WIDTHS = (20, 50, 100, 200, 500, 1000)
+"""Widths offered by the m sliders (a config's own width is added when it is not one of them)."""
+ALPHA_MAX, BETA_MAX = 0.95, 1.5
+"""Default slider ranges; a config outside them widens its slider (α itself must lie in [0, 1))."""
+SAMPLE_SIZES = (200, 500, 1000, 2000)
+"""N values offered by the race's N slider."""
+
+# (lr, wd) presets from the §8.1 grid; the first is the best for 3resnet(all) at m = 200, N = 500
+PRESETS = {
+    "0.1 / 0.005 (best at m=200)": (0.1, 0.005),
+    "0.1 / 0.001": (0.1, 0.001),
+    "0.05 / 0.005": (0.05, 0.005),
+    "0.02 / 0": (0.02, 0.0),
+}
+PICTURES = Path(__file__).with_name("widget_results.json")
+"""The final frames of the race and of the trainer at their default settings (computed on the CPU with one
+thread by :func:`refresh_pictures`): the static pictures of the widgets shown before they run."""
+LIVE_NOTE = "A picture of the finished run; in JupyterLab with a running kernel this output is the live widget."
+
+
+def _config_key(cfg) -> dict:
+    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+
+
+def cached_result(kind: str, cfg) -> dict | None:
+    """The committed final frame of widget ``kind`` ("race" or "trainer") when ``cfg`` equals the
+    configuration it was computed with, else None."""
+    try:
+        entry = json.loads(PICTURES.read_text(encoding="utf-8"))[kind]
+    except (OSError, KeyError, ValueError):
+        return None
+    return entry if entry.get("config") == _config_key(cfg) else None
+
+
+class _Panel:
+    """Controls shared by the live widgets: sliders that stage settings, Train / Stop, a "retrain on
+    slider change" toggle and the status line of a :class:`LiveRun` (``self.job``)."""
+
+    job: LiveRun
+    controls: list
+
+    def _build_buttons(self, auto: bool) -> None:
+        self.train_btn = W.Button(description="Train", button_style="success", icon="play",
+                                  tooltip="start training with the settings above (restarts a running run)",
+                                  layout=W.Layout(width="auto"))
+        self.stop_btn = W.Button(description="Stop", button_style="danger", icon="stop",
+                                 layout=W.Layout(width="auto"))
+        self.retrain = W.Checkbox(value=bool(auto), description="retrain on slider change", indent=False,
+                                  layout=W.Layout(width="auto"))
+        self.train_btn.on_click(lambda _: self.start())
+        self.stop_btn.on_click(lambda _: self.stop())
+        for w in self.controls:
+            w.observe(self._on_change, names="value")
+
+    def _on_change(self, _change) -> None:
+        s = self.current_config()
+        if self.retrain.value:
+            self.start(note="restarted: settings changed")
+        elif self.job.running:
+            self.job.set_status(f"settings changed to {self.describe(s)}: press Train to restart with them "
+                                f"(the run on screen keeps {self.describe(self.job.last_settings)})")
+        else:
+            self.job.set_status(f"settings staged: {self.describe(s)}; press Train to run them")
+
+    @property
+    def status(self) -> W.HTML:
+        return self.job.status
+
+    @property
+    def running(self) -> bool:
+        return self.job.running
+
+    @property
+    def frames(self) -> list[Frame]:
+        return self.job.frames
+
+    @property
+    def last_result(self):
+        return self.job.last_result
+
+    @property
+    def first_frame_s(self) -> float | None:
+        return self.job.first_frame_s
+
+    def stop(self, timeout: float = 2.0) -> bool:
+        """Stop the running run (within one SGD step); nothing draws after it. Stopped before its first
+        evaluation, the plot says so (not empty axes, not the previous run's curves)."""
+        gen, was_running, settings = self.job.generation, self.job.running, self.job.last_settings
+        ok = self.job.stop(timeout, status=f"stopped: {self.describe(settings)}"
+                           if settings is not None else "stopped")
+        self.stopped_early = was_running and not any(
+            f.generation == gen and self._has_data(f.data) for f in self.job.frames)
+        if self.stopped_early:
+            first = self._first_evaluation(settings)
+            text = f"stopped before the first evaluation (epoch {first}): nothing to plot yet"
+            with self.job._lock:  # after stop() no frame of the stopped run is drawn any more
+                self.view.publish(self.view.render(self._message_figure(settings, text + "; press Train to run")))
+            self.job.set_status(f"{text} ({self.describe(settings)}); press Train to run again")
+        return ok
+
+    stopped_early = False
+    """Whether the latest Stop came before the run's first evaluation (the plot then says so)."""
+
+    def _has_data(self, data: dict) -> bool:
+        return bool(data.get("epochs"))
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        png, text = self.static_picture()
+        return pictured_bundle(self.widget, png, text)
+
+    def start(self, note: str = "") -> int:
+        """Train with the current slider values (stopping any running run first); ``note`` prefixes the
+        status line of the new run (e.g. "restarted: settings changed")."""
+        self._note = note
+        return self.job.start(self.current_config())
+
+    def _running_status(self, text: str) -> str:
+        note = getattr(self, "_note", "")
+        return f"{note} — {text}" if note else text
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.job.wait(timeout)
+
+
+# ================================================================= one learner, live (notebook 03)
+@dataclass(frozen=True)
+class LiveConfig:
+    """What one live run of :class:`LiveTrainer` trains: 3resnet(all) of width ``m`` on the §8.1
+    instance with (α, β), learning rate ``lr`` and weight decay ``wd``. Every field is checked: α in
+    [0, 1), β ≥ 0, m ≥ 1, lr > 0, wd ≥ 0, n_train ≥ 50 (one mini-batch), epochs ≥ 1."""
+
+    alpha: float = 0.3
+    beta: float = 1.0
+    m: int = 200
+    _: KW_ONLY
+    lr: float = 0.1
+    wd: float = 0.005
+    layerwise: bool = False
+    n_train: int = 500
+    n_test: int = 1000
+    epochs: int = 400
+    seed: int = 0
+    LEARNER: ClassVar[tuple[str, str]] = ("3resnet", "all")
+    """The architecture and mode of :attr:`learner` (not a field: a configuration's stored key omits it)."""
+
+    def __post_init__(self):
+        V.check_fields(self, {**RUN_RULES, **STEP_RULES, "layerwise": (V.boolean, {})})
+        check_learners_fit([self.learner], m=self.m, n_eval=max(self.n_train, self.n_test), n_gram=None,
+                           what="this live run")
+
+    @property
+    def learner(self) -> Learner:
+        """What it trains: the §6 ResNet with every layer trained, at width ``m`` (§8.1's initialisation)."""
+        return Learner(*self.LEARNER, m=self.m)
+
+
+def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_every: int = 10):
+    """Train one 3resnet(all) on the §8.1 instance with (α, β), m, lr, wd from ``cfg``; returns
+    (instance, :class:`~resnetlearn.learners.training.TrainResult`)."""
+    inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
+    dev = select_device(device)
+    split = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, device=dev)
+    tr, te = split.train, split.test
+    protocol = Protocol(epochs=cfg.epochs, eval_every=callback_every,
+                        layerwise=cfg.layerwise)
+    res = train_models(tr, te, cfg.learner, lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed],
+                       protocol=protocol, device=dev, progress=False, callback=callback,
+                       callback_every=callback_every, cancel=cancel)
+    return inst, res
+
+
+def _slider_widths(m: int) -> list[int]:
+    return sorted(set(WIDTHS) | {m})
+
+
+def _trainer_every(cfg: LiveConfig) -> int:
+    """Epochs between two evaluations (and frames) of a live run: about 30 frames a run."""
+    return max(5, cfg.epochs // 30)
+
+
+def _trainer_data(res, threshold: float) -> dict:
+    """A finished run's last frame (what :class:`LiveTrainer` draws) as plain lists."""
+    keys = ("train", "test", "out1_vs_base", "residual_vs_composite")
+    return {"epochs": [int(e) for e in res.epochs], "epoch": int(res.epochs_done),
+            "total_epochs": int(res.epochs_done), "threshold": float(threshold),
+            **{k: [[float(v)] for v in res.curves[k][:, 0]] for k in keys}}
+
+
+class LiveTrainer(_Panel):
+    """α, β, m sliders, lr / wd presets, layer-wise switch, Train / Stop, and a live plot of the test
+    error with the kα² line and the block decomposition.
+
+    ``cfg`` sets the initial slider values (a width, lr or wd outside the presets is added to them);
+    ``auto`` is the initial state of the "retrain on slider change" toggle (off: sliders only stage
+    settings and Train runs them); ``view``: ``"png"`` (matplotlib, default), ``"plotly"`` or ``"auto"``.
+    """
+
+    def __init__(self, cfg: LiveConfig | None = None, *, device=None, large: bool = False, auto: bool = False,
+                 paper_scale: bool = False, view: str = "png"):
+        cfg = cfg if cfg is not None else LiveConfig()
+        if not isinstance(cfg, LiveConfig):
+            raise TypeError(f"cfg must be a LiveConfig, got {type(cfg).__name__}")
+        self.cfg = replace(cfg, epochs=800) if paper_scale else cfg
+        self.device = select_device(device)
+        self.large = V.boolean("large", large)
+        s = dict(continuous_update=False, style={"description_width": "60px"}, layout=W.Layout(width="300px"))
+        self.alpha = W.FloatSlider(value=self.cfg.alpha, min=0.0, max=max(ALPHA_MAX, self.cfg.alpha), step=0.05,
+                                   description="α", readout_format=".2f", **s)
+        self.beta = W.FloatSlider(value=self.cfg.beta, min=0.0, max=max(BETA_MAX, self.cfg.beta), step=0.05,
+                                  description="β", readout_format=".2f", **s)
+        self.m = W.SelectionSlider(options=_slider_widths(self.cfg.m), value=self.cfg.m, description="width m", **s)
+        presets = dict(PRESETS)
+        mine = (self.cfg.lr, self.cfg.wd)
+        label = next((k for k, v in presets.items() if v == mine), None)
+        if label is None:
+            label = f"{self.cfg.lr:g} / {self.cfg.wd:g} (config)"
+            presets = {label: mine, **presets}
+        self.presets = presets
+        self.preset = W.Dropdown(options=list(presets), value=label, description="lr / wd",
+                                 style={"description_width": "60px"}, layout=W.Layout(width="320px"))
+        self.layerwise = W.Checkbox(value=self.cfg.layerwise, description="layer-wise (block 1, then block 2)",
+                                    indent=False, layout=W.Layout(width="auto"))
+        self.controls = [self.alpha, self.beta, self.m, self.preset, self.layerwise]
+        view_ = make_view(view, png_placeholder=lambda: placeholder_figure(
+            "press Train to start", parity_instance(alpha=self.cfg.alpha, beta=self.cfg.beta).threshold,
+            large=large))
+        self.job = LiveRun(self._run, self._frame, done=self._done, view=view_)
+        self.view = view_
+        self.image = view_.widget  # the plot (an Image for view="png")
+        self._build_buttons(auto)
+        self.job.set_status(f"ready on {describe_device(self.device)}: press Train")
+        self.widget = W.VBox([W.HBox([self.alpha, self.beta, self.m]),
+                              W.HBox([self.preset, self.layerwise]),
+                              W.HBox([self.train_btn, self.stop_btn, self.retrain]), self.job.status,
+                              view_.widget])
+
+    @property
+    def first_plot_s(self) -> float | None:
+        return self.job.first_frame_s
+
+    @property
+    def last_result(self):
+        """The :class:`~resnetlearn.learners.training.TrainResult` of the latest finished run (None before)."""
+        return None if self.job.last_result is None else self.job.last_result[1]
+
+    def current_config(self) -> LiveConfig:
+        lr, wd = self.presets[self.preset.value]
+        return replace(self.cfg, alpha=self.alpha.value, beta=self.beta.value, m=self.m.value, lr=lr, wd=wd,
+                       layerwise=self.layerwise.value)
+
+    @staticmethod
+    def describe(cfg: LiveConfig | None) -> str:
+        if cfg is None:
+            return "—"
+        return (f"α={cfg.alpha:.2f}, β={cfg.beta:.2f}, m={cfg.m}, lr={cfg.lr:g}, wd={cfg.wd:g}"
+                + (", layer-wise" if cfg.layerwise else ""))
+
+    def _run(self, cfg: LiveConfig, ctx: RunContext):
+        inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
+        thr = inst.reference_errors().f_only  # kα², exact; once per run
+        ctx.status(self._running_status(f"training on {describe_device(self.device)} ({self.describe(cfg)}) …"))
+
+        def draw(info):
+            ctx.frame(dict(info, threshold=thr), force=info["epoch"] == info["total_epochs"])
+
+        _, res = run(cfg, device=self.device, callback=draw, cancel=ctx.cancelled,
+                     callback_every=_trainer_every(cfg))
+        return thr, res
+
+    def _frame(self, data: dict, cfg: LiveConfig, *, png: bool = False, title: str | None = None):
+        title = title or f"3resnet(all), epoch {data['epoch']}/{data['total_epochs']}"
+        if self.view.kind == "plotly" and not png:
+            from .figures_plotly import training_curves
+
+            return training_curves(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
+                                   total_epochs=data["total_epochs"])
+        return training_figure(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
+                               large=self.large, total_epochs=data["total_epochs"])
+
+    @staticmethod
+    def _first_evaluation(cfg: LiveConfig) -> int:
+        return min(_trainer_every(cfg), cfg.epochs * (2 if cfg.layerwise else 1))
+
+    def _message_figure(self, cfg: LiveConfig, text: str):
+        thr = parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold
+        return placeholder_figure(text, thr, large=self.large)
+
+    def final_frame(self) -> tuple[dict, LiveConfig, str] | None:
+        """(data, settings, where from) of the finished run the static picture shows: this widget's latest
+        finished run, else the committed run at this widget's settings (:data:`PICTURES`), else None."""
+        done = self.job.last_result
+        if done is not None and not done[1].interrupted and self.job.last_settings is not None:
+            thr, res = done
+            return _trainer_data(res, thr), self.job.last_settings, "this widget's latest run"
+        cfg = self.current_config()
+        cached = cached_result("trainer", cfg)
+        if cached is not None:
+            return cached["data"], cfg, f"computed on {cached['device']}"
+        return None
+
+    def static_picture(self) -> tuple[bytes, str]:
+        """PNG and one-line outcome of the finished run (the placeholder and a hint before any run)."""
+        got = self.final_frame()
+        if got is None:
+            cfg = self.current_config()
+            return (to_png(self._message_figure(cfg, "press Train to start (needs a running kernel)")),
+                    f"Live training of 3resnet(all) ({self.describe(cfg)}, {cfg.epochs} epochs): "
+                    "run the notebook and press Train to see it.")
+        data, cfg, _ = got
+        err = float(data["test"][-1][0])
+        thr = data["threshold"]
+        verdict = ("diverged" if err != err else f"ends {'below' if err < thr else 'above'} kα² = {thr:.2f}"
+                   if has_threshold(thr) else "α = 0: no kα² line")
+        title = f"finished ({data['total_epochs']} epochs): {verdict}"
+        png = to_png(self._frame(data, cfg, png=True, title=title))
+        return png, (f"Live training of 3resnet(all) ({self.describe(cfg)}, {cfg.epochs} epochs): test error "
+                     f"{verdict}. {LIVE_NOTE}")
+
+    def _done(self, result, cfg: LiveConfig, ctx: RunContext) -> str:
+        thr, res = result
+        err = float(res.test_error[0])
+        word = "stopped" if res.interrupted else "done"
+        if err != err:  # NaN: the run diverged (reported, never hidden)
+            return f"{word}: the run diverged at lr={cfg.lr:g} (m={cfg.m}); pick a smaller lr preset"
+        verdict = (f"{'below' if err < thr else 'above'} kα² = {thr:.2f}" if has_threshold(thr)
+                   else "α = 0: no composite signal, so no kα² to compare with")
+        return (f"{word} in {ctx.elapsed:.1f} s on {describe_device(self.device)} ({self.describe(cfg)}): "
+                f"test error {error_text(err)} ({verdict}); first plot after {self.job.first_frame_s or 0:.1f} s")
+
+
+def _short_outcome(state: dict) -> str:
+    """'below kα² = 1.35: 3resnet(all) · above: 3layer(all), 2layer(all), NTK ridge' (a picture's title)."""
+    thr, k = state["threshold"], state.get("kernel")
+    finals = {label: (c["test"][-1] if c["test"] else math.nan) for label, c in state["curves"].items()}
+    if k is not None:
+        finals[k["label"].split(" (")[0]] = k["test_error"]
+    if not has_threshold(thr):
+        return "α = 0: no kα² line"
+    parts = []
+    for word, keep in (("below", lambda e: e < thr), ("above", lambda e: e >= thr), ("diverged", math.isnan)):
+        names = [n for n, e in finals.items() if (not math.isnan(e) and keep(e)) or (word == "diverged" and keep(e))]
+        if names:
+            parts.append(f"{word}{f' kα² = {thr:.2f}' if word == 'below' else ''}: {', '.join(names)}")
+    return "  ·  ".join(parts)
+
+
+# ================================================================= the race (notebooks 00 and 03)
+class LiveRace(_Panel):
+    """The contrast of the paper, live: 3resnet(all) against 3layer(all) and 2layer(all), trained on the
+    same samples in turns of a few epochs so every curve advances together, beside an NTK ridge
+    regression (computed once per run) and the kα² line.
+
+    α, β, width m and N sliders stage settings; Train runs them (restarting a running race); Stop ends
+    the race within a second; "retrain on slider change" (``auto``) makes every slider move restart it.
+    ``view``: ``"auto"`` (a plotly FigureWidget where anywidget works, else a PNG), ``"plotly"`` or
+    ``"png"``. ``cfg`` sets the initial values and everything the sliders do not (epochs, learners, lr/wd,
+    kernel); ``min_interval`` throttles drawing (seconds between frames; default 0.25 for plotly, 0.5
+    for png). Drawing runs in its own thread, so training never waits for it.
+    """
+
+    def __init__(self, cfg: RaceConfig | None = None, *, device=None, view: str = "auto", auto: bool = False,
+                 large: bool = False, min_interval: float | None = None, result: RaceResult | None = None):
+        cfg = cfg if cfg is not None else RaceConfig()
+        if not isinstance(cfg, RaceConfig):
+            raise TypeError(f"cfg must be a RaceConfig, got {type(cfg).__name__}")
+        if result is not None and not isinstance(result, RaceResult):
+            raise TypeError(f"result must be a RaceResult (from run_race), got {type(result).__name__}")
+        self.result = result  # a finished race to picture before this widget has run one
+        self.cfg, self.device, self.large = cfg, select_device(device), V.boolean("large", large)
+        s = dict(continuous_update=False, style={"description_width": "60px"}, layout=W.Layout(width="300px"))
+        self.alpha = W.FloatSlider(value=cfg.alpha, min=0.0, max=max(ALPHA_MAX, cfg.alpha), step=0.05,
+                                   description="α", readout_format=".2f", **s)
+        self.beta = W.FloatSlider(value=cfg.beta, min=0.0, max=max(BETA_MAX, cfg.beta), step=0.05,
+                                  description="β", readout_format=".2f", **s)
+        self.m = W.SelectionSlider(options=_slider_widths(cfg.m), value=cfg.m, description="width m", **s)
+        self.n = W.SelectionSlider(options=sorted(set(SAMPLE_SIZES) | {cfg.n_train}), value=cfg.n_train,
+                                   description="N", **s)
+        self.controls = [self.alpha, self.beta, self.m, self.n]
+        empty = race_state(cfg, parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold)
+        view_ = make_view(view, png_placeholder=lambda: placeholder_figure(
+            "press Train to start the race", empty["threshold"], large=large, size=(11, 3.4)),
+            plotly_placeholder=lambda: race_figure(empty, large=large, title="press Train to start the race"))
+        self.view = view_
+        self.job = LiveRun(self._run, self._frame, done=self._done, view=view_, min_interval=min_interval)
+        self._build_buttons(auto)
+        self.job.set_status(f"ready on {describe_device(self.device)}: press Train to race "
+                            f"{', '.join(x.label for x in cfg.learners)} on the same samples")
+        self.widget = W.VBox([W.HBox([self.alpha, self.beta]), W.HBox([self.m, self.n]),
+                              W.HBox([self.train_btn, self.stop_btn, self.retrain]), self.job.status, view_.widget])
+
+    def current_config(self) -> RaceConfig:
+        return replace(self.cfg, alpha=self.alpha.value, beta=self.beta.value, m=self.m.value,
+                       n_train=self.n.value)
+
+    @staticmethod
+    def describe(cfg: RaceConfig | None) -> str:
+        if cfg is None:
+            return "—"
+        return f"α={cfg.alpha:.2f}, β={cfg.beta:.2f}, m={cfg.m}, N={cfg.n_train}"
+
+    def _run(self, cfg: RaceConfig, ctx: RunContext) -> RaceResult:
+        ctx.status(self._running_status(
+            f"racing on {describe_device(self.device)} ({self.describe(cfg)}, {cfg.epochs} epochs, "
+            f"{len(cfg.learners)} learners in turns of {cfg.chunk} epochs) …"))
+        def on_frame(state: dict, force: bool) -> None:
+            empty = state["kernel"] is None and not any(c["epochs"] for c in state["curves"].values())
+            if empty and self.view.kind == "png":  # a PNG costs ~0.5 s: spend it on the first curves
+                return
+            ctx.frame(state, force=force)
+
+        return run_race(cfg, device=self.device, cancel=ctx.cancelled, on_frame=on_frame)
+
+    def _frame(self, state: dict, cfg: RaceConfig):
+        from .figures_plotly import to_matplotlib  # the one renderer: the PNG view is the plotly figure drawn
+
+        fig = race_figure(state, large=self.large)
+        return fig if self.view.kind == "plotly" else to_matplotlib(fig, large=self.large)
+
+    def _has_data(self, data: dict) -> bool:
+        return any(c["epochs"] for c in data["curves"].values())
+
+    @staticmethod
+    def _first_evaluation(cfg: RaceConfig) -> int:
+        return min(cfg.chunk, cfg.epochs)
+
+    def _message_figure(self, cfg: RaceConfig, text: str):
+        empty = race_state(cfg, parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold)
+        if self.view.kind == "plotly":
+            return race_figure(empty, large=self.large, title=text)
+        return placeholder_figure(text, empty["threshold"], large=self.large, size=(9.4, 3.4))
+
+    def final_frame(self) -> tuple[dict, str] | None:
+        """(state, where from) of the finished race the static picture shows: this widget's latest finished
+        race, else ``result`` given when it was built, else the committed race at this widget's settings
+        (:data:`PICTURES`), else None."""
+        done = self.job.last_result
+        if isinstance(done, RaceResult) and not done.interrupted:
+            return done.state(), "this widget's latest race"
+        cfg = self.current_config()
+        if self.result is not None and not self.result.interrupted and self.result.config == cfg:
+            return self.result.state(), "run_race"
+        cached = cached_result("race", cfg)
+        if cached is not None:
+            return cached["state"], f"computed on {cached['device']}"
+        return None
+
+    def static_picture(self) -> tuple[bytes, str]:
+        """PNG and one-line outcome of the finished race (the placeholder and a hint before any race)."""
+        got = self.final_frame()
+        if got is None:
+            cfg = self.current_config()
+            fig = placeholder_figure("press Train to start the race (needs a running kernel)",
+                                     parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold,
+                                     large=self.large, size=(9.4, 3.4))
+            return to_png(fig), (f"The race ({self.describe(cfg)}, {cfg.epochs} epochs): run the notebook and "
+                                 "press Train to see it.")
+        state, _ = got
+        outcome = race_outcome(state)
+        title = (f"Finished race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
+                 f"β = {state['beta']:.2f}, m = {state['m']}, {state['epochs_total']} epochs<br>"
+                 + _short_outcome(state))
+        from .figures_plotly import to_matplotlib
+
+        png = to_png(to_matplotlib(race_figure(state, large=self.large, title=title), large=self.large))
+        return png, f"The race ({outcome}). {LIVE_NOTE}"
+
+    def _done(self, res: RaceResult, cfg: RaceConfig, ctx: RunContext) -> str:
+        thr = res.threshold
+        parts = []
+        for label, err in res.final_errors().items():
+            if err != err:
+                parts.append(f"{label} diverged")
+            elif has_threshold(thr):
+                parts.append(f"{label} {error_text(err)} ({'below' if err < thr else 'above'})")
+            else:
+                parts.append(f"{label} {error_text(err)}")
+        against = f"against kα² = {thr:.2f}" if has_threshold(thr) else "(α = 0: no composite signal, no kα²)"
+        word = "stopped" if res.interrupted else "done"
+        return (f"{word} in {ctx.elapsed:.1f} s ({self.describe(cfg)}): test error {', '.join(parts)} {against}; "
+                f"first curves after {self.first_data_frame_s or 0:.1f} s")
+
+    @property
+    def first_data_frame_s(self) -> float | None:
+        """Seconds from Train to the first frame of the latest run that shows a curve."""
+        gen = self.job.generation
+        for f in self.job.frames:
+            if f.generation == gen and any(c["epochs"] for c in f.data["curves"].values()):
+                return f.seconds
+        return None
+
+    @property
+    def figure(self):
+        """The latest frame as a plotly figure (for a static copy: ``figures_plotly.show_figure(race.figure)``)."""
+        if not self.job.frames:
+            return None
+        return race_figure(self.job.frames[-1].data, large=self.large)
+
+
+# ================================================================= rerun a figure (notebook 05)
+class FigureRerun:
+    """A button that reruns one of the paper's figures (``reproduce.run_figure``) in a background thread
+    and shows the user's run beside the shipped one: the plot of the run, and for each of "your run" and
+    "shipped" its verdict and error table, labelled with the folder it was read from.
+
+    "Your run" is the figure's tables in ``mine``, the user's results folder: by default ``my-results/SCALE``
+    beside the shipped ``results/`` (where ``python -m resnetlearn reproduce FIG --scale SCALE`` writes when run
+    from the clone's root), so a run of the command line shows here too. A press writes its tables there as
+    the command line does (``write_outputs``, ``write_provenance``); ``mine`` may not lie in the shipped
+    results. Finished points are kept in the results store under ``out``, so a second press only re-plots;
+    the button is disabled while a run is going, so two sweeps never write one plot."""
+
+    def __init__(self, figure: str = "fig2a", scale: str = "quick", *, out="results/live/store", device=None,
+                 shipped=None, mine=None):
+        from ..reproduce import DEFAULT_OUT, FIGURES, SCALES, shipped_results
+
+        if figure not in FIGURES:
+            raise ValueError(f"figure must be one of {FIGURES}, got {figure!r}")
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+        self.figure, self.scale, self.out, self.device = figure, scale, out, select_device(device)
+        # the shipped results of this figure and scale: the static picture before a rerun (<results>/<scale>
+        # beside <results>/live/store by default), and the user's beside them (<clone>/my-results/<scale>)
+        self.shipped = Path(shipped) if shipped is not None else Path(out).parents[1] / scale
+        self.mine = Path(mine) if mine is not None else self.shipped.parents[1] / DEFAULT_OUT / scale
+        if shipped_results(self.mine) is not None:
+            raise ValueError(f"mine={str(self.mine)!r} lies in the shipped results/ (tracked by git): a rerun is "
+                             f"written to the user's folder, e.g. {DEFAULT_OUT}/{scale}")
+        self.button = W.Button(description=f"Rerun {figure} ({scale} scale)", button_style="primary",
+                               icon="refresh", layout=W.Layout(width="auto"))
+        self.view = PngView(placeholder=None)  # nothing (not a broken image) until a result exists
+        self.image = self.view.widget
+        self.job = LiveRun(self._run, self._frame, done=self._done, view=self.view)
+        self.compare = W.HTML(self._compare_html())  # your run beside the shipped one, as tables
+        self.job.set_status(f"ready on {describe_device(self.device)}: press the button to rerun {figure} "
+                            f"into {self.mine}")
+        self.button.on_click(lambda _: self.start())
+        self.widget = W.VBox([self.button, self.job.status, self.image, self.compare])
+
+    @property
+    def status(self) -> W.HTML:
+        return self.job.status
+
+    @property
+    def result(self):
+        return self.job.last_result
+
+    def runs(self) -> dict[str, tuple]:
+        """``{"your run": (result or None, where), "shipped": (…)}``: the figure at this scale as the user ran
+        it (this button's latest run, else the tables in ``mine``) and as shipped, each with the folder it
+        was read from (or why there is none)."""
+        from ..reproduce.table_reading import load_figure, rerun_command
+
+        out = {}
+        for who, folder in (("your run", self.mine), ("shipped", self.shipped)):
+            try:
+                res = load_figure(self.figure, folder)
+                if res.provenance.get("scale") != self.scale:
+                    raise ValueError(f"{folder} holds {self.figure} at {res.provenance.get('scale')} scale")
+                out[who] = (res, f"read from {folder}")
+            except (OSError, ValueError) as e:
+                hint = (f"press the button, or run: {rerun_command(self.figure, self.mine, self.scale)}"
+                        if who == "your run" else str(e))
+                out[who] = (None, f"none in {folder} ({hint})")
+        if self.job.last_result is not None:
+            out["your run"] = (self.job.last_result, f"this button's run, written to {self.mine}")
+        return out
+
+    def _sides(self, runs: dict | None = None) -> list[tuple[str, str, str, str]]:
+        """(heading with the verdict, where from, summary line, error table) of "your run" and "shipped"."""
+        from ..reproduce.figure_tables import VERDICT_WORDS, error_table
+
+        sides = []
+        for who, (res, where) in (runs or self.runs()).items():
+            head = f"{who}: {self.figure} at {self.scale} scale"
+            sides.append((head, where, "", "") if res is None else
+                         (f"{head}, {VERDICT_WORDS[res.reproduced]}", where, res.summary, error_table(res)))
+        return sides
+
+    def comparison(self, runs: dict | None = None) -> str:
+        """The user's run beside the shipped one (``runs``: :meth:`runs`) as text: for each, its label and
+        verdict, where it came from, its verdict line and error table
+        (:func:`~resnetlearn.reproduce.figure_tables.error_table`)."""
+        return "\n\n".join("\n".join(part for part in side if part) for side in self._sides(runs))
+
+    def _compare_html(self) -> str:
+        import html
+
+        cells = [f"<div style='flex:1 1 28em;min-width:0'><b>{html.escape(head)}</b><br><i>{html.escape(where)}</i>"
+                 + (f"<div style='font-size:12px;line-height:1.3;margin-top:0.4em'>{html.escape(summary)}</div>"
+                    f"<pre style='font-size:12px;white-space:pre;overflow-x:auto'>{html.escape(table)}</pre>"
+                    if table else "") + "</div>"
+                 for head, where, summary, table in self._sides()]
+        return f"<div style='display:flex;flex-wrap:wrap;gap:1em;line-height:1.4'>{''.join(cells)}</div>"
+
+    def static_picture(self) -> tuple[bytes | None, str]:
+        """PNG and text for readers without a kernel: the plot of the user's run (else of the shipped
+        results), and the user's run beside the shipped one (:meth:`comparison`)."""
+        runs = self.runs()
+        label = f"Rerun button for {self.figure} at {self.scale} scale"
+        res = runs["your run"][0] or runs["shipped"][0]
+        if res is None:
+            return None, f"{label}: run the notebook and press it to rerun the figure here."
+        png = to_png(self._frame({"result": res}, None))
+        drawn = "your run" if runs["your run"][0] is not None else "shipped"
+        return png, (f"{label}. The picture: {drawn}. With a running kernel this output is the button.\n\n"
+                     + self.comparison(runs))
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        png, text = self.static_picture()
+        return pictured_bundle(self.widget, png, text)
+
+    def start(self) -> None:
+        if self.job.running:
+            return
+        self.button.disabled = True
+        self.job.start((self.figure, self.scale))
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.job.wait(timeout)
+
+    def _run(self, settings, ctx: RunContext):
+        from ..reproduce import run_figure, write_outputs, write_provenance
+
+        try:
+            ctx.status(f"running {self.figure} at {self.scale} scale on {describe_device(self.device)} …")
+            res = run_figure(self.figure, self.scale, str(self.device), out=self.out, progress=False)
+            write_outputs(res, self.mine)  # the user's run, where the command line writes it
+            write_provenance(res, self.mine, self.scale, f"FigureRerun({self.figure!r}, {self.scale!r}) "
+                             f"(store {self.out}; as python -m resnetlearn reproduce {self.figure} --scale "
+                             f"{self.scale} --device {self.device.type})")
+            ctx.frame({"result": res}, force=True)
+            return res
+        finally:
+            self.button.disabled = False
+
+    def _frame(self, data: dict, settings):
+        from .figures_plotly import result_figure, to_matplotlib  # the one picture, as the CLI's FIG.png
+
+        return to_matplotlib(result_figure(data["result"]))
+
+    def _done(self, res, settings, ctx: RunContext) -> str:
+        self.compare.value = self._compare_html()
+        return (f"{res.summary} ({res.wall_time:.0f} s, {res.skipped} of {len(res.rows)} points reused "
+                f"from the store; written to {self.mine})")
+
+
+# ================================================================= interact with a picture (notebooks 01, 02, 04)
+class Interact:
+    """``ipywidgets.interact`` (``manual``: ``interact_manual``) whose output reads well before it runs: its
+    display bundle carries the live controls and, for readers without a kernel, the output of ``fn`` at the
+    default setting (its picture as ``image/png``, its printed text as ``text/plain``).
+
+    Without ``manual`` the default setting is computed once, by the widget's own first call; with ``manual``
+    it is computed here, once, for the picture. ``controls`` are ipywidgets' abbreviations or widgets, as
+    for ``interact``."""
+
+    def __init__(self, fn, /, *, manual: bool = False, **controls):
+        from IPython.utils.capture import capture_output
+
+        self.first: list = []
+
+        @functools.wraps(fn)
+        def once(*args, **kw):
+            if self.first:
+                return fn(*args, **kw)
+            cap = capture_output()
+            try:
+                with cap as captured:
+                    return fn(*args, **kw)
+            finally:  # an error is shown by ipywidgets as for any interact; the picture keeps what came before it
+                self.first.append(captured)
+                captured.show()  # into the widget's own output area, as an ordinary call would
+
+        self.widget = W.interactive(once, {"manual": bool(manual)}, **controls)
+        self.defaults = {w._kwarg: w.value for w in self.widget.kwargs_widgets}
+        if manual:
+            with capture_output() as cap:
+                try:
+                    fn(**self.defaults)
+                finally:
+                    self.first.append(cap)
+
+    def static_picture(self) -> tuple[bytes | None, str]:
+        """The first PNG ``fn`` displayed at the default setting and a line with the setting and what it
+        printed."""
+        import base64
+
+        cap = self.first[0]
+        png = None
+        for out in cap.outputs:
+            data = out.data.get("image/png")
+            if data is not None:
+                png = data if isinstance(data, bytes) else base64.b64decode(data)
+                break
+        setting = ", ".join(f"{k} = {_setting_text(v)}" for k, v in self.defaults.items())
+        printed = cap.stdout.strip()
+        what = "printed" if printed else "a picture" if png else "no output"
+        return png, (f"Output at the default setting ({setting}), {what}"
+                     + (f":\n{printed}" if printed else ".")
+                     + "\nWith a running kernel this output is the live widget: move the controls.")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        png, text = self.static_picture()
+        return pictured_bundle(self.widget, png, text)
+
+
+def _setting_text(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def interact(fn, /, *, manual: bool = False, **controls) -> None:
+    """Display an :class:`Interact` (ipywidgets' ``interact`` with a picture of the default setting); returns
+    None, so a cell may end with it, with or without a semicolon."""
+    from IPython.display import display
+
+    display(Interact(fn, manual=manual, **controls))
+
+
+# ================================================================= the committed pictures
+def refresh_pictures(path: Path = PICTURES) -> dict:
+    """Run the race and the trainer at their default settings headless (on the CPU) and write their final
+    frames to ``path``: the static pictures of :class:`LiveRace` and :class:`LiveTrainer`."""
+    import platform
+
+    import torch
+
+    out: dict = {"made_by": "python -m resnetlearn.classroom.live --refresh-pictures",
+                 "torch": torch.__version__, "python": platform.python_version()}
+    race_cfg = RaceConfig()
+    res = run_race(race_cfg, device="cpu")
+    out["race"] = {"config": _config_key(race_cfg), "device": describe_device(select_device("cpu")),
+                   "state": res.state(), "final_errors": res.final_errors()}
+    cfg = LiveConfig()
+    inst, tr = run(cfg, device="cpu", callback_every=_trainer_every(cfg))
+    out["trainer"] = {"config": _config_key(cfg), "device": describe_device(select_device("cpu")),
+                      "data": _trainer_data(tr, inst.threshold)}
+    Path(path).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return out
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m resnetlearn.classroom.live", description="The live widgets' pictures.")
+    ap.add_argument("--refresh-pictures", action="store_true",
+                    help=f"rerun the race and the trainer at their defaults and rewrite {PICTURES.name}")
+    args = ap.parse_args(argv)
+    if args.refresh_pictures:
+        out = refresh_pictures()
+        print(f"wrote {PICTURES}: race {out['race']['final_errors']}, trainer test error "
+              f"{out['trainer']['data']['test'][-1][0]:.3f}")
+    else:
+        ap.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,255 @@
+"""Figures shared by the notebooks: training curves against the kα² line.
+
+Every figure marks the threshold kα² (the error of learning F and nothing
+of G, arXiv v3 §8.1): a curve clearly below it has learned part of the
+composite signal α·G(F).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from ..learners.records import style_of
+
+THRESHOLD_STYLE = dict(color="crimson", linestyle="--", linewidth=1.5)
+THRESHOLD_COLOUR = "#dc143c"  # crimson: the kα² line in every figure
+
+# ----------------------------------------------------------------- one style for every figure
+# Each learner's style (colour by family, line by training mode, marker by architecture or kernel) is its
+# record's (resnetlearn.learners.records); shared by the matplotlib figures and the plotly ones
+# (resnetlearn.classroom.figures_plotly).
+MPL_DASH = {"solid": "-", "dot": ":", "dash": "--", "dashdot": "-.", "longdash": (0, (8, 3))}
+"""Plotly line names in matplotlib."""
+MPL_MARKER = {"circle": "o", "square": "s", "triangle-up": "^", "diamond": "D", "x": "x", "star": "*",
+              "cross": "P", "triangle-down": "v"}
+BETA_COLOURS = ["#fdcc8a", "#fc8d59", "#e34a33", "#b30000", "#67000d"]
+"""Sequential reds for β (light: small β, dark: β = 1), as in Figure 3."""
+
+
+def family(model: str, mode: str | None = None) -> str:
+    """ResNet / fully connected / conjugate kernel / NTK / classical kernel (a network trained in mode
+    ``last`` is a conjugate-kernel method, ``ntk`` an NTK method)."""
+    return style_of(model, mode).family
+
+
+def learner_style(model: str, mode: str | None = None) -> dict:
+    """Colour (by architecture / kernel), dash (by mode; infinite-width kernels dash-dot) and marker
+    (by architecture) of one learner, as plotly names: ``{"color", "dash", "marker", "family"}``, read
+    from its record (:func:`resnetlearn.learners.records.style_of`)."""
+    s = style_of(model, mode)
+    return {"color": s.colour, "dash": s.line, "marker": s.marker, "family": s.family}
+
+
+def log_ticks(lo: float, hi: float, *, steps=(1, 2, 5)) -> list[float]:
+    """Tick positions 1-2-5 × 10^k covering [lo, hi] (for log axes with plain labels, never 3×10²)."""
+    if not (lo > 0 and hi > 0 and math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    lo, hi = min(lo, hi), max(lo, hi)
+    ticks = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for s in steps:
+            v = s * 10.0**e
+            if lo / 1.0001 <= v <= hi * 1.0001:
+                ticks.append(float(f"{v:.12g}"))
+    if len(ticks) < 2:  # a narrow range: add the neighbouring 1-2-5 values
+        return log_ticks(lo / 2.5, hi * 2.5, steps=steps)
+    if len(ticks) > 9 and len(steps) > 1:  # a wide range: 1-3 steps, then powers of ten
+        return log_ticks(lo, hi, steps=(1, 3) if len(steps) > 2 else (1,))
+    if len(ticks) > 9:  # very wide: every k-th power of ten
+        k = math.ceil(len(ticks) / 8)
+        ticks = ticks[::k]
+    return ticks
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def tick_label(v: float) -> str:
+    """A short plain label: 0.05, 1, 20, 1000, 10k, 200k; beyond that a power of ten as 10⁶ (never 3×10²)."""
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-4):
+        e = math.log10(abs(v))
+        if abs(e - round(e)) < 1e-9:
+            return ("-" if v < 0 else "") + "10" + str(round(e)).translate(_SUPERSCRIPT)
+        if abs(v) >= 1e6 or abs(v) < 1e-4:
+            return f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-").replace("e+", "e")
+    if v >= 10_000 and v % 1000 == 0:
+        return f"{v / 1000:g}k"
+    return f"{v:g}"
+
+
+def readable_log_axis(ax, axis: str, values=None, lo: float | None = None, hi: float | None = None) -> None:
+    """Plain tick labels on a matplotlib log axis: at ``values`` (e.g. the measured widths) or at 1-2-5
+    steps between ``lo`` and ``hi``; minor labels off (no overlapping 3×10² smear)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    ticks = sorted(set(values)) if values is not None else log_ticks(lo, hi)
+    if values is None and sum(lo <= t <= hi for t in ticks) < 2:  # a narrow range: finer steps, two labels at least
+        ticks = log_ticks(lo, hi, steps=(1, 1.5, 2, 3, 5, 7))
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    a.set_major_locator(FixedLocator(ticks))
+    a.set_major_formatter(FuncFormatter(lambda v, _: tick_label(v)))
+    a.set_minor_formatter(NullFormatter())
+
+
+def has_threshold(threshold) -> bool:
+    """Whether a kα² line is meaningful: a positive number (α = 0 gives kα² = 0: no line)."""
+    return threshold is not None and math.isfinite(threshold) and threshold > 0
+
+
+def threshold_label(threshold) -> str:
+    """'kα² = 1.35', or why there is no line (α = 0: nothing of G(F) to learn)."""
+    if has_threshold(threshold):
+        return f"kα² = {threshold:.3g}"
+    return "α = 0: no composite signal, no kα² line"
+
+
+DPI = 90
+"""Resolution of every PNG (:func:`to_png`): 1 pt = 1.25 px."""
+FIGURE_WIDTH = 9.4
+"""Inches of a full-width picture: 9.4 in × 90 dpi = 846 px, about the output area of a notebook in JupyterLab
+at 1280×800 with the file browser open, so the picture is shown at its own size (not scaled down) and the
+font sizes of :func:`style` are what the reader sees."""
+
+
+def style(large: bool = False) -> dict:
+    """rcParams of every matplotlib picture, normal or projector-friendly (``large``). At :data:`DPI` and
+    :data:`FIGURE_WIDTH` the normal sizes read as 13.75 px text and 12.5 px legends at 1280×800."""
+    size = 16 if large else 11
+    return {"font.size": size, "axes.titlesize": size + 1, "axes.labelsize": size, "xtick.labelsize": size - 1,
+            "ytick.labelsize": size - 1, "legend.fontsize": size - 1, "figure.titlesize": size + 1,
+            "lines.linewidth": 2.5 if large else 1.8}
+
+
+def epoch_axis(ax, total_epochs: int | None, epochs=()) -> None:
+    """An epoch axis from 0 to ``total_epochs`` (else the last epoch drawn) with integer ticks only, so a run
+    with one evaluation so far is not drawn on a fractional axis such as 12.4 … 13.6."""
+    from matplotlib.ticker import MaxNLocator
+
+    last = max([int(e) for e in epochs] or [0])
+    ax.set_xlim(0, max(int(total_epochs or 0), last, 1))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=2))
+    ax.set_xlabel("epoch")
+
+
+def training_figure(epochs, curves: dict, threshold: float | None, labels=None, title: str = "",
+                    large: bool = False, decomposition: bool = True, styles=None,
+                    total_epochs: int | None = None) -> Figure:
+    """Test error (and, for the ResNets, its two parts) against epochs.
+
+    ``curves``: name → (E, G) array-like as produced by
+    :func:`resnetlearn.learners.training.train_models`; one line per model, labelled
+    by ``labels`` (``styles``: optional :func:`learner_style` dicts, one per
+    model). Left panel: test (solid) and train (dotted) error with the kα²
+    line (none when ``threshold`` is None or 0, i.e. α = 0); right panel
+    (when available): E‖out₁ − β·F‖² and E‖residual − α·G(F)‖² — what the
+    first block and the residual branch learned. The epoch axis runs from 0 to ``total_epochs`` (live
+    plots) or the last epoch, with integer ticks; a curve with a single evaluation is drawn as a dot.
+    """
+    import torch
+
+    test = torch.as_tensor(curves["test"])
+    G = test.shape[1]
+    labels = labels or [f"model {g}" for g in range(G)]
+    dec = decomposition and "out1_vs_base" in curves and torch.isfinite(torch.as_tensor(curves["out1_vs_base"])).any()
+    thr = has_threshold(threshold)
+    dot = {"marker": "o", "markersize": 4} if len(epochs) == 1 else {}
+    with plt.rc_context(style(large)):
+        fig = Figure(figsize=(FIGURE_WIDTH * (1.4 if large else 1) if dec else 6.8, 5.8 if large else 4.8))
+        axes = fig.subplots(1, 2 if dec else 1, squeeze=False)[0]
+        ax = axes[0]
+        for g in range(G):
+            kw = {"color": styles[g]["color"]} if styles else {}
+            line, = ax.semilogy(epochs, test[:, g], label=f"{labels[g]} test", **kw, **dot)
+            ax.semilogy(epochs, torch.as_tensor(curves["train"])[:, g], ":", color=line.get_color(), **dot)
+        if thr:
+            ax.axhline(threshold, **THRESHOLD_STYLE, label=threshold_label(threshold))
+        epoch_axis(ax, total_epochs, epochs)
+        ax.set_ylabel("error  E‖out − y‖²  (dotted: train)")
+        ax.set_title(title or ("test error" if thr else f"test error ({threshold_label(threshold)})"))
+        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.16), ncol=2, frameon=False)  # outside the data
+        if dec:
+            ax2 = axes[1]
+            for g in range(G):
+                line, = ax2.semilogy(epochs, torch.as_tensor(curves["out1_vs_base"])[:, g],
+                                     label=f"{labels[g]}: out₁ vs β·F", **dot)
+                ax2.semilogy(epochs, torch.as_tensor(curves["residual_vs_composite"])[:, g], "--",
+                             color=line.get_color(), label=f"{labels[g]}: residual vs α·G(F)", **dot)
+            if thr:  # the residual's yardstick (out₁'s is E‖βF‖², off this scale)
+                ax2.axhline(threshold, **THRESHOLD_STYLE, label=f"{threshold_label(threshold)}: a zero residual branch")
+            epoch_axis(ax2, total_epochs, epochs)
+            ax2.set_ylabel("error of each block  E‖·‖²")
+            ax2.set_title("what each block learned")
+            ax2.legend(loc="upper left", bbox_to_anchor=(0, -0.16), ncol=1, frameon=False)
+        for a in axes:  # plain tick labels (0.5, 1, 2), never 2×10⁰ or 6×10⁻¹
+            lo, hi = a.get_ylim()
+            readable_log_axis(a, "y", lo=max(lo, 1e-12), hi=hi)
+            a.set_ylim(lo, hi)
+        fig.tight_layout()
+    return fig
+
+
+def placeholder_figure(text: str, threshold: float | None = None, large: bool = False,
+                       size=(8, 3.2)) -> Figure:
+    """An empty plot with a message ("press Train …"), shown before the first run instead of a
+    broken-image icon; draws the kα² line when given."""
+    with plt.rc_context(style(large)):
+        fig = Figure(figsize=size)
+        ax = fig.subplots()
+        ax.set_yscale("log")
+        ax.set_ylim(0.05, 30)
+        ax.set_xlim(0, 1)
+        ax.set_xticks([])
+        if has_threshold(threshold):
+            ax.axhline(threshold, **THRESHOLD_STYLE, label=threshold_label(threshold))
+            ax.legend(loc="upper right")
+        ax.set_ylabel("test error")
+        ax.set_xlabel("epoch")
+        ax.text(0.5, 0.62, text, transform=ax.transAxes, ha="center", va="center", color="#333333", wrap=True,
+                bbox=dict(boxstyle="round,pad=0.5", facecolor="white", edgecolor="#bbbbbb"))
+        readable_log_axis(ax, "y", lo=0.05, hi=30)
+        fig.tight_layout()
+    return fig
+
+
+def to_png(fig: Figure) -> bytes:
+    """PNG bytes of a figure (for an ipywidgets.Image updated from a thread)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()
+
+
+def show(fig: Figure) -> None:
+    """Display a figure made with :func:`training_figure` as a PNG in the
+    notebook (works with any backend, and in committed outputs)."""
+    from IPython.display import Image, display
+
+    display(Image(to_png(fig)))
+
+
+def energy_figure(alpha: float = 0.3, beta: float = 1.0, large: bool = False):
+    """How the target energy of the §8.1 parity instance splits between β·F and
+    α·G(F) (exact, by Parseval: distinct parities are orthonormal), with the
+    kα² line — the error of a model that learned F and nothing of G.
+
+    Returns the figure and the instance's :class:`~resnetlearn.targets.concept.ReferenceErrors`.
+    """
+    from ..targets.concept import parity_instance
+
+    r = parity_instance(alpha=alpha, beta=beta).reference_errors()
+    with plt.rc_context(style(large)):
+        fig = Figure(figsize=(6.5, 3.4 if large else 3.2))
+        ax = fig.subplots()
+        parts = {"β·F": r.zero - r.f_only, "α·G(F)": r.f_only}
+        ax.barh(list(parts), list(parts.values()), color=["tab:blue", "tab:orange"])
+        if has_threshold(r.f_only):
+            ax.axvline(r.f_only, **THRESHOLD_STYLE, label=f"kα² = {r.f_only:.2f}: error of learning F only")
+            ax.legend(loc="lower right")
+        ax.set_xlabel("share of E‖H‖² (sum over the k = 15 outputs)")
+        ax.set_title(f"α = {alpha:.2f}, β = {beta:.2f}: E‖H‖² = {r.zero:.2f}"
+                     + ("" if has_threshold(r.f_only) else " (α = 0: no kα² line)"))
+        fig.tight_layout()
+    return fig, r

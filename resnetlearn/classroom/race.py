@@ -1,0 +1,425 @@
+"""The race of notebooks 00 and 03, as a computation: several learners trained on the same samples of
+the §8.1 instance, taking turns of a few epochs, beside a kernel reference and the kα² line.
+
+This is the contrast of the ResNet paper (§1, §8.1: the three-layer ResNet learns the composite
+signal α·G(F), kernel methods and the plain networks of the same width do not at this sample size)
+run live. :func:`run_race` is pure computation and imports no widget library, so it runs in scripts
+and tests (``benchmarks/live_race.py``); :class:`resnetlearn.classroom.live.LiveRace` is the widget that
+drives it. :func:`race_figure` draws one frame (plotly; its static picture is
+:func:`resnetlearn.classroom.figures_plotly.to_matplotlib` of it).
+
+:data:`RUN_RULES` and :data:`STEP_RULES` declare once the checks that every live configuration
+(:class:`RaceConfig`, :class:`Runner`, :class:`resnetlearn.classroom.live.LiveConfig`) applies to its fields.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
+
+import torch
+
+from .. import memory
+from .. import validation as V
+from ..device import select_device
+from ..learners.networks import ARCHITECTURES
+from ..learners.training import Learner, Protocol, train_models
+from ..targets.concept import data_split, parity_instance
+from .plots import has_threshold, learner_style, threshold_label
+
+RUN_RULES = {
+    "alpha": (V.real, {"lo": 0, "hi": 1, "hi_open": True}),
+    "beta": (V.real, {"lo": 0, "hi": 1e3}),
+    "m": (V.integer, {"lo": 1, "hi": 100_000}),
+    "n_train": (V.integer, {"lo": 50, "hi": 1_000_000}),  # at least one mini-batch of 50 (§8.1)
+    "n_test": (V.integer, {"lo": 1, "hi": 1_000_000}),
+    "epochs": (V.integer, {"lo": 1, "hi": 100_000}),
+    "seed": (V.integer, {"lo": 0, "hi": V.MAX_SEED}),
+}
+"""Checks of a live run's instance (α in [0, 1), β ≥ 0), width, sample sizes, epochs and seed
+(:func:`resnetlearn.validation.check_fields`)."""
+STEP_RULES = {"lr": (V.real, {"lo": 0, "lo_open": True, "hi": 10}), "wd": (V.real, {"lo": 0, "hi": 1})}
+"""Checks of a learner's step size (lr > 0) and weight decay (wd ≥ 0)."""
+
+
+def error_text(x: float, digits: int = 3) -> str:
+    """A rounded error for legends and status lines (no float noise such as 0.2999999999999999)."""
+    return "nan" if x != x else f"{x:.{digits}f}"
+
+
+def check_learners_fit(learners, *, m: int, n_eval: int, n_gram: int | None, what: str) -> None:
+    """Refuse, before anything is allocated, a width whose learners (:class:`~resnetlearn.learners.training.Learner`
+    records, all held at once; their own width is replaced by ``m``) and kernel Gram matrix (``n_gram``
+    samples; None: no kernel) would not fit in memory
+    (:mod:`resnetlearn.memory`), naming a width that fits."""
+    dev = select_device(None)
+    d, k = 30, 15  # the §8.1 instance both panels train on (parity_instance defaults)
+    gram = 0 if n_gram is None else memory.gram_bytes(n_gram, n_gram)
+
+    def need(w):
+        return gram + sum(memory.training_bytes(x.arch, d, k, w, n_eval=n_eval, mode=x.mode) for x in learners)
+
+    memory.check_memory(need(m), what=what, width_name="m", width=m, need_at=need, device=dev)
+
+
+@dataclass(frozen=True)
+class Runner:
+    """One runner of the race: an architecture trained in a mode with its own lr and weight decay. The
+    width and initialisation are the race's (every runner trains at ``RaceConfig.m`` from §8.1's
+    initialisation), so what it trains is :meth:`learner` of that width."""
+
+    arch: str
+    mode: str = "all"
+    _: KW_ONLY
+    lr: float = 0.1
+    wd: float = 0.005
+
+    def __post_init__(self):
+        self.learner(m=1)  # the arch / mode checks are the Learner's
+        V.check_fields(self, STEP_RULES)
+
+    def learner(self, *, m: int) -> Learner:
+        """The :class:`~resnetlearn.learners.training.Learner` this runner trains at the race's width ``m``."""
+        return Learner(self.arch, self.mode, m=m)
+
+    @property
+    def label(self) -> str:
+        return self.learner(m=1).label
+
+    @property
+    def style(self):
+        """Its learner's style (:attr:`resnetlearn.learners.training.Learner.style`)."""
+        return self.learner(m=1).style
+
+    @property
+    def residual(self) -> bool:
+        """Whether its architecture is a ResNet (drawn with a heavier line)."""
+        return ARCHITECTURES[self.arch].residual
+
+    def state_entry(self) -> tuple:
+        """How a race frame lists it (:func:`race_state`): plain values, so a frame is JSON data
+        (``widget_results.json`` keeps the default race's last frame)."""
+        return (self.label, self.arch, self.mode, self.lr, self.wd)
+
+    @classmethod
+    def of_state(cls, entry) -> Runner:
+        """The runner a frame's entry (:meth:`state_entry`, or its JSON list) names."""
+        _label, arch, mode, lr, wd = entry
+        return cls(arch, mode, lr=lr, wd=wd)
+
+
+RACE_LEARNERS = (
+    Runner("3resnet", "all", lr=0.1, wd=0.01),
+    Runner("3layer", "all", lr=0.1, wd=0.005),
+    Runner("2layer", "all", lr=0.05, wd=0.01),
+)
+"""The default runners, each with the lr / wd that gave it its lowest test error in a 3 × 3 grid
+(lr 0.05-0.2, wd 0.001-0.01) at the race's default settings (benchmarks/live_race.py)."""
+RACE_KERNEL = "ntk_inf:3resnet_eq21"
+"""The kernel reference: ridge regression with the infinite-width NTK of the ResNet of eq 2.1 as written
+(a full m×m U; no closed-form limit is computed for the §6 ResNet that races, U = VA, whose empirical NTK
+concentrates under §8.1's N(0, 1/m) initialisation, spread ~ 1/√m: kernels.ntk_spread), its ridge
+selected by test error as the paper's, on the same samples, computed once per run."""
+KERNEL_NAMES = {"ntk_inf:3resnet_eq21": "NTK ridge (∞-width eq 2.1 ResNet)",
+                "ntk_inf:2layer": "NTK ridge (∞-width 2layer)",
+                "ntk:3resnet": "NTK ridge (ResNet at init)", "conjugate:3resnet": "conjugate-kernel ridge (ResNet)"}
+
+
+@dataclass(frozen=True)
+class RaceConfig:
+    """The race: every learner of ``learners`` trained on the same ``n_train`` samples (seed ``seed``;
+    test samples seed + 1) of the §8.1 instance with (α, β), width ``m``, ``epochs`` epochs (lr ÷ 10 at
+    half-time), taking turns of ``chunk`` epochs; ``kernel``: a kernel spec of
+    :func:`resnetlearn.kernels.kernel_errors` drawn as a horizontal line (None: no kernel)."""
+
+    alpha: float = 0.3
+    beta: float = 1.0
+    m: int = 200
+    n_train: int = 500
+    _: KW_ONLY
+    n_test: int = 1000
+    epochs: int = 200
+    seed: int = 0
+    chunk: int = 10
+    learners: tuple = RACE_LEARNERS
+    kernel: str | None = RACE_KERNEL
+
+    def __post_init__(self):
+        V.check_fields(self, {**RUN_RULES, "chunk": (V.integer, {"lo": 1, "hi": 100_000})})
+        learners = tuple(self.learners)
+        if not learners or not all(isinstance(x, Runner) for x in learners):
+            raise TypeError(f"learners must be a non-empty sequence of Runner, got {self.learners!r}")
+        if len({x.label for x in learners}) != len(learners):
+            raise ValueError(f"learners must differ in arch/mode, got {[x.label for x in learners]}")
+        object.__setattr__(self, "learners", learners)
+        if self.kernel is not None:
+            from ..kernels.registry import DEFAULT_KERNELS
+
+            V.choice("kernel", self.kernel, DEFAULT_KERNELS)
+        check_learners_fit([x.learner(m=self.m) for x in learners], m=self.m, n_eval=max(self.n_train, self.n_test),
+                           n_gram=None if self.kernel is None else self.n_train,
+                           what=f"this race ({', '.join(x.label for x in learners)})")
+
+
+@dataclass
+class RaceResult:
+    """What a race produced: final :class:`~resnetlearn.learners.training.TrainResult` per learner label, the
+    kernel reference, kα², the samples every learner trained on, and timings."""
+
+    config: RaceConfig
+    threshold: float
+    results: dict
+    kernel: dict | None
+    train: object = field(repr=False)
+    test: object = field(repr=False)
+    wall_time: float = 0.0
+    first_data_s: float | None = None
+    interrupted: bool = False
+
+    def final_errors(self) -> dict[str, float]:
+        out = {label: float(r.test_error[0]) for label, r in self.results.items()}
+        if self.kernel is not None:
+            out[self.kernel["label"]] = self.kernel["test_error"]
+        return out
+
+    def state(self) -> dict:
+        """The race's last frame (for :func:`race_figure`), e.g. a copy with its static picture:
+        ``figures_plotly.show_figure(race_figure(res.state()))``."""
+        st = race_state(self.config, self.threshold)
+        for label, r in self.results.items():
+            st["curves"][label] = {"epochs": [int(e) for e in r.epochs],
+                                   "test": [float(v) for v in r.curves["test"][:, 0]],
+                                   "train": [float(v) for v in r.curves["train"][:, 0]]}
+        st["kernel"] = self.kernel
+        return st
+
+
+class _Turns:
+    """Round-robin turns between learner threads: one trains at a time, for one chunk, then passes on."""
+
+    def __init__(self, n: int):
+        self.cv = threading.Condition()
+        self.turn, self.alive = 0, [True] * n
+
+    def wait(self, i: int, cancelled: Callable[[], bool]) -> None:
+        with self.cv:
+            while self.turn != i and not cancelled():
+                self.cv.wait(0.05)
+
+    def _next(self, i: int) -> None:
+        n = len(self.alive)
+        for k in range(1, n + 1):
+            j = (i + k) % n
+            if self.alive[j]:
+                self.turn = j
+                break
+        self.cv.notify_all()
+
+    def pass_on(self, i: int) -> None:
+        with self.cv:
+            self._next(i)
+
+    def finish(self, i: int) -> None:
+        with self.cv:
+            self.alive[i] = False
+            if self.turn == i:
+                self._next(i)
+
+
+def race_state(cfg: RaceConfig, threshold: float) -> dict:
+    """An empty frame of the race: one (empty) curve per learner, no kernel yet."""
+    return {"threshold": threshold, "epochs_total": cfg.epochs, "alpha": cfg.alpha, "beta": cfg.beta, "m": cfg.m,
+            "n_train": cfg.n_train, "learners": [x.state_entry() for x in cfg.learners],
+            "curves": {x.label: {"epochs": [], "test": [], "train": []} for x in cfg.learners},
+            "kernel": None, "kernel_name": cfg.kernel}
+
+
+def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, cancel=None) -> RaceResult:
+    """Train every learner of ``cfg`` on the same samples, ``cfg.chunk`` epochs at a time in turn, and
+    compute the kernel reference once (in parallel with the first chunk).
+
+    ``on_frame(state, force)`` receives a snapshot (a dict of lists, see :func:`race_state`) after each
+    chunk and once at the start and end (``force`` True); ``cancel``: a ``threading.Event`` or a callable
+    returning True stops the race within one SGD step (one epoch where epochs replay as CUDA graphs).
+    """
+    import copy
+
+    from ..kernels.experiments import kernel_errors
+
+    dev = select_device(device)
+    t0 = time.perf_counter()
+    inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
+    thr = inst.reference_errors().f_only  # kα², exact; once per race
+    # one draw of the samples: in float64 for the kernel, cast for the networks (equal to the float32 draw)
+    split64 = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, dtype=torch.float64)
+    split = split64.to(device=dev, dtype=torch.float32)
+    tr, te = split.train, split.test
+    halt = threading.Event()
+
+    def cancelled() -> bool:
+        return halt.is_set() or V.cancelled(cancel)
+
+    state, lock = race_state(cfg, thr), threading.Lock()
+    first_data: list[float] = []
+
+    def emit(force: bool = False) -> None:
+        if on_frame is not None:
+            with lock:
+                snap = copy.deepcopy(state)
+            on_frame(snap, force)
+
+    emit(force=True)
+    results: dict = {}
+    errors: list[BaseException] = []
+    turns = _Turns(len(cfg.learners))
+    protocol = Protocol.quick(cfg.epochs, eval_every=cfg.chunk)
+
+    def record(label: str, epochs, curves) -> None:
+        with lock:
+            c = state["curves"][label]
+            c["epochs"] = [int(e) for e in epochs]
+            c["test"] = [float(v) for v in curves["test"][:, 0]]
+            c["train"] = [float(v) for v in curves["train"][:, 0]]
+            if not first_data:
+                first_data.append(time.perf_counter() - t0)
+
+    def learner(i: int, spec: Runner) -> None:
+        try:
+            turns.wait(i, cancelled)
+            if cancelled():
+                return
+
+            def chunk_done(info):
+                record(spec.label, info["epochs"], info)
+                emit()
+                turns.pass_on(i)
+                turns.wait(i, cancelled)
+
+            res = train_models(tr, te, spec.learner(m=cfg.m), lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed],
+                               protocol=protocol, device=dev, progress=False, callback=chunk_done,
+                               callback_every=cfg.chunk, cancel=cancelled)
+            record(spec.label, res.epochs, res.curves)
+            with lock:
+                results[spec.label] = res
+        except Exception as exc:  # reported by the caller
+            errors.append(exc)
+            halt.set()
+        finally:
+            turns.finish(i)
+
+    def kernel_ref() -> None:
+        try:
+            t = time.perf_counter()
+            row = kernel_errors(inst, cfg.n_train, kernels=[cfg.kernel], n_test=cfg.n_test, data_seed=cfg.seed,
+                                m=cfg.m, kernel_seed=cfg.seed, split=split64, progress=False)[0]
+            if cancelled():
+                return
+            with lock:
+                state["kernel"] = {"name": cfg.kernel, "label": KERNEL_NAMES.get(cfg.kernel, f"{cfg.kernel} ridge"),
+                                   "test_error": float(row["test_error"]), "ridge_rel": row["ridge_rel"],
+                                   "seconds": round(time.perf_counter() - t, 2)}
+            emit()
+        except Exception as exc:  # a kernel that fails is reported, the race goes on
+            with lock:
+                state["kernel"] = {"name": cfg.kernel, "label": f"{cfg.kernel} (failed: {exc})",
+                                   "test_error": math.nan}
+
+    threads = [threading.Thread(target=learner, args=(i, x), daemon=True, name=f"race-{x.label}")
+               for i, x in enumerate(cfg.learners)]
+    kthread = threading.Thread(target=kernel_ref, daemon=True, name="race-kernel") if cfg.kernel else None
+    for t in threads:
+        t.start()
+    if kthread is not None:
+        kthread.start()
+    for t in threads:
+        while t.is_alive() and not cancelled():
+            t.join(0.05)
+    deadline = time.perf_counter() + 1.0  # cancelled learners stop within one SGD step
+    for t in threads:
+        t.join(max(0.0, deadline - time.perf_counter()))
+    if errors:
+        raise errors[0]
+    interrupted = cancelled() or any(r.interrupted for r in results.values())
+    if kthread is not None and not interrupted:
+        kthread.join()
+    emit(force=True)
+    with lock:
+        kern = copy.deepcopy(state["kernel"])
+    return RaceResult(cfg, thr, results, kern, train=tr, test=te, wall_time=time.perf_counter() - t0,
+                      first_data_s=first_data[0] if first_data else None, interrupted=interrupted)
+
+
+def race_outcome(state: dict) -> str:
+    """The race's outcome in words, from a frame (:meth:`RaceResult.state`): which learners end below kα²
+    and which above (or diverged), with the settings; no error values, which the picture and the
+    notebooks' printed cells give."""
+    thr, k = state["threshold"], state.get("kernel")
+    finals = {label: (c["test"][-1] if c["test"] else math.nan) for label, c in state["curves"].items()}
+    if k is not None:
+        finals[k["label"]] = k["test_error"]
+    settings = (f"α = {state['alpha']:.2f}, β = {state['beta']:.2f}, m = {state['m']}, N = {state['n_train']}, "
+                f"{state['epochs_total']} epochs")
+    if not has_threshold(thr):
+        return f"{settings}; α = 0: no composite signal, so no kα² line to end below"
+    groups: dict[str, list[str]] = {"below": [], "above": [], "diverged": []}
+    for label, err in finals.items():
+        groups["diverged" if err != err else "below" if err < thr else "above"].append(label)
+    line = f"kα² = {thr:.2f}"
+    words = []
+    for key in ("below", "above"):
+        names = groups[key]
+        if names:
+            who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+            words.append(f"{who} end{'s' if len(names) == 1 else ''} {key} {line}")
+            line = "it"
+    if groups["diverged"]:
+        words.append(f"{', '.join(groups['diverged'])} diverged")
+    return f"{settings}: {'; '.join(words)}"
+
+
+def race_figure(state: dict, *, title: str | None = None, large: bool = False):
+    """The race as a plotly figure: test error (log) against epochs for every learner, the kernel
+    reference and kα² as horizontal lines. Always the same traces (empty until data arrive), so a
+    ``FigureWidget`` can be updated in place. Built from plain dicts without plotly's validation
+    (~2 ms instead of ~100 ms a frame on a small CPU)."""
+    import plotly.graph_objects as go
+
+    from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
+
+    E = state["epochs_total"]
+    traces, ys = [], []
+    for x in map(Runner.of_state, state["learners"]):
+        label = x.label
+        c = state["curves"][label]
+        ys += c["test"]
+        traces.append(dict(type="scatter", x=c["epochs"], y=[v if v == v else None for v in c["test"]], mode="lines",
+                           name=f"{label}  lr {x.lr:g}, wd {x.wd:g}", legendgroup=label,
+                           line=dict(color=x.style.colour, width=3 if x.residual else 2.2),
+                           hovertemplate=f"{label}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"))
+    k, kname_ = state.get("kernel"), state.get("kernel_name")
+    kerr = k["test_error"] if k else math.nan
+    kline = hline(kerr if k else None, 0, E, colour=learner_style("ntk_inf:3resnet")["color"], dash="dashdot",
+                  name=f"{k['label']}: {error_text(kerr)}" if k else
+                  f"{KERNEL_NAMES.get(kname_, 'kernel')}: computing …" if kname_ else "no kernel reference")
+    if not k:  # keep the legend entry while the kernel computes
+        kline.update(showlegend=bool(kname_), visible="legendonly" if kname_ else False)
+    traces.append(kline)
+    thr = state["threshold"]
+    traces.append(hline(thr, 0, E, name=f"{threshold_label(thr)}: learned F, nothing of G(F)"
+                        if has_threshold(thr) else threshold_label(thr)))
+    ys += [v for v in (kerr, thr) if v == v and v > 0]
+    lo = min([0.05] + [v for v in ys if v == v and v > 0])
+    hi = max([25.0] + [v for v in ys if v == v])
+    head = title or (f"Race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
+                     f"β = {state['beta']:.2f}, m = {state['m']}")
+    if not has_threshold(thr):
+        head += " (α = 0: no kα² line)"
+    size = 16 if large else 13
+    layout = dict(template=TEMPLATE, title=dict(text=head, x=0, xanchor="left", font=dict(size=size + 2)),
+                  xaxis=epoch_axis(E), yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE),
+                  legend=LEGEND_OUTSIDE, font=dict(size=size), height=440, autosize=True, uirevision="race",
+                  margin=dict(l=70, r=20, t=50, b=50), hovermode="closest")
+    return go.Figure(data=traces, layout=layout, _validate=False)

@@ -1,0 +1,145 @@
+"""Student copies of the notebooks: the folded answers taken out (issue 19, item 7).
+
+The notebooks fold every answer and explanation in an HTML ``<details>`` block, titled by its ``<summary>``
+("Answer", "Explain", "Our run", ...). A student copy keeps everything else — every code cell, in order, and
+the folded *hints* (blocks whose summary starts with one of :data:`KEPT_SUMMARIES`) — and puts a one-line note
+with the fold's title where each answer was ("**Explain: the decomposition panel** — answer in the instructor
+copy."). The answer keys that the notebooks carry as HTML comments (``<!-- key: 0.361 -->``) are removed from
+every markdown cell, folded or not. Code outputs are cleared by default, so that a student predicts before seeing
+a result.
+
+    python -m resnetlearn.classroom.student [--src notebooks] [--out student] [--keep-outputs]
+
+``make student`` runs it; ``student/`` is git-ignored. The instructor guide (``notebooks/README.md``) is not copied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KEPT_SUMMARIES = ("Hint", "What to look for")
+"""Folded blocks whose summary starts with one of these help a student work; every other block is an answer."""
+
+NOTE = "in the instructor copy."
+"""Every note that replaces an answer ends with this (see :func:`placeholder`)."""
+
+_KEY = r"<!--\s*key\s*:.*?-->"
+_KEY_LINE = re.compile(rf"^[ \t]*{_KEY}[ \t]*(?:\n|$)", re.IGNORECASE | re.DOTALL | re.MULTILINE)
+_KEY_INLINE = re.compile(_KEY, re.IGNORECASE | re.DOTALL)
+
+_TAG = re.compile(r"<details\b[^>]*>|</details\s*>", re.IGNORECASE)
+_SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.IGNORECASE | re.DOTALL)
+_HTML = re.compile(r"<[^>]+>")
+
+
+def folded_blocks(text: str, *, where: str = "text") -> list[tuple[int, int]]:
+    """Spans ``(start, end)`` of the top-level ``<details>…</details>`` blocks of a markdown text, in order.
+
+    Raises ValueError, naming ``where``, when the tags are unbalanced or nested (a block must open and close
+    inside one cell, and folding inside a fold is not used by the notebooks)."""
+    spans, start = [], None
+    for m in _TAG.finditer(text):
+        opening = not m.group(0).startswith("</")
+        if opening and start is not None:
+            raise ValueError(f"{where}: a <details> block opens inside another one (offset {m.start()})")
+        if not opening and start is None:
+            raise ValueError(f"{where}: </details> without an opening <details> (offset {m.start()})")
+        if opening:
+            start = m.start()
+        else:
+            spans.append((start, m.end()))
+            start = None
+    if start is not None:
+        raise ValueError(f"{where}: <details> at offset {start} is not closed in the same cell")
+    return spans
+
+
+def summary(block: str) -> str:
+    """The visible title of a folded block (its ``<summary>`` without markup); '' when it has none."""
+    m = _SUMMARY.search(block)
+    return " ".join(_HTML.sub("", m.group(1)).split()) if m else ""
+
+
+def placeholder(block: str) -> str:
+    """The line that replaces a removed answer block: its title in bold, then where the answer is."""
+    title = summary(block) or "Answer"
+    return f"**{title}** — {NOTE}" if title == "Answer" else f"**{title}** — answer {NOTE}"
+
+
+def strip_keys(text: str) -> str:
+    """``text`` without its answer-key comments (``<!-- key: … -->``, each with the line it stood on when it
+    stood alone)."""
+    return _KEY_INLINE.sub("", _KEY_LINE.sub("", text))
+
+
+def is_answer(block: str) -> bool:
+    """True unless the block's summary starts with one of :data:`KEPT_SUMMARIES`."""
+    return not summary(block).startswith(KEPT_SUMMARIES)
+
+
+def strip_answers(nb, *, keep_outputs: bool = False, name: str = "notebook"):
+    """A copy of ``nb`` without its folded answers; returns ``(copy, removed)``, ``removed`` the answer blocks'
+    text as it stood in ``nb``. ``nb`` itself is not changed."""
+    out = copy.deepcopy(nb)
+    removed = []
+    for i, cell in enumerate(out.cells):
+        if cell.cell_type == "code" and not keep_outputs:
+            cell.outputs, cell.execution_count = [], None
+            cell.metadata.pop("execution", None)
+        if cell.cell_type != "markdown":
+            continue
+        text = cell.source
+        pieces, last = [], 0
+        for start, end in folded_blocks(text, where=f"{name}, cell {i}"):
+            block = text[start:end]
+            if is_answer(block):
+                removed.append(block)
+                pieces += [text[last:start], placeholder(block)]
+                last = end
+        cell.source = strip_keys("".join(pieces) + text[last:])
+    if not keep_outputs:
+        out.metadata.pop("widgets", None)  # widget state belongs to the cleared outputs
+    return out, removed
+
+
+def write_student_copies(src: Path | str = ROOT / "notebooks", out: Path | str = ROOT / "student", *,
+                         keep_outputs: bool = False) -> dict[str, int]:
+    """Write a student copy of every ``*.ipynb`` in ``src`` to ``out``; return the number of answers removed
+    from each. Raises ValueError for a notebook whose folded blocks are malformed, before anything is written."""
+    src, out = Path(src), Path(out)
+    paths = sorted(src.glob("*.ipynb"))
+    if not paths:
+        raise ValueError(f"src: no notebooks (*.ipynb) in {src}")
+    if out.resolve() == src.resolve():
+        raise ValueError(f"out: must differ from src ({src}); the copies would replace the notebooks")
+    copies = {p.name: strip_answers(nbformat.read(p, as_version=4), keep_outputs=keep_outputs, name=p.name)
+              for p in paths}
+    out.mkdir(parents=True, exist_ok=True)
+    for name, (nb, _) in copies.items():
+        nbformat.validate(nb)
+        nbformat.write(nb, out / name)
+    return {name: len(removed) for name, (_, removed) in copies.items()}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m resnetlearn.classroom.student", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--src", default=str(ROOT / "notebooks"), help="folder of the notebooks (default: %(default)s)")
+    ap.add_argument("--out", default=str(ROOT / "student"), help="folder for the copies (default: %(default)s)")
+    ap.add_argument("--keep-outputs", action="store_true", help="keep the committed outputs of the code cells")
+    args = ap.parse_args(argv)
+    counts = write_student_copies(args.src, args.out, keep_outputs=args.keep_outputs)
+    for name, n in counts.items():
+        print(f"{name:44s} {n:3d} answers removed")
+    print(f"student copies in {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,516 @@
+"""The learner networks of the paper, batched over many models at once.
+
+ResNet paper eq 2.1 and §6, arXiv v3 §8.1:
+
+* ``3resnet`` (§6 form, the default): out₁(x) = A·σ(W x + b₁) and
+  out(x) = out₁(x) + A·σ(V·out₁(x) + b₂), i.e. eq 2.1 with the bottleneck
+  U = V·A (V is m×k). out₁ is the first block, A·σ(V·out₁ + b₂) the residual branch.
+* ``3resnet_eq21``: eq 2.1 as written, out = A(σ(h₁) + σ(U σ(h₁) + b₂)), h₁ = W x + b₁, U m×m.
+* ``3layer``: A·σ(V σ(W x + b₁) + b₂);  ``2layer``: A·σ(W x + b₁).
+* ``2layer_signs``: aᵀσ(W x) without bias and with a ∈ {±1/√m}^m, exactly m/2 of
+  each sign (arXiv v3 §8.2, Figure 4); meant to be trained in mode ``hidden``.
+
+σ is the ReLU. Every parameter tensor carries a leading model axis G, so
+G independent networks (different seeds, learning rates, ...) run as one
+batched program (``torch.baddbmm``). Each model's initial weights come from
+its own seed, so a model gets the same numbers inside a batch as alone.
+
+Initialisation (arXiv v3 §8.1): all entries of A, W, V/U and the biases
+i.i.d. N(0, 1/m) (``init="paper"``); the footnote's alternative, standard
+deviation 1/√fan_in, is ``init="fan_in"``. ``init="companion"`` follows the
+companion paper (§3 and §4, "Learning Process"): hidden weights and biases
+N(0, 1/m) as in the paper, but the output layer A drawn N(0, ε_a²) with
+ε_a = 1 — the value its three-layer theorem fixes and the largest its
+two-layer theorem allows. ``init="ntk"`` is the NTK scaling of Yuanzhi Li's talk
+(``beyond-kernels.talk-slides.md``, the two-layer slide after "The theorem is quite simple"):
+for f = Σ_i a_i ReLU(⟨w_i, x⟩) it states "a_i ∼ N(0, 1), w_i⁽⁰⁾ ∼ N(0, 2/m)", with the output O(1)
+at initialisation by cancellation; the NTK theorem slide (ALS'18) asks for N(0, 2/m) "for each
+parameter in each hidden neuron". Here: A ∼ N(0, 1) and every hidden weight and bias (W, b₁, V,
+U, b₂) ∼ N(0, 2/m). The talk's inputs lie on the unit ball (its slides "Theorem (AL'19)"; the
+two-layer slide's ⟨w_i⁽⁰⁾, x⟩ ≈ 1/√m): feed it x/‖x‖ (``experiments.unit_inputs``, ``unit_norm=True``), and
+each ``2layer`` output has variance 2 at initialisation at every m (E ReLU(h)² = Var h / 2,
+Var h = 2(‖x‖² + 1)/m, summed over m units with readout variance 1). On §8.1's raw x ∈ {±1}^30
+(‖x‖² = 30) that variance is still independent of m but about 31 per output, 465 summed over 15.
+It is not the initialisation of Theorem 1 (NeurIPS §6, Table 1: A ∼ N(0, 1/m), W⁽⁰⁾ ∼ N(0, σ_w²)
+with σ_w ∈ [m^(−1/2+0.01), m^(−0.01)], V⁽⁰⁾ ∼ N(0, σ_v²/m) with σ_v ∈ [polylog m, m^(3/8−0.01)]).
+
+Every architecture is one entry of :data:`ARCHITECTURES`: its layer graph (from which the
+parameters, their shapes, the forward pass and the empirical NTK's back-propagated signals
+follow), its output split and its infinite-width recursion. :func:`forward` is the network
+trained in modes ``all`` and ``hidden``; the models of modes ``last`` and ``ntk`` are evaluated
+by :meth:`resnetlearn.learners.training.TrainResult.predict`.
+
+The NTK mode needs the network linearised at its initialisation,
+f₀(x) + ⟨∇_θ f₀(x), θ − θ₀⟩. :func:`forward` can push a tangent (θ − θ₀)
+through the network alongside the primal pass (forward-mode by hand: for a
+dense layer d(Wx+b) = dW·x + W·dx + db, and dσ(h) = 1[h > 0]·dh), which
+autograd then differentiates like any other function.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+# ----------------------------------------------------------------- the layer graph
+@dataclass(frozen=True)
+class Layer:
+    """One step of a network's layer graph: node ``out`` computed from node ``inp`` (``"x"``: the input).
+
+    ``kind`` ``"dense"``: weight·inp + bias (``bias`` None: no bias); ``"relu"``: σ(inp);
+    ``"readout"``: A·inp with the output layer A (shared by every readout of a network)."""
+
+    kind: str
+    out: str
+    inp: str
+    weight: str | None = None
+    bias: str | None = None
+
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The parameters this layer reads: a dense layer's weight and bias, a readout's A."""
+        if self.kind == "readout":
+            return ("A",)
+        return tuple(n for n in (self.weight, self.bias) if n)
+
+
+def dense(out: str, inp: str, weight: str, bias: str | None) -> Layer:
+    return Layer("dense", out, inp, weight=weight, bias=bias)
+
+
+def relu(out: str, inp: str) -> Layer:
+    return Layer("relu", out, inp)
+
+
+def readout(out: str, inp: str) -> Layer:
+    return Layer("readout", out, inp)
+
+
+@functools.cache
+def _plan(arch: str, want: tuple[str, ...] | None) -> tuple[Layer, ...]:
+    """The layers of ``arch`` that the nodes ``want`` (None: both outputs) depend on, in order."""
+    rec = ARCHITECTURES[arch]
+    need = set(want or [n for n in (rec.out1, rec.res) if n])
+    for layer in reversed(rec.layers):
+        if layer.out in need:
+            need.add(layer.inp)
+    return tuple(la for la in rec.layers if la.out in need)
+
+
+def evaluate(arch: str, ops, x, want=None) -> dict:
+    """Every node of ``arch``'s layer graph that ``want`` (default: both outputs) depends on, as a
+    dict name → value (``"x"`` the input), computed by ``ops`` (``ops.dense(x, weight, bias)``,
+    ``ops.relu(h)``, ``ops.readout(a)``). The one definition of every forward pass: the batched
+    training forward below, the kernels' float64 forward (:mod:`resnetlearn.kernels`) and the
+    talk's frozen-gate network (:func:`gated_forward_parts`) are this graph under other ops."""
+    v = {"x": x}
+    for layer in _plan(check_arch(arch), None if want is None else tuple(want)):
+        if layer.kind == "dense":
+            v[layer.out] = ops.dense(v[layer.inp], layer.weight, layer.bias)
+        elif layer.kind == "relu":
+            v[layer.out] = ops.relu(v[layer.inp])
+        else:
+            v[layer.out] = ops.readout(v[layer.inp])
+    return v
+
+
+# ----------------------------------------------------------------- infinite-width recursions
+def _relu_moments(S, qa, qb):
+    """κ₁ = E[σ(u)σ(v)], κ₀ = E[σ'(u)σ'(v)] for (u, v) Gaussian with variances
+    qa (rows), qb (columns) and covariance S (the arc-cosine kernels):
+    κ₁ = √(qa·qb)(sin θ + (π − θ)cos θ)/2π, κ₀ = (π − θ)/2π, cos θ = S/√(qa·qb).
+    A zero variance (an input 0 with σ_b² = 0) gives κ₁ = 0, κ₀ = 1/2."""
+    norm = torch.sqrt(qa[:, None] * qb[None, :])
+    cos = torch.where(norm > 0, S / norm.clamp_min(1e-300), torch.ones_like(S)).clamp_(-1.0, 1.0)
+    theta = torch.arccos(cos)
+    k0 = (math.pi - theta) / (2 * math.pi)
+    k1 = (torch.sin(theta) + (math.pi - theta) * cos) * norm / (2 * math.pi)
+    return k1, k0
+
+
+def _relu_dense(S, T, qa, qb, *, sw, sb):
+    """A ReLU then a dense layer: (Σ, Θ, q) → (σ_w²κ₁ + σ_b², Σ' + σ_w²κ₀Θ, σ_w²q/2 + σ_b²)."""
+    k1, k0 = _relu_moments(S, qa, qb)
+    S2 = sw * k1 + sb
+    return S2, S2 + sw * k0 * T, sw * qa / 2 + sb, sw * qb / 2 + sb, k1, k0
+
+
+def _inf_2layer(S1, qa, qb, *, sw, sb):
+    k1, k0 = _relu_moments(S1, qa, qb)
+    nngp = sw * k1  # output layer: no bias
+    return nngp, nngp + sw * k0 * S1
+
+
+def _inf_3layer(S1, qa, qb, *, sw, sb):
+    S2, T2, q2a, q2b, _, _ = _relu_dense(S1, S1, qa, qb, sw=sw, sb=sb)
+    k1, k0 = _relu_moments(S2, q2a, q2b)
+    nngp = sw * k1
+    return nngp, nngp + sw * k0 * T2
+
+
+def _inf_eq21(S1, qa, qb, *, sw, sb):
+    # out = σ_w/√m·A(a1 + a2): NNGP = σ_w²(κ₁(Σ₁) + κ₁(Σ₂) + μ₁μ₂' + μ₂μ₁'), μ = E σ(h) = √(q/2π)
+    # (ReLU outputs are not centred, so the independent branches are not orthogonal);
+    # NTK = NNGP + σ_w²κ₀(Σ₁)Θ₁ + σ_w²κ₀(Σ₂)Θ₂ (the gradient cross terms vanish at infinite width)
+    S2, T2, q2a, q2b, k1a, k0a = _relu_dense(S1, S1, qa, qb, sw=sw, sb=sb)
+    k1b, k0b = _relu_moments(S2, q2a, q2b)
+    mu1a, mu1b = torch.sqrt(qa / (2 * math.pi)), torch.sqrt(qb / (2 * math.pi))
+    mu2a, mu2b = torch.sqrt(q2a / (2 * math.pi)), torch.sqrt(q2b / (2 * math.pi))
+    nngp = sw * (k1a + k1b + mu1a[:, None] * mu2b[None, :] + mu2a[:, None] * mu1b[None, :])
+    return nngp, nngp + sw * k0a * S1 + sw * k0b * T2
+
+
+# ----------------------------------------------------------------- the architectures
+@dataclass(frozen=True)
+class Style:
+    """How every figure draws a learner (plotly names; :mod:`resnetlearn.classroom.plots` maps them to matplotlib):
+    colour by family (ResNet reds, 3layer blues, 2layer greens, classical kernels greys, conjugate kernels
+    and NNGP purples, NTKs magentas), marker by architecture or kernel, line by training mode, and the
+    family a legend groups it under."""
+
+    colour: str
+    marker: str = "circle"
+    line: str = "solid"
+    family: str = "other"
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """One learner network: everything the package knows about it, in one entry of :data:`ARCHITECTURES`.
+
+    * ``layers``: the layer graph (:class:`Layer`), which fixes the parameters and their shapes
+      (hidden dense layers have width m, a readout k outputs), the forward pass (:func:`evaluate`)
+      and the back-propagated signals of the empirical NTK (derived from it in
+      :mod:`resnetlearn.kernels`);
+    * ``out1``, ``res``: the graph's output nodes, out = out₁ + residual (``res`` None: a plain
+      network, out = out₁); the readout reads φ₁ (the input of ``out1``) and φ₂ (that of ``res``);
+    * ``signs_readout``: A is fixed at ±1/√m, m/2 of each sign (arXiv v3 §8.2), not drawn;
+    * ``infinite``: the infinite-width recursion (Σ₁, q_a, q_b, *, sw=σ_w², sb=σ_b²) → (NNGP, NTK) from the
+      first layer's covariance Σ₁ = Θ₁ (:func:`resnetlearn.kernels.infinite_width`), or None with
+      ``note`` saying why there is none;
+    * ``kernels``: the network has conjugate and empirical NTK kernels in :mod:`resnetlearn.kernels`;
+    * ``style``: its colour and marker in every figure (the line is its training mode's, the family
+      ResNet or fully connected by ``residual``).
+    """
+
+    name: str
+    formula: str
+    layers: tuple[Layer, ...]
+    out1: str
+    res: str | None = None
+    signs_readout: bool = False
+    kernels: bool = True
+    infinite: Callable | None = None
+    note: str = ""
+    style: Style = Style("#7f7f7f")
+
+    @property
+    def residual(self) -> bool:
+        """Whether out = out₁ + residual (the ResNets: training reports out₁ against β·F and the
+        residual against α·G(F))."""
+        return self.res is not None
+
+    @property
+    def family(self) -> str:
+        """The family a legend groups it under: ResNet or fully connected."""
+        return "ResNet" if self.residual else "fully connected"
+
+    @property
+    def phi_nodes(self) -> tuple[str, ...]:
+        """The nodes the readout reads: φ₁ (the input of ``out1``) and, for the ResNets, φ₂ (that of ``res``)."""
+        reads = {la.out: la.inp for la in self.layers if la.kind == "readout"}
+        return tuple(reads[n] for n in (self.out1, self.res) if n)
+
+    @property
+    def bias_of(self) -> dict[str, str]:
+        """Each dense weight → its bias."""
+        return {la.weight: la.bias for la in self.layers if la.kind == "dense" and la.bias}
+
+    def params_of(self, *nodes: str) -> set[str]:
+        """The parameters the graph's ``nodes`` depend on (e.g. ``params_of(out1)``: the first block's)."""
+        return {n for la in _plan(self.name, nodes) for n in la.params}
+
+    @property
+    def readout_params(self) -> set[str]:
+        """The output layer's parameters (A), which modes ``hidden`` and ``last`` tell apart (§8.1)."""
+        return {n for la in self.layers if la.kind == "readout" for n in la.params}
+
+    def shapes(self, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
+        width = {"x": d}
+        out = {}
+        for la in self.layers:
+            width[la.out] = k if la.kind == "readout" else m if la.kind == "dense" else width[la.inp]
+            if la.kind == "dense":
+                out[la.weight] = (m, width[la.inp])
+                if la.bias:
+                    out[la.bias] = (m,)
+        out["A"] = (k, m)
+        return out
+
+
+_BLOCK1 = (dense("h1", "x", "W", "b1"), relu("a1", "h1"))
+ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
+    Architecture("3resnet", "out₁ + A·σ(V·out₁ + b₂), out₁ = A·σ(W x + b₁) (§6: shared A, V m×k); "
+                 "φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂)",
+                 _BLOCK1 + (readout("out1", "a1"), dense("h2", "out1", "V", "b2"), relu("a2", "h2"),
+                            readout("res", "a2")), out1="out1", res="res", style=Style("#c62828", "circle"),
+                 note="no infinite-width kernel is named after the §6 ResNet. Whether its NTK settles depends on "
+                      "the scaling (see ntk_spread): with fan-in scaled weights out₁ = A·σ(h₁) has k = O(1) random "
+                      "coordinates of order 1 that feed the second block, so its NTK keeps a seed-to-seed spread "
+                      "at any width; under §8.1's N(0, 1/m) entries out₁ is O(1/√m) and the spread shrinks like "
+                      "1/√m. ntk_inf:3resnet_eq21 is the limit of eq 2.1 as written"),
+    Architecture("3resnet_eq21", "A(σ(h₁) + σ(Uσ(h₁) + b₂)) (eq 2.1 as written, U m×m); φ = σ(h₁) + σ(h₂)",
+                 _BLOCK1 + (readout("out1", "a1"), dense("h2", "a1", "V", "b2"), relu("a2", "h2"),
+                            readout("res", "a2")), out1="out1", res="res", infinite=_inf_eq21,
+                 style=Style("#8e0000", "circle")),
+    Architecture("3layer", "A·σ(V σ(h₁) + b₂); φ = σ(h₂)",
+                 _BLOCK1 + (dense("h2", "a1", "V", "b2"), relu("a2", "h2"), readout("out1", "a2")), out1="out1",
+                 infinite=_inf_3layer, style=Style("#1f5fbf", "square")),
+    Architecture("2layer", "A·σ(Wx + b₁); φ = σ(h₁)", _BLOCK1 + (readout("out1", "a1"),), out1="out1",
+                 infinite=_inf_2layer, style=Style("#2e8b3e", "triangle-up")),
+    Architecture("2layer_signs", "aᵀσ(W x), a ∈ {±1/√m}^m fixed, m/2 of each sign (arXiv v3 §8.2)",
+                 (dense("h1", "x", "W", None), relu("a1", "h1"), readout("out1", "a1")), out1="out1",
+                 signs_readout=True, kernels=False, style=Style("#2e8b3e", "triangle-up")),
+)}
+"""Every architecture, by name: adding one is one entry (its layer graph, its style, and its infinite-width
+recursion if it has one)."""
+ARCHS = tuple(ARCHITECTURES)
+INITS = ("paper", "fan_in", "companion", "ntk")
+
+
+def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
+    """Shapes of one model's parameters (without the model axis)."""
+    rec = ARCHITECTURES[check_arch(arch)]
+    for name, v in (("d", d), ("k", k), ("m", m)):
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if rec.signs_readout and m % 2:
+        raise ValueError(f"{arch} needs an even width m (m/2 output weights of each sign), got {m}")
+    return rec.shapes(d, k, m)
+
+
+def check_arch(arch: str) -> str:
+    if not isinstance(arch, str) or arch not in ARCHITECTURES:
+        raise ValueError(f"unknown model {arch!r}; allowed: {tuple(ARCHITECTURES)}")
+    return arch
+
+
+def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
+                device=None, dtype=torch.float32) -> dict[str, torch.Tensor]:
+    """Stacked initial parameters for len(seeds) models (arXiv v3 §8.1).
+
+    Drawn in float64 on the CPU from each model's own seed, then moved:
+    identical across batch compositions and devices.
+    """
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}")
+    shapes = param_shapes(arch, d, k, m)
+    rec = ARCHITECTURES[arch]
+    fan_in = {b: shapes[w][1] for w, b in rec.bias_of.items()} | {n: s[1] for n, s in shapes.items() if len(s) == 2}
+    out = {name: [] for name in shapes}
+    for seed in seeds:
+        gen = torch.Generator().manual_seed(int(seed))
+        for name, shape in shapes.items():
+            if rec.signs_readout and name == "A":  # fixed ±1/√m, half of each sign (§8.2)
+                signs = torch.ones(shape[1], dtype=torch.float64)
+                signs[torch.randperm(shape[1], generator=gen)[: shape[1] // 2]] = -1
+                out[name].append(signs.expand(shape).clone() / m**0.5)
+                continue
+            std = _std(init, name, fan_in[name], m)
+            out[name].append(torch.randn(*shape, generator=gen, dtype=torch.float64) * std)
+    return {n: torch.stack(v).to(device=device, dtype=dtype) for n, v in out.items()}
+
+
+def _std(init: str, name: str, fan_in: int, m: int) -> float:
+    """Standard deviation of parameter ``name``'s entries: N(0, 1/m) (``paper``, arXiv v3 §8.1),
+    N(0, 1/fan_in) (``fan_in``, its footnote), the paper's with the readout A at ε_a = 1
+    (``companion``, the companion paper §3-§4), or the talk's NTK scaling (``ntk``: A ∼ N(0, 1),
+    every hidden weight and bias N(0, 2/m); talk slides, the two-layer "proper initialization")."""
+    return {"paper": (1 / m) ** 0.5, "fan_in": fan_in ** -0.5,
+            "companion": 1.0 if name == "A" else (1 / m) ** 0.5,
+            "ntk": 1.0 if name == "A" else (2 / m) ** 0.5}[init]
+
+
+# ----------------------------------------------------------------- the batched training forward
+def _dense(x, W, b, *, dx=None, dW=None, db=None):
+    """h = x Wᵀ + b batched over models (b may be None: no bias); with tangents, also dh."""
+    h = torch.bmm(x, W.transpose(1, 2)) if b is None else torch.baddbmm(b.unsqueeze(1), x, W.transpose(1, 2))
+    if dW is None:
+        return h, None
+    dh = torch.bmm(x, dW.transpose(1, 2)) if db is None else torch.baddbmm(db.unsqueeze(1), x, dW.transpose(1, 2))
+    if dx is not None:
+        dh = dh + torch.bmm(dx, W.transpose(1, 2))
+    return h, dh
+
+
+def _relu(h, dh):
+    return torch.relu(h), None if dh is None else dh * (h > 0).to(dh.dtype)
+
+
+class _Batched:
+    """The ops of :func:`evaluate` for G models at once (``torch.baddbmm`` over the model axis), on
+    (value, tangent) pairs: with a ``tangent`` dict like ``p`` the tangent is pushed forward too."""
+
+    def __init__(self, p: dict, tangent: dict | None = None):
+        self.p, self.t, self.tg = p, tangent or {}, tangent is not None
+        self.A = p["A"].transpose(1, 2)
+
+    def dense(self, x, weight, bias):
+        return _dense(x[0], self.p[weight], self.p.get(bias), dx=x[1], dW=self.t.get(weight), db=self.t.get(bias))
+
+    def relu(self, h):
+        return _relu(*h)
+
+    def readout(self, a):
+        o = torch.bmm(a[0], self.A)
+        if not self.tg:
+            return o, None
+        return o, torch.bmm(a[1], self.A) + torch.bmm(a[0], self.t["A"].transpose(1, 2))
+
+
+def batched_inputs(p: dict, x) -> torch.Tensor:
+    """``x`` as (G, n, d) for the G models of ``p``; refuses, naming both, a dimension other than
+    the d the first layer W (G, m, d) takes, and a model axis other than G."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor of shape (n, d) or (G, n, d), got {type(x).__name__}")
+    G, d = p["A"].shape[0], p["W"].shape[-1]
+    if x.ndim not in (2, 3):
+        raise ValueError(f"x must have shape (n, d) or (G, n, d), got {tuple(x.shape)}")
+    if x.shape[-1] != d:
+        raise ValueError(f"x has dimension {x.shape[-1]} (shape {tuple(x.shape)}) but the networks take inputs "
+                         f"of dimension d = {d} (W of shape {tuple(p['W'].shape)})")
+    if x.ndim == 3 and x.shape[0] != G:
+        raise ValueError(f"x of shape {tuple(x.shape)} has {x.shape[0]} models on its first axis but there are "
+                         f"G = {G} networks; pass (n, d) to share x, or (G, n, d)")
+    return x.unsqueeze(0).expand(G, *x.shape) if x.ndim == 2 else x
+
+
+def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = None):
+    """(out₁, residual) for the ResNets, (out, 0) for the plain networks.
+
+    ``x``: (G, n, d) or (n, d) (shared by all models). With ``tangent`` (a
+    dict like ``p``), returns ((out₁, dout₁), (res, dres)) instead.
+    """
+    rec = ARCHITECTURES[check_arch(arch)]
+    v = evaluate(arch, _Batched(p, tangent), (batched_inputs(p, x), None))
+    first = v[rec.out1]
+    if rec.res is None:
+        zero = torch.zeros_like(first[0])
+        second = (zero, zero if tangent is not None else None)
+    else:
+        second = v[rec.res]
+    return (first, second) if tangent is not None else (first[0], second[0])
+
+
+def activations(arch: str, p: dict, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Every pre-activation and activation of the G models on ``x``, by node of the layer graph
+    (``h1``, ``a1``, …, ``out1``, and ``res`` for the ResNets), each (G, n, width)."""
+    rec = ARCHITECTURES[check_arch(arch)]
+    v = evaluate(arch, _Batched(p), (batched_inputs(p, x), None), [la.out for la in rec.layers])
+    return {n: t[0] for n, t in v.items() if n != "x"}
+
+
+def forward(arch: str, p: dict, x: torch.Tensor) -> torch.Tensor:
+    """out(x) for every model: (G, n, k) — the network trained in modes ``all`` and ``hidden``.
+    After mode ``last`` or ``ntk`` the trained model is not this function of the returned
+    parameters (a readout on the initial features; the linearisation at θ₀): evaluate those with
+    :meth:`resnetlearn.learners.training.TrainResult.predict`."""
+    out1, res = forward_parts(arch, p, x)
+    return out1 + res
+
+
+def forward_linearized(arch: str, p0: dict, delta: dict, x: torch.Tensor):
+    """The network linearised at p0 (the NTK model): f(p0) + J(p0)·delta.
+
+    Returns (out, out₁-part, residual-part), each (G, n, k).
+    """
+    (o1, do1), (r, dr) = forward_parts(arch, p0, x, tangent=delta)
+    return o1 + r + do1 + dr, o1 + do1, r + dr
+
+
+def readout_features(arch: str, p: dict, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The hidden representations the output layer A reads: (φ₁, φ₂), each (G, n, m),
+    with out₁ = A·φ₁ and residual = A·φ₂ (φ₂ = 0 for the plain networks).
+
+    With ``p`` the initial weights, φ = φ₁ + φ₂ is the random feature map of
+    the conjugate kernel (§3.1; training only the readout is regression on
+    it, mode ``last``). For the §6 ResNet, A also sits inside the residual's
+    input (V·out₁ = V·A·φ₁), so φ₂ = σ(V·A₀·φ₁ + b₂) uses the *initial* A₀:
+    a readout trained on these features does not change them, as a kernel
+    method must not.
+    """
+    rec = ARCHITECTURES[check_arch(arch)]
+    v = evaluate(arch, _Batched(p), (batched_inputs(p, x), None), rec.phi_nodes)
+    phi1 = v[rec.phi_nodes[0]][0]
+    return phi1, v[rec.phi_nodes[1]][0] if rec.res else torch.zeros_like(phi1)
+
+
+def features(arch: str, p: dict, x: torch.Tensor, A0: torch.Tensor | None = None) -> torch.Tensor:
+    """φ = φ₁ + φ₂ of :func:`readout_features`, the representation the readout A acts on: (G, n, width).
+
+    Plain networks and eq 2.1: out = A·φ exactly, with φ = σ(h₁) (2layer,
+    2layer_signs), σ(Vσ(h₁) + b₂) (3layer), σ(h₁) + σ(Uσ(h₁) + b₂) (3resnet_eq21).
+    The §6 ``3resnet`` uses A twice (out₁ = A·σ(h₁) feeds the second block), so
+    φ is defined with the inner A frozen at ``A0`` (default: ``p["A"]``, i.e.
+    call it with the initial parameters): φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂), and
+    out = A₀·φ₀ at A = A₀. A readout trained on φ₀ (mode ``last``) is linear
+    regression on fixed features — the conjugate kernel φ₀φ₀ᵀ
+    (resnetlearn.kernels.features is the same map for one model, with the
+    NTK parameterisation as an option).
+    """
+    phi1, phi2 = readout_features(arch, p if A0 is None else {**p, "A": A0}, x)
+    return phi1 + phi2
+
+
+# ----------------------------------------------------------------- the talk's frozen gates
+def value_name(param: str) -> str:
+    """The value copy of a gate's weight or bias in the frozen-gate network (W → W2, b1 → b12)."""
+    return param + "2"
+
+
+def with_values(arch: str, p: dict) -> dict:
+    """``p`` (parameters of ``arch``) plus an identical copy (:func:`value_name`) of every dense weight and
+    bias: the parameters of the frozen-gate network, which at these values equals the ReLU network exactly
+    (1[h ≥ 0]·h = σ(h))."""
+    gates = set(p) - ARCHITECTURES[check_arch(arch)].readout_params
+    return p | {value_name(n): p[n].clone() for n in p if n in gates}
+
+
+class _Gated:
+    """The ops of :func:`evaluate` that turn a layer graph into the talk's frozen-gate network: a dense
+    layer gives the pair (gate pre-activation from the weight and bias, value pre-activation from their
+    copies, :func:`value_name`), a ReLU becomes gate(gate pre-activation)·(value pre-activation), with the
+    indicator gate 1[· ≥ 0] (``smooth`` None) or the logistic sigmoid(·/smooth); the readout is A."""
+
+    def __init__(self, p: dict, smooth: float | None):
+        self.p, self.smooth, self.A = p, smooth, p["A"].transpose(1, 2)
+
+    def _dense(self, x, weight, bias):
+        W = self.p[weight].transpose(1, 2)
+        return torch.bmm(x, W) if bias is None else torch.baddbmm(self.p[bias].unsqueeze(1), x, W)
+
+    def dense(self, x, weight, bias):
+        return self._dense(x, weight, bias), self._dense(x, value_name(weight), bias and value_name(bias))
+
+    def relu(self, h):
+        gate = (h[0] >= 0).to(h[0].dtype) if self.smooth is None else torch.sigmoid(h[0] / self.smooth)
+        return gate * h[1]
+
+    def readout(self, a):
+        return torch.bmm(a, self.A)
+
+
+def gated_forward_parts(arch: str, p: dict, x: torch.Tensor, *, smooth: float | None = None):
+    """(out₁, residual) of ``arch``'s frozen-gate network (the talk's: every ReLU σ(⟨w, x⟩ + b) becomes
+    gate(⟨w₁, x⟩ + b₁)·(⟨w₂, x⟩ + b₂), the gates (w₁, b₁) frozen at their initialisation, the values
+    (w₂, b₂) trained; :class:`_Gated`), ``p`` from :func:`with_values`. With the values equal to the gates
+    and the hard gate this *is* the ReLU network. Shapes as in :func:`forward_parts`."""
+    rec = ARCHITECTURES[check_arch(arch)]
+    v = evaluate(arch, _Gated(p, smooth), batched_inputs(p, x))
+    return v[rec.out1], v[rec.res] if rec.res else torch.zeros_like(v[rec.out1])

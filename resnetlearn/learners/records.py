@@ -1,0 +1,180 @@
+"""The learners the experiments compare, one record each, and the one place a stored row becomes one.
+
+A learner is one of three kinds, each a record that answers for itself (its name, its label in tables and
+legends, its style in every figure):
+
+* :class:`Network` — an architecture of :data:`resnetlearn.learners.networks.ARCHITECTURES` trained by SGD in one
+  of the modes of arXiv v3 §8.1, at a width and an initialisation (the engine's record,
+  :class:`resnetlearn.learners.training.Learner`, defined once there);
+* :class:`Kernel` — a named kernel of :data:`resnetlearn.kernels.registry.KERNEL_REGISTRY`, on an
+  architecture where it is a network's kernel (the spec ``"ntk_inf:2layer"``), tuned by ridge regression
+  (§3.1, §7);
+* :class:`HandBuilt` — the small-norm solution of §8.2, footnote 16, built by hand.
+
+A stored row names its learner by the keys ``model`` and ``mode`` (kept because they are in the store's
+keys); :func:`from_row` is the one place that reads a kind from them, so no other code compares a learner's
+kind, mode or architecture name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+
+from .networks import ARCHITECTURES, Style
+from .training import MODES
+from .training import Learner as Network
+
+__all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style"]
+
+KERNEL_MODE = "kernel"
+"""The ``mode`` a stored row of a kernel point carries."""
+HAND_BUILT_MODE = "-"
+"""The ``mode`` a stored row of a hand-built point carries."""
+
+
+# ----------------------------------------------------------------- kernels
+_KERNEL_STYLES = {
+    "gaussian": ("#4d4d4d", "cross", "classical kernel"),
+    "arcsine": ("#8c8c8c", "cross", "classical kernel"),
+    "arcsine_bias": ("#b3b3b3", "cross", "classical kernel"),
+    "conjugate": ({"2layer": "#c2a5e0", "3layer": "#9467bd", "3resnet": "#5e2b97", None: "#9467bd"}, "x",
+                  "conjugate kernel"),
+    "nngp_inf": ({"2layer": "#d4c4ec", None: "#d4c4ec"}, "diamond", "conjugate kernel"),
+    "ntk": ({"2layer": "#f49ac2", "3layer": "#dd3497", "3resnet": "#9c0f5f", None: "#dd3497"}, "diamond", "NTK"),
+    "ntk_inf": ({"2layer": "#fbb4d9", "3layer": "#f768a1", "3resnet": "#ae017e", "3resnet_eq21": "#ae017e",
+                 None: "#ae017e"}, "diamond", "NTK"),
+}
+"""Each kernel's colour (one, or one per architecture; ``None``: any other), marker and family. Infinite-width
+kernels (``*_inf``) are drawn dash-dot, the others solid."""
+
+
+def kernel_style(name: str, arch: str | None = None) -> Style | None:
+    """The style of kernel ``name`` on architecture ``arch`` (None for an unknown kernel): the accessor every
+    kernel's style is read through, so it can move onto the kernel records without changing a caller."""
+    entry = _KERNEL_STYLES.get(name)
+    if entry is None:
+        return None
+    colour, marker, family = entry
+    if isinstance(colour, dict):
+        colour = colour.get(arch, colour[None])
+    return Style(colour, marker, line="dashdot" if name.endswith("_inf") else "solid", family=family)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A named kernel, on architecture ``arch`` where it is a network's kernel (conjugate, NTK, infinite
+    width), tuned by its ridge and parameter search (:func:`resnetlearn.kernels.experiments.kernel_errors`)."""
+
+    name: str
+    arch: str | None = None
+    _: KW_ONLY
+    m: int | None = None
+    """The width of the network behind a finite-width kernel (a figure point carries one for every kernel)."""
+
+    @classmethod
+    def of_spec(cls, spec: str, *, m: int | None = None) -> Kernel:
+        """The kernel a spec ``"name"`` or ``"name:arch"`` names."""
+        name, _, arch = str(spec).partition(":")
+        return cls(name, arch or None, m=m)
+
+    trained_by_sgd = False
+    """Whether the point trains networks by SGD (the work a run's progress counts)."""
+
+    def row_fields(self) -> dict:
+        """How a stored row names it: ``model`` (its spec) and ``mode`` ``"kernel"``."""
+        return dict(model=self.spec, mode=KERNEL_MODE)
+
+    @property
+    def spec(self) -> str:
+        """``name`` or ``name:arch``, as the kernel experiments and the stored rows name it."""
+        return f"{self.name}:{self.arch}" if self.arch else self.name
+
+    @property
+    def label(self) -> str:
+        return self.spec
+
+    @property
+    def style(self) -> Style:
+        return kernel_style(self.name, self.arch) or Style("#7f7f7f", "cross")
+
+
+# ----------------------------------------------------------------- the hand-built solution
+@dataclass(frozen=True)
+class HandBuilt:
+    """The footnote-16 construction of arXiv v3 §8.2: a small-norm two-layer network with fixed output
+    signs that fits the degree-6 parity, built from d = 6 and widened (its ‖W‖_F is Figure 4's reference),
+    with weight decay ``wd`` (which tells the constructions of one figure apart)."""
+
+    wd: float | None = None
+    _: KW_ONLY
+    m: int | None = None
+    """The width it is widened to (duplicated rows, the same function and ‖W‖_F)."""
+
+    NAME = "hand_built"
+    """How stored rows name it (their ``model``)."""
+    trained_by_sgd = True
+    """The construction starts from a network trained by SGD on the 64 inputs of d = 6 (footnote 16)."""
+
+    @property
+    def name(self) -> str:
+        return self.NAME
+
+    def row_fields(self) -> dict:
+        """How a stored row names it: ``model`` ``"hand_built"``, ``mode`` ``"-"`` and its ``wd``."""
+        return dict(model=self.NAME, mode=HAND_BUILT_MODE, wd=self.wd)
+
+    @property
+    def label(self) -> str:
+        return self.NAME
+
+    @property
+    def style(self) -> Style:
+        return Style("#dc143c")  # crimson, the colour of the reference lines
+
+
+# ----------------------------------------------------------------- rows
+def kind_of(row: dict) -> type[Network | Kernel | HandBuilt]:
+    """Which kind of learner a stored row (or a point's configuration) names by its ``model`` and ``mode``:
+    the one place that reads a kind from them."""
+    if row.get("mode") == KERNEL_MODE:
+        return Kernel
+    if row.get("model") == HandBuilt.NAME:
+        return HandBuilt
+    return Network
+
+
+def from_row(row: dict) -> Network | Kernel | HandBuilt:
+    """The learner a stored row (or a point's configuration) names (:func:`kind_of`)."""
+    kind = kind_of(row)
+    if kind is Kernel:
+        return Kernel.of_spec(row["model"], m=row.get("m"))
+    if kind is HandBuilt:
+        return HandBuilt(row.get("wd"), m=row.get("m"))
+    return Network(row["model"], row["mode"], m=row["m"], init=row.get("init") or "paper")
+
+
+def named(model: str, mode: str | None = None) -> Network | Kernel | HandBuilt | None:
+    """The learner a name stands for, as legends and labels name it (an architecture with its mode, a kernel
+    spec, ``hand_built``); None when the name is none of these."""
+    if model in ARCHITECTURES:
+        return Network(model, mode if mode in MODES else "all", m=1)
+    if model == HandBuilt.NAME:
+        return HandBuilt()
+    kern = Kernel.of_spec(model)
+    return kern if kernel_style(kern.name) else None
+
+
+def label_of(row: dict, *, with_mode: bool = True) -> str:
+    """The one name of a learner: ``model(mode)``, e.g. ``3resnet(all)``; a kernel or a hand-built
+    solution by its name alone, and every learner so with ``with_mode=False``. (The row key ``model``
+    holds the architecture or kernel; it is a stored key and keeps its name.)"""
+    if with_mode and row.get("mode") in MODES:  # a network's row (a row may lack its width: a name alone)
+        return from_row(dict(row, m=row.get("m") or 1)).label
+    return str(row["model"])
+
+
+def style_of(model: str, mode: str | None = None) -> Style:
+    """The style of a learner named ``model`` (and ``mode``); grey with a plain circle when the name is no
+    learner's."""
+    learner = named(model, mode)
+    return learner.style if learner is not None else Style("#7f7f7f")

@@ -1,0 +1,296 @@
+"""A figure's result as tables and a picture: the tidy table ``FIG.csv``, every run ``FIG_runs.csv``,
+the provenance, the static plot (``FIG.png``: the notebooks' picture,
+:func:`resnetlearn.classroom.figures_plotly.result_png`), and the text tables the notebooks print.
+
+Every table and plot reads the figure's specification (:mod:`resnetlearn.reproduce.figures`): its curves
+(:attr:`~resnetlearn.reproduce.figures.FigureSpec.label` against ``xkey``), its reference lines and its plot kind,
+never the figure's name. Written files go through :func:`resnetlearn.reproduce.store.atomic_write`, and the
+tables' sha256 into ``FIG.sha256`` (:func:`resnetlearn.reproduce.store.write_checksums`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..validation import is_finite
+from .figures import (
+    SCALE_NOTES,
+    below,
+    fresh_errors,
+    median_error,
+    plotted_error,
+    point_id,
+    scale_settings,
+    seed_errors,
+)
+from .figures import spec as figure_spec
+from .points import RUN_KEYS
+from .store import _version, atomic_write, write_checksums
+
+
+@dataclass
+class FigureResult:
+    """Rows (one per point), the summary line and the figure of one experiment."""
+
+    name: str
+    rows: list[dict]
+    summary: str
+    reproduced: bool | None
+    wall_time: float
+    skipped: int = 0
+    figure: object = field(default=None, repr=False)
+    provenance: dict | None = field(default=None, repr=False)  # set by load_figure when shipped
+
+
+def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:
+    """The x key (width m, or N) and one sorted (x, plotted error) curve per learner."""
+    spec = figure_spec(result.name)
+    groups: dict[str, list[tuple]] = {}
+    for r in result.rows:
+        groups.setdefault(spec.label(r), []).append((r[spec.xkey], plotted_error(r)))
+    return spec.xkey, {k: sorted(v) for k, v in groups.items()}
+
+
+def error_table(result: FigureResult, digits: int = 3) -> str:
+    """The test errors of a figure as text: one line per learner, one column
+    per width m (or N), rounded so that notebooks can check them."""
+    if figure_spec(result.name).plot == "norm_vs_error":  # no curves: one line per point
+        num = lambda v, f: format(v, f) if is_finite(v) else "-"  # noqa: E731  (a diverged point has none)
+        lines = [f"{r['model']:13s} m={r['m']:<5d} wd={num(r['wd'], '<7g')} "
+                 f"test {num(r['test_error'], f'.{digits}f')}  ‖W‖_F {num(r['frobenius_W'], '.1f')}"
+                 for r in result.rows]
+        return "\n".join(lines)
+    xkey, groups = _curves(result)
+    xs = sorted({x for pts in groups.values() for x, _ in pts})
+    head = f"{'':22s}" + "".join(f"{('N=' if xkey == 'n_train' else 'm=') + str(x):>10s}" for x in xs)
+    lines = [head]
+    for label, pts in groups.items():
+        at = dict(pts)
+        lines.append(f"{label:22s}" + "".join(f"{at[x]:10.{digits}f}" if x in at else f"{'':10s}" for x in xs))
+    return "\n".join(lines)
+
+
+def _table(result: FigureResult, cell, width: int = 12, rows=None) -> str:
+    """One line per curve, one column per width m (or N): ``cell(row)`` formats each point."""
+    spec = figure_spec(result.name)
+    rows = result.rows if rows is None else rows
+    xs = sorted({r[spec.xkey] for r in rows})
+    head = f"{'':22s}" + "".join(f"{('N=' if spec.xkey == 'n_train' else 'm=') + str(x):>{width}s}" for x in xs)
+    groups: dict[str, dict] = {}
+    for r in rows:
+        groups.setdefault(spec.label(r), {})[r[spec.xkey]] = r
+    return "\n".join([head] + [f"{label:22s}" + "".join(f"{cell(at[x]) if x in at else '':>{width}s}" for x in xs)
+                                for label, at in groups.items()])
+
+
+def seed_table(result: FigureResult) -> str:
+    """How many initialisation seeds of each point's selected cell are below the figure's first
+    reference line (kα² for Figures 2 and 3, α²/4 for the hard instance), e.g. ``7/9``."""
+    lines = figure_spec(result.name).lines()
+    if not lines:
+        raise ValueError(f"{result.name} has no threshold to count seeds against")
+    thr = lines[0][0]
+    nets = [r for r in result.rows if r.get("mode") != "kernel"]
+    def cell(r):  # a diverged seed is counted apart from one that trained and ended above
+        n_below, n = below(r, thr)
+        div = sum(1 for e in fresh_errors(r) if not is_finite(e))
+        return f"{n_below}/{n}" + (f" ({div} div)" if div else "")
+
+    return (f"seeds below {lines[0][1]} = {thr:.4g} (div: fresh seeds that diverged)\n"
+            + _table(result, cell, rows=nets))
+
+
+def kernel_table(result: FigureResult, digits: int = 3) -> str:
+    """For every (last)/(ntk) point: the SGD-trained linear model's median test error next to the
+    exact kernel-ridge solution with the same initial network (``SGD / exact``)."""
+    rows = [r for r in result.rows if r.get("mode") in ("last", "ntk")]
+    if not rows:
+        raise ValueError(f"{result.name} has no (last)/(ntk) points")
+    fmt = lambda v: f"{v:.{digits}f}" if is_finite(v) else "div"  # noqa: E731
+    return "SGD (median over seeds) / exact kernel ridge regression\n" + _table(
+        result, lambda r: f"{fmt(median_error(r))} / {fmt(r.get('exact_test_error'))}", width=18, rows=rows)
+
+
+def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3) -> str:
+    """The paper's protocol next to an honest one, point by point: the median test error over fresh
+    seeds of the cell selected by test error (§8.1 selects this way) ``/`` that of the cell selected on
+    validation samples (``--select val``: drawn fresh, the network trained on the same N samples,
+    :func:`resnetlearn.learners.training.validation_split`), for every network point.
+
+    Both results must be the same figure at the same scale."""
+    pair = (by_test, by_val)
+    if by_test.name != by_val.name:
+        raise ValueError(f"by_test and by_val must be the same figure, got {by_test.name!r} and {by_val.name!r}")
+    selects = [{r.get("select") for r in res.rows} for res in pair]
+    if selects != [{"test"}, {"val"}]:
+        raise ValueError(f"by_test must be selected by test error and by_val on a validation split; "
+                         f"got selections {sorted(selects[0])} and {sorted(selects[1])}")
+    scales = [{r.get("scale") for r in res.rows} for res in pair]
+    if scales[0] != scales[1]:
+        raise ValueError(f"by_test and by_val must be the same scale, got {sorted(scales[0])} and {sorted(scales[1])}")
+    val_rows = {point_id(r): r for r in by_val.rows}
+    nets = [r for r in by_test.rows if r.get("mode") not in (None, "-", "kernel") and point_id(r) in val_rows]
+    if not nets:
+        raise ValueError(f"{by_test.name}: no network point appears in both results")
+    fmt = lambda v: f"{v:.{digits}f}" if is_finite(v) else "div"  # noqa: E731
+    return ("median test error over fresh seeds: cell selected by test error / on validation samples\n"
+            + _table(by_test, lambda r: f"{fmt(median_error(r))} / {fmt(median_error(val_rows[point_id(r)]))}",
+                     width=18, rows=nets))
+
+
+def table_text(result: FigureResult) -> str:
+    """The tidy table ``FIG.csv`` of a figure, exactly as :func:`write_outputs` writes it."""
+    import csv
+    import io
+
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=TABLE_COLS, extrasaction="ignore")
+    w.writeheader()
+    w.writerows([_table_row(r) for r in result.rows])
+    return buf.getvalue()
+
+
+def runs_text(result: FigureResult) -> str:
+    """The per-run table ``FIG_runs.csv`` of a figure, exactly as :func:`write_outputs` writes it."""
+    import csv
+    import io
+
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=_POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
+    w.writeheader()
+    for r in result.rows:
+        point = {k: r.get(k) for k in _POINT_COLS}
+        w.writerows([{**point, **run} for run in r.get("runs") or []])
+    return buf.getvalue()
+
+
+def write_outputs(result: FigureResult, out) -> dict[str, Path]:
+    """Write the tidy table (CSV), every run of every grid (CSV), the plot (PNG), the summary (TXT) and
+    the tables' checksums (``FIG.sha256``, :func:`write_checksums`), each atomically (a Ctrl-C leaves
+    the previous file or the new one)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"table": out / f"{result.name}.csv", "runs": out / f"{result.name}_runs.csv",
+             "plot": out / f"{result.name}.png", "summary": out / f"{result.name}.txt"}
+    tables = {paths["table"].name: table_text(result).encode(), paths["runs"].name: runs_text(result).encode()}
+    atomic_write(paths["table"], tables[paths["table"].name])
+    atomic_write(paths["runs"], tables[paths["runs"].name])
+    paths["checksums"] = write_checksums(result.name, out, tables)
+    from ..classroom.figures_plotly import result_png  # the notebooks' static picture of the figure, one renderer
+
+    atomic_write(paths["plot"], result_png(result))
+    atomic_write(paths["summary"], result.summary + "\n")
+    return paths
+
+
+_POINT_COLS = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d", "init",
+               "panel"]
+TABLE_COLS = _POINT_COLS + [
+    "test_error", "median", "seed_min", "seed_max", "n_seeds", "seed_errors", "exact_test_error", "exact_ridge_rel",
+    "exact_ridge_at_grid_edge", "plotted", "train_error", "frobenius_W", "lr", "wd", "lr_at_grid_edge",
+    "wd_at_grid_edge", "ridge_rel", "setting", "ridge_at_grid_edge", "param_at_grid_edge", "grid_edges", "diverged",
+    "grid_size",
+    "seconds", "device", "grid"]
+"""Columns of ``FIG.csv``: the point, its selected (seed-0) test error, the spread over seeds, the exact kernel
+solution of a (last)/(ntk) point, the number the plot draws, the selection and grid-edge flags."""
+
+
+def _table_row(r: dict) -> dict:
+    errs = [e for e in seed_errors(r) if is_finite(e)]
+    row = dict(r, median=median_error(r), seed_min=min(errs) if errs else None, seed_max=max(errs) if errs else None,
+               n_seeds=len(r["seed_errors"]) if r.get("seed_errors") is not None else 1, plotted=plotted_error(r))
+    for k in ("grid", "seed_errors", "grid_edges"):
+        if r.get(k) is not None:
+            row[k] = json.dumps(r[k])
+    return row
+"""The configuration columns repeated on every row of ``FIG_runs.csv``."""
+
+
+def write_provenance(result: FigureResult, out, scale: str, command: str) -> Path:
+    """Where the numbers came from: configuration, versions, device, date, wall time."""
+    import platform
+
+    import torch as _torch
+
+    from ..device import describe_device
+
+    devices = sorted({r.get("device", "") for r in result.rows})
+    info = dict(figure=result.name, scale=scale, scale_note=SCALE_NOTES[scale], settings=scale_settings(scale),
+                command=command,
+                resnetlearn=_version(), torch=_torch.__version__, python=platform.python_version(),
+                machine=platform.machine(), device=devices or [describe_device()],
+                torch_threads=_torch.get_num_threads(),  # float32 sums depend on it: rerun with the same setting
+                date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                wall_time_s=round(result.wall_time, 1),
+                compute_s=round(sum(r.get("seconds") or 0.0 for r in result.rows), 1),  # incl. points reused
+                points=len(result.rows),
+                reused_from_store=result.skipped, summary=result.summary)
+    return atomic_write(Path(out) / f"{result.name}.provenance.json", json.dumps(info, indent=1, default=str))
+
+
+# ----------------------------------------------------------------- verdicts, generated (issue 29 item 5)
+VERDICT_WORDS = {True: "reproduced", False: "NOT reproduced", None: "not judged"}
+NOT_RUN = "not run (GPU scale)"
+"""The verdict of a figure with no shipped results (Figure 4(b): d = 100, N = 50000 needs a GPU)."""
+
+
+def _span(values) -> str:
+    vals = sorted({v for v in values if v is not None})
+    if not vals:
+        return "-"
+    return str(vals[0]) if len(vals) == 1 else ", ".join(map(str, vals)) if len(vals) <= 3 else f"{vals[0]}-{vals[-1]}"
+
+
+def verdict_facts(result: FigureResult) -> dict:
+    """What a figure's verdict rests on, read from its shipped rows: the verdict word, scale, selection rule,
+    N (per training mode where they differ), widths of the trained networks, fresh seeds, device."""
+    rows = result.rows
+    nets = [r for r in rows if r.get("mode") not in (None, "", "-", "kernel")]
+    sel = {r.get("select") for r in rows}
+    rule = "test-selected" if sel == {"test"} else "validation-selected (fresh samples, same N)" \
+        if sel == {"val"} else "/".join(sorted(map(str, sel)))
+    if result.name == "thm3":
+        rule += "; ResNet half: robust rule beside test-best"
+    by_mode: dict[str, set] = {}
+    for r in nets or rows:
+        by_mode.setdefault(r.get("mode") or "-", set()).add(r.get("n_train"))
+    if len({frozenset(v) for v in by_mode.values()}) <= 1:
+        n_text = _span(next(iter(by_mode.values())))
+    else:
+        n_text = "; ".join(f"{mode}: {_span(ns)}" for mode, ns in by_mode.items())
+    seeds = sorted({len(r.get("seed_errors") or []) - 1 for r in nets if r.get("seed_errors")})
+    prov = result.provenance or {}
+    return dict(figure=result.name, verdict=VERDICT_WORDS[result.reproduced], scale=prov.get("scale", "?"),
+                rule=rule, n=n_text, widths=_span(r.get("m") for r in nets),
+                seeds=f"{seeds[-1]} fresh" if seeds and seeds[-1] > 0 else "-",
+                device=", ".join(prov.get("device") or []) or "-")
+
+
+def verdict_sentence(facts: dict) -> str:
+    """One verdict line in the issue's form, e.g. ``fig2a: reproduced at cpu scale (m ≤ 500, N = 500,
+    test-selected, 8 fresh seeds)``."""
+    if facts["verdict"] == NOT_RUN:
+        return f"{facts['figure']}: {NOT_RUN}"
+    widths = facts["widths"]
+    m = f"m = {widths}" if widths != "-" else "no trained width"
+    return (f"{facts['figure']}: {facts['verdict']} at {facts['scale']} scale ({m}, N = {facts['n']}, "
+            f"{facts['rule']}, {facts['seeds']} seeds)")
+
+
+def verdict_table(results: dict[str, FigureResult | None], markdown: bool = True) -> str:
+    """The per-figure verdict table (notebook 05's opening table, the README's per-figure table), generated
+    from the shipped tables: one row per figure, ``None`` for a figure with no shipped results
+    (:data:`NOT_RUN`)."""
+    cols = ("figure", "verdict", "scale", "rule", "n", "widths", "seeds", "device")
+    heads = ("figure", "verdict", "scale", "selection rule", "N", "widths m", "seeds", "computed on")
+    facts = [verdict_facts(res) if res is not None else dict(dict.fromkeys(cols, "-"), figure=name, verdict=NOT_RUN)
+             for name, res in results.items()]
+    if markdown:
+        lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+        lines += ["| " + " | ".join(f"`{f[c]}`" if c == "figure" else str(f[c]) for c in cols) + " |"
+                  for f in facts]
+        return "\n".join(lines)
+    return "\n".join(verdict_sentence(f) for f in facts)

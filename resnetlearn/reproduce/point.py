@@ -1,0 +1,127 @@
+"""A figure point as a record: one learner, the data it learns from, its search and its protocol.
+
+A point of a figure (:mod:`~resnetlearn.reproduce.figures`) is one learner (:mod:`~resnetlearn.learners.records`) at
+one width
+or sample size with its whole search: a network its lr × wd grid by SGD with the selected cell retrained
+on fresh seeds (arXiv v3 §8.1), a kernel its ridge and parameter search (§7), the hand-built solution its
+construction (§8.2, footnote 16). :class:`Point` holds these parts as records; :meth:`Point.config` writes
+the flat configuration the results store keys (:meth:`resnetlearn.reproduce.store.ResultsStore.key`) and
+:meth:`Point.of_config` reads one back, so :meth:`Point.key` is byte for byte the key every stored point
+already has (a key that changed would recompute the point).
+
+Which keys a configuration carries is part of its key: ``alpha`` and ``beta`` always (None where the target
+has none); ``d``, ``k``, ``validation``, ``grid_seeds``, ``batch_size``, ``panel`` only when set; ``init`` only
+when it is not §8.1's ``"paper"``; ``wd`` only for the hand-built solution (its weight decay).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import KW_ONLY, dataclass
+
+from ..learners.records import HandBuilt, Kernel, Network, from_row
+from .store import ResultsStore
+
+
+@dataclass(frozen=True)
+class Data:
+    """What a point learns from: its target (one of :data:`resnetlearn.reproduce.figures.TARGETS` with its α, β and,
+    where the target has them, d and k), ``n_train`` training and ``n_test`` test samples."""
+
+    target: str
+    n_train: int | None
+    n_test: int
+    _: KW_ONLY
+    alpha: float | None
+    beta: float | None
+    d: int | None = None
+    k: int | None = None
+
+
+@dataclass(frozen=True)
+class Search:
+    """How a point chooses its learner's hyperparameters: the lr × wd grid (networks), the rule that selects
+    a cell (``select``: test or validation error, with the ``validation`` samples' rule), the fresh seeds the
+    selected cell is retrained with, and the seeds every cell trains (``grid_seeds``; None: seed 0 alone)."""
+
+    lrs: tuple
+    wds: tuple
+    select: str
+    rerun_seeds: tuple
+    _: KW_ONLY
+    validation: str | None = None
+    grid_seeds: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A point's SGD protocol where it differs by point: its epochs and mini-batch (None: §8.1's 50)."""
+
+    epochs: int
+    batch_size: int | None = None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a figure: see the module docstring. A figure's point builder starts from a template
+    (its learner None) and sets what differs per point with :meth:`replace`."""
+
+    figure: str
+    learner: Network | Kernel | HandBuilt | None
+    _: KW_ONLY
+    data: Data
+    search: Search
+    protocol: Schedule
+    scale: str
+    device: object = None
+    panel: str | None = None
+
+    @property
+    def m(self) -> int | None:
+        """The width: the network's, a finite-width kernel's network's, the hand-built solution's."""
+        return self.learner.m
+
+    def replace(self, **changes) -> Point:
+        """This point with fields changed wherever they live (``n_train`` in :attr:`data`, ``lrs`` in
+        :attr:`search`, ``epochs`` in :attr:`protocol`, ``learner`` here, ...)."""
+        own, parts = {}, {name: {} for name in _PARTS}
+        for name, value in changes.items():
+            part = next((p for p, cls in _PARTS.items() if name in cls.__dataclass_fields__), None)
+            (parts[part] if part else own)[name] = value
+        parts = {p: dataclasses.replace(getattr(self, p), **c) for p, c in parts.items() if c}
+        return dataclasses.replace(self, **own, **parts)
+
+    @classmethod
+    def of_config(cls, config: dict) -> Point:
+        """The point a flat configuration (a store key's) describes."""
+        c = dict(config)
+        tup = (lambda v: None if v is None else tuple(v))
+        return cls(c["figure"], from_row(c),
+                   data=Data(c["target"], c["n_train"], c["n_test"], alpha=c["alpha"], beta=c["beta"],
+                             d=c.get("d"), k=c.get("k")),
+                   search=Search(tup(c["lrs"]), tup(c["wds"]), c["select"], tup(c["rerun_seeds"]),
+                                 validation=c.get("validation"), grid_seeds=tup(c.get("grid_seeds"))),
+                   protocol=Schedule(c["epochs"], c.get("batch_size")),
+                   scale=c["scale"], device=c.get("device"), panel=c.get("panel"))
+
+    def config(self) -> dict:
+        """The flat configuration: the learner's ``model``/``mode`` (and ``init``, ``wd`` where it has them),
+        the data, search and protocol fields, with the optional keys only when set (see the module docstring)."""
+        lst = (lambda v: None if v is None else list(v))
+        out = dict(figure=self.figure, scale=self.scale, epochs=self.protocol.epochs, lrs=lst(self.search.lrs),
+                   wds=lst(self.search.wds), n_test=self.data.n_test, select=self.search.select,
+                   device=self.device, target=self.data.target, alpha=self.data.alpha, beta=self.data.beta,
+                   rerun_seeds=lst(self.search.rerun_seeds), n_train=self.data.n_train, m=self.m,
+                   **self.learner.row_fields())
+        optional = dict(validation=self.search.validation, d=self.data.d, k=self.data.k,
+                        grid_seeds=lst(self.search.grid_seeds), batch_size=self.protocol.batch_size,
+                        panel=self.panel)
+        return {**out, **{k: v for k, v in optional.items() if v is not None}}
+
+    def key(self) -> str:
+        """The results store's key of this point (:meth:`resnetlearn.reproduce.store.ResultsStore.key`)."""
+        return ResultsStore.key(self.config())
+
+
+_PARTS = {"data": Data, "search": Search, "protocol": Schedule}
+"""The parts of a point :meth:`Point.replace` routes a field to."""

@@ -1,0 +1,187 @@
+"""Running a figure: every point, in this process or through an executor, resumable and interruptible.
+
+:func:`run_figure` reuses the points a :class:`~resnetlearn.reproduce.store.ResultsStore` already holds, runs the
+others (:func:`resnetlearn.reproduce.points.run_point`) in the figure's own order and judges the rows against the
+paper's claim (:func:`resnetlearn.reproduce.figures.summarise`). Points run through an executor seam: in-process
+by default, or any object with ``submit(fn, *args)`` returning futures — a ``concurrent.futures`` pool,
+a ``dask.distributed.Client``, or a submitit executor for Slurm. Only finished points are stored:
+Ctrl-C discards the point in progress (:class:`FigureInterrupted`); worker processes leave Ctrl-C to
+the parent and never outlive it (:func:`worker_init`, :func:`stop_process_pool`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from .figure_tables import FigureResult
+from .figures import points as figure_points
+from .figures import summarise
+from .points import run_point
+from .store import ResultsStore
+from .work_estimate import point_work
+
+
+class FigureInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`run_figure`: ``saved`` of the ``total`` points of ``figure``
+    are in the store under ``store`` (None: no store); the point(s) in progress were discarded."""
+
+    def __init__(self, figure: str, saved: int, total: int, store: Path | None):
+        super().__init__(f"{figure}: interrupted with {saved} of {total} points stored")
+        self.figure, self.saved, self.total, self.store = figure, saved, total, store
+
+
+class WorkersUnavailable(RuntimeError):
+    """The system refused to start a worker process (a process limit such as ``ulimit -u``, or memory)."""
+
+
+PR_SET_PDEATHSIG = 1
+"""Linux ``prctl`` option: the signal a process receives when its parent ends (``<linux/prctl.h>``)."""
+
+
+def worker_init(parent_pid: int | None = None) -> None:
+    """Worker-process initializer: leave Ctrl-C to the parent, and never outlive it.
+
+    SIGINT is ignored (the parent decides and stops the pool); SIGTERM gets its default action back
+    (a forked worker inherits the parent's handler), so terminating a worker ends it at once; on Linux
+    ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` asks the kernel to send SIGTERM to the worker when its parent
+    ends, however it ends (even SIGKILL); a parent that ended before that request took effect
+    (``os.getppid()`` is no longer ``parent_pid``) ends the worker here. So the pool must start its
+    workers by "fork" or "spawn" (their parent is then ``parent_pid``), not "forkserver"."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def stop_process_pool(pool, timeout: float = 0.5) -> None:
+    """Stop a ``concurrent.futures.ProcessPoolExecutor`` now: cancel what has not started and
+    terminate the workers (their points in progress are lost, never stored).
+
+    A worker still alive ``timeout`` seconds after SIGTERM is killed (SIGKILL): one forked while
+    another thread of the parent held a lock can hang before :func:`worker_init` restores SIGTERM's
+    default action, and the interpreter's exit would then wait on it forever."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    deadline = time.monotonic() + timeout
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.join(max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            if proc.is_alive():
+                proc.kill()
+                proc.join(1.0)
+    if manager is not None:  # let the pool's own thread wind down before the interpreter's exit hooks run
+        manager.join(max(0.0, deadline + 1.0 - time.monotonic()))
+
+
+def _finished_result(fut):
+    """The result of a future that has already finished successfully, else None (never waits)."""
+    try:
+        if fut.done() and not fut.cancelled():
+            return fut.result(timeout=0)
+    except BaseException:  # noqa: BLE001 - a failed or cancelled point is simply not stored
+        return None
+    return None
+
+
+def run_figure(figure: str, scale: str = "quick", device=None, out=None, executor=None,
+               select: str = "test", progress: bool = True) -> FigureResult:
+    """Run (or resume) every point of a figure and summarise it against the paper's claim.
+
+    ``out``: a directory for the :class:`ResultsStore` (finished points are
+    reused). ``executor``: ``None`` runs in this process; otherwise anything
+    with ``submit(fn, *args)`` (ProcessPoolExecutor, dask Client, submitit).
+    Rows come back in the figure's own point order, reused or not.
+
+    On Ctrl-C (KeyboardInterrupt) every point that finished is already
+    stored, futures not yet started are cancelled, the point(s) in progress
+    are discarded, and :class:`FigureInterrupted` (a KeyboardInterrupt) is
+    raised; the caller stops its worker processes (:func:`stop_process_pool`).
+    Any other exception does the same before it propagates; an ``OSError``
+    from ``executor.submit`` (the system refused a new worker process)
+    becomes :class:`WorkersUnavailable`.
+    """
+    from tqdm.auto import tqdm
+
+    store = ResultsStore(out) if out is not None else None
+    pts = figure_points(figure, scale, device=device, select=select)
+    t0 = time.perf_counter()
+    results: list[dict | None] = []
+    for p in pts:
+        hit = store.get(p) if store else None
+        results.append(hit["result"] if hit else None)
+    todo = [i for i, r in enumerate(results) if r is None]
+    skipped = len(pts) - len(todo)
+
+    def record(i: int, res: dict) -> None:
+        if store:
+            store.put(pts[i], res)
+        results[i] = res
+
+    # the bar advances by each point's share of the work (point_work: SGD steps × networks × parameters), so
+    # that its time estimate does not extrapolate from the narrow points that come first; a kernel point
+    # counts as an average network point of the figure
+    work = [point_work(pts[i]) for i in todo]
+    mean = sum(work) / max(1, sum(w > 0 for w in work)) or 1.0
+    work = {i: w or mean for i, w in zip(todo, work)}
+    bar = tqdm(total=sum(work.values()), desc=f"{figure} ({scale}) 0/{len(todo)} points", disable=not progress,
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
+    done = 0
+
+    def advance(i: int) -> None:
+        nonlocal done
+        done += 1
+        bar.set_description_str(f"{figure} ({scale}) {done}/{len(todo)} points", refresh=False)
+        bar.update(work[i])
+
+    futures: dict[int, object] = {}
+    try:
+        if executor is None:
+            for i in todo:
+                record(i, run_point(pts[i]))
+                advance(i)
+        else:
+            for i in todo:  # one by one, so that a failure part-way leaves the submitted ones cancellable
+                try:
+                    futures[i] = executor.submit(run_point, pts[i])
+                except OSError as e:  # fork/spawn refused: BlockingIOError (process limit), ENOMEM
+                    raise WorkersUnavailable(
+                        f"{figure}: the system refused to start a worker process after {len(futures)} of "
+                        f"{len(todo)} points were handed out ({type(e).__name__}: {e}); the pool was stopped "
+                        f"and no partial point was stored; use fewer workers (see the process limit, "
+                        f"ulimit -u)") from e
+            for i, fut in futures.items():
+                record(i, fut.result())
+                advance(i)
+    except BaseException as e:
+        for i, fut in futures.items():
+            fut.cancel()
+            res = _finished_result(fut) if results[i] is None else None
+            if res is not None:  # finished in a worker before the stop, not yet collected
+                with contextlib.suppress(Exception):  # e.g. the disk that just failed: recomputed next time
+                    record(i, res)
+        if isinstance(e, KeyboardInterrupt):
+            saved = sum(r is not None for r in results)
+            raise FigureInterrupted(figure, saved, len(pts), store.root if store else None) from None
+        raise
+    finally:
+        bar.close()
+    rows = [dict(p, **r) for p, r in zip(pts, results)]
+    summary, ok = summarise(figure, rows)
+    return FigureResult(figure, rows, summary=summary, reproduced=ok, wall_time=time.perf_counter() - t0,
+                        skipped=skipped)

@@ -1,0 +1,171 @@
+"""The work ahead of a run, said before the first point: points, networks, SGD steps and their time here.
+
+Each network point trains its lr × wd grid and the fresh-seed reruns of its selected cell as batched
+programs (:func:`resnetlearn.learners.training.grid_search`); :func:`estimate_work` counts their SGD steps and
+times a few real steps on the device (a step of G networks of P parameters costs about a + b·G·P), and
+:func:`point_work` is the share of one point, by which the progress bar of
+:func:`resnetlearn.reproduce.running.run_figure` advances. Kernel solves and evaluations are not counted.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import time
+from dataclasses import dataclass
+
+from ..device import select_device
+from ..learners.records import kind_of
+from ..learners.training import VAL_FRACTION, Learner, Protocol
+from ..targets.concept import HAND_BUILT, parity_instance
+from .figures import points as figure_points
+from .points import BATCH, target_of
+from .store import ResultsStore
+
+
+@functools.cache
+def _target_dims(target: str, *, d, k, alpha, beta) -> tuple[int, int]:
+    """(d, k) of a point's target (built once per distinct target)."""
+    t = target_of(dict(target=target, d=d, k=k, alpha=alpha, beta=beta))
+    return t.d, t.k
+
+
+def _sgd_batches(config: dict) -> list[tuple[int, int, int]]:
+    """The batched trainings of one network point: (models trained together, SGD steps, parameters of one
+    model) for its lr × wd grid and for the fresh-seed reruns of the selected cell (:func:`grid_search`)."""
+    from ..learners.networks import param_shapes
+
+    if config["model"] == "hand_built":  # footnote 16: one network trained on all the inputs of the d = 6 problem
+        hb = HAND_BUILT
+        params = sum(math.prod(s) for s in param_shapes(hb.arch, hb.d, 1, hb.m).values())
+        return [(1, hb.steps(config["epochs"]), params)]
+    d, k = _target_dims(config["target"], d=config.get("d"), k=config.get("k"), alpha=config.get("alpha"),
+                        beta=config.get("beta"))
+    holdout = config["select"] == "val" and config.get("validation", "holdout") == "holdout"  # points.validation_of
+    n_fit = config["n_train"] - (round(VAL_FRACTION * config["n_train"]) if holdout else 0)
+    steps = config["epochs"] * math.ceil(n_fit / config.get("batch_size", BATCH))
+    params = sum(math.prod(s) for s in param_shapes(config["model"], d, k, config["m"]).values())
+    groups = [len(config["lrs"]) * len(config["wds"]) * len(config.get("grid_seeds") or [0]),
+              len(config.get("rerun_seeds") or [])]
+    return [(g, steps, params) for g in groups if g]
+
+
+STEP_OVERHEAD = 50_000
+"""The fixed cost of one SGD step (Python, kernel launches) in parameter-updates: timed on the 2-core CPU,
+a step of G networks of P parameters cost about as much as G·P + 20 000 to 70 000 parameter-updates."""
+
+
+def point_work(config: dict) -> float:
+    """The relative cost of a network point (0 for a kernel point): Σ over its batched trainings of
+    steps × (networks × parameters + :data:`STEP_OVERHEAD`); the progress bar advances by it."""
+    if not kind_of(config).trained_by_sgd:
+        return 0.0
+    return float(sum(n * (g * params + STEP_OVERHEAD) for g, n, params in _sgd_batches(config)))
+
+
+def _seconds_per_step(learner, *, models: int, device) -> float:
+    """Wall time of one SGD step of ``models`` networks of ``learner`` (a Learner) here, measured on a few steps."""
+    from ..learners.training import train_models
+
+    sample = parity_instance().sample(3 * BATCH, seed=0)  # 3 steps an epoch
+
+    def run(epochs: int) -> float:
+        t0 = time.perf_counter()
+        train_models(sample, sample, learner, lrs=[1e-3] * models, wds=[0.0] * models,
+                     seeds=list(range(models)),
+                     protocol=Protocol(epochs=epochs, batch_size=BATCH, eval_every=epochs), device=device,
+                     progress=False)
+        return time.perf_counter() - t0
+
+    run(1)  # warm-up: allocations, first-call costs
+    # 5 epochs minus 1 epoch: 12 steps without the set-up and the evaluations both calls share; the median
+    # of three such differences (the machine may be busy with other work)
+    return max(0.0, sorted(run(5) - run(1) for _ in range(3))[1]) / 12
+
+
+@dataclass
+class WorkEstimate:
+    """What a run will compute: its points not yet stored, the networks they train, the SGD steps
+    (of ``batch_sizes`` samples each) and the wall time those steps take here, extrapolated from steps
+    measured on this device (kernel solves and evaluations not counted)."""
+
+    points: int
+    kernel_points: int
+    networks: int
+    steps: int
+    seconds: float
+    device: str
+    batch_sizes: tuple[int, ...] = (BATCH,)
+    damaged: int = 0
+    """Of ``points``, those whose stored file exists but fails its checks (moved aside and recomputed)."""
+
+    def text(self, scale: str, workers: int = 0) -> str:
+        kern = f" and {self.kernel_points} kernel point(s)" if self.kernel_points else ""
+        if self.damaged:
+            kern += (f" ({self.damaged} of them stored but damaged: the file(s) will be moved aside and the "
+                     f"point(s) recomputed)")
+        if not self.networks:
+            return f"work ahead at scale {scale}: {self.points} point(s) to compute, no network training{kern}"
+        par = ""
+        if workers > 1:
+            at_most = min(workers, os.cpu_count() or 1) if self.device == "cpu" else workers
+            par = f"; with {workers} workers at best {_duration(self.seconds / at_most)}"
+        batches = " and ".join(map(str, self.batch_sizes))
+        return (f"work ahead at scale {scale}: {self.points} point(s) to compute{kern}; {self.networks:,} networks "
+                f"trained for {self.steps:,} SGD steps in all (mini-batches of {batches}); from steps timed just now "
+                f"on {self.device}, the steps alone take roughly {_duration(self.seconds)} in one process{par} "
+                f"(set-up, evaluation and kernel solves come on top)")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def estimate_work(figures, scale: str, *, device=None, select: str = "test", store=None,
+                  probe_width: int = 200) -> WorkEstimate:
+    """Estimate the work of running ``figures`` at ``scale`` before starting: for every point not yet in
+    ``store`` (a store directory; a stored file is verified as the run will, and a damaged one counts as work
+    ahead), the networks it trains × the SGD steps of each (``epochs`` × batches),
+    and the time of those steps on ``device``. Each (architecture, mode) is timed on a few real steps of
+    4 networks at width 10 and at ``probe_width``; a step of G networks with P parameters each is taken
+    to cost a + b·G·P (a: the per-step overhead, b: the arithmetic), which fits wide networks best."""
+    dev = select_device(device)
+    st = ResultsStore(store) if store is not None else None
+    pending, damaged = [], 0
+    for p in (p for fig in figures for p in figure_points(fig, scale, device=device, select=select)):
+        stored = st.path(p) if st is not None else None
+        if stored is not None and stored.exists():
+            if st.verify(stored) is None:  # the run will reuse it
+                continue
+            damaged += 1
+        pending.append(p)
+    nets = [p for p in pending if kind_of(p).trained_by_sgd]
+    cost: dict[tuple, tuple[float, float]] = {}
+    networks = steps = 0
+    seconds = 0.0
+    for p in nets:
+        arch, mode = (HAND_BUILT.arch, HAND_BUILT.mode) if p["model"] == "hand_built" else (p["model"], p["mode"])
+        if (arch, mode) not in cost:
+            from ..learners.networks import param_shapes
+
+            widths = (10, probe_width)  # d = 30, k = 15
+            t = [_seconds_per_step(Learner(arch, mode, m=w), models=4, device=dev) for w in widths]
+            P = [sum(math.prod(s) for s in param_shapes(arch, 30, 15, w).values()) for w in (10, probe_width)]
+            b = max(0.0, (t[1] - t[0]) / (4 * (P[1] - P[0])))
+            cost[(arch, mode)] = (max(0.0, t[0] - 4 * b * P[0]), b)
+        a, b = cost[(arch, mode)]
+        for g, n_steps, params in _sgd_batches(p):
+            networks += g
+            steps += g * n_steps
+            seconds += n_steps * (a + b * g * params)
+    batches = tuple(sorted({HAND_BUILT.batch_size if p["model"] == "hand_built" else p.get("batch_size", BATCH)
+                            for p in nets})) or (BATCH,)
+    return WorkEstimate(points=len(pending), kernel_points=len(pending) - len(nets), networks=networks, steps=steps,
+                        seconds=seconds, device=str(dev), batch_sizes=batches, damaged=damaged)
