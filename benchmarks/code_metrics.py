@@ -14,10 +14,15 @@ Read from the source with :mod:`ast` and :mod:`tokenize` (nothing is imported or
   file; beside them, dict literals keyed by two or more of these names (name-keyed tables);
 * private (underscore) names imported across modules and across subpackages: ``from .m import _x`` and
   ``m._x`` on an imported package module;
-* deferred imports (import statements inside a function body): all of them, the package-internal ones, and those
-  pointing sideways or upward (to a module that the importer does not already reach through its module-level
-  imports) with no comment on the statement's lines, or just before it on a line of its own or
-  after the block header that opens it, saying why;
+* import direction by subpackage order (:data:`LAYERS`: classroom → reproduce → kernels → learners → targets, so
+  kernels may import learners and learners may not import kernels; the top-level helpers ``validation``,
+  ``memory``, ``device``, ``version`` lie below every subpackage, so anyone may import them; the package's own
+  ``__init__``/``__main__`` lie above all). Between two subpackages the order decides; inside one subpackage (or
+  among the helpers) the module-level import graph does: a target the importer already reaches is downward, one
+  that reaches the importer is upward, anything else sideways. Counted: module-level imports that point upward
+  (target 0); deferred imports (import statements inside a function body) that point sideways or upward with no
+  comment on the statement's lines, or just before it on a line of its own or after the block header that opens
+  it, saying why (target 0); deferred imports that point downward, listed as "could be at module level";
 * modules over 600 (and 750) lines; functions over 80 lines;
 * figure-name branches outside the figure definitions (``resnetlearn/reproduce/figures.py``);
 * calls passing more than four arguments by position (package and ``benchmarks/``);
@@ -41,9 +46,16 @@ FIGURE_NAMES = {"fig2a", "fig2b", "fig3", "fig4", "fig4b", "thm3", "thm2", "comp
 KIND_WORDS = {"hand_built", "kernel"}
 """Learner kinds that no registry names: the §8.2 hand-built network (``model="hand_built"``) and the figure
 points' ``mode="kernel"`` marking a kernel learner."""
-RECORDS = {"networks", "kernels", "kernel_registry", "learners", "records"}
-"""Modules (file stems) that define the architectures, kernels and learner records: comparisons with a learner's
-name there are the records answering, not counted."""
+RECORDS = {"kernels", "kernels.registry", "learners.networks", "learners.records", "learners.modes"}
+"""Modules (dotted names under the package; a subpackage's ``__init__`` is the subpackage's name) that define the
+architectures, the kernels' Grams and registry, the modes and the learner records: comparisons with a learner's
+name there are the records answering, not counted. Any module defining ``ARCHITECTURES`` or ``KERNEL_REGISTRY``
+is a record too, wherever it lives."""
+LAYERS = ("targets", "learners", "kernels", "reproduce", "classroom")
+"""The subpackages from the bottom up: an import points downward when its target lies earlier in this tuple.
+Top-level modules (``validation``, ``memory``, ``device``, ``version``) lie below all of them; the package's
+``__init__`` and ``__main__`` above all."""
+TOP = {"__init__", "__main__"}
 NOT_LEARNERS = {"figure"}
 """Operands that hold something other than a learner although their values share a learner's name
 (``args.figure == "all"``, the command line's every-figure choice): a comparison with one is not counted."""
@@ -259,15 +271,36 @@ def _reach(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     return out
 
 
+def _layer(module: str) -> tuple[str, int]:
+    """A module's group (its subpackage, the top-level helpers, or the package's own ``__init__``/``__main__``)
+    and the group's rank in the import order (:data:`LAYERS`, helpers below, the package's entry points above)."""
+    first = module.split(".")[0]
+    if first in LAYERS:
+        return first, LAYERS.index(first)
+    if module in TOP:
+        return "(top)", len(LAYERS)
+    return "(helpers)", -1
+
+
+def _direction(module: str, target: str, reach: dict[str, set[str]]) -> str:
+    """``downward``, ``upward`` or ``sideways``: by the subpackage order between two groups; inside one group by
+    the module-level import graph (a target the importer reaches is below it, one that reaches the importer is
+    above it)."""
+    (group, rank), (target_group, target_rank) = _layer(module), _layer(target)
+    if group != target_group:
+        return "downward" if target_rank < rank else "upward"
+    return "downward" if target in reach[module] else "upward" if module in reach.get(target, ()) else "sideways"
+
+
 def import_facts(package: Path, sources: dict[str, str], trees: dict[str, ast.AST]) -> dict:
-    """The import graph (module-level and all), private names imported across modules and subpackages, and
-    the deferred imports classified against the module-level graph."""
+    """The import graph (module-level and all), private names imported across modules and subpackages, the
+    module-level imports that point upward, and the deferred imports with their direction."""
     files = _modules(package)
     known = set(files)
     sub = {m: _subpackage(p, package) for m, p in files.items()}
     graph_all = {m: set() for m in files}
     graph_top = {m: set() for m in files}
-    private, deferred = [], []
+    private, deferred, top_edges = [], [], []
     for m, p in files.items():
         tree, is_pkg = trees[m], p.name == "__init__.py"
         depth = _function_depths(tree)
@@ -278,6 +311,7 @@ def import_facts(package: Path, sources: dict[str, str], trees: dict[str, ast.AS
                 graph_all[m].add(target)
                 if not inside:
                     graph_top[m].add(target)
+                    top_edges.append((m, node.lineno, target))
                 if name is None:
                     module_names[bound] = target
                 elif _is_private(name):
@@ -295,16 +329,17 @@ def import_facts(package: Path, sources: dict[str, str], trees: dict[str, ast.AS
     rows = []
     for d in deferred:
         m, node = d["module"], d["node"]
-        kinds = ["downward" if t in reach[m] else "upward" if m in reach.get(t, ()) else "sideways"
-                 for t in d["targets"]]
+        kinds = [_direction(m, t, reach) for t in d["targets"]]
         direction = ("upward" if "upward" in kinds else "sideways" if "sideways" in kinds
                      else "downward" if kinds else "outside")
         anywhere, ahead = _comment_lines(sources[m])
         commented = node.lineno - 1 in ahead or any(ln in anywhere for ln in range(node.lineno, node.end_lineno + 1))
         rows.append({"module": m, "line": node.lineno, "targets": d["targets"], "direction": direction,
                      "commented": commented})
+    upward = sorted({(m, line, t) for m, line, t in top_edges if _direction(m, t, reach) == "upward"})
     return {"graph": graph_all, "private": sorted(private, key=lambda r: (r["module"], r["line"])),
-            "deferred": sorted(rows, key=lambda r: (r["module"], r["line"]))}
+            "deferred": sorted(rows, key=lambda r: (r["module"], r["line"])),
+            "upward": [{"module": m, "line": line, "target": t} for m, line, t in upward]}
 
 
 def long_functions(tree: ast.AST, limit: int = FUNCTION_LINES) -> list[dict]:
@@ -372,7 +407,7 @@ def measure(root: Path = ROOT) -> dict:
     lines = {m: len(s.splitlines()) for m, s in sources.items()}
     names = name_lists(trees)
     arch_names = names["architecture"]
-    records = {m for m, p in files.items() if p.stem in RECORDS
+    records = {m for m in files if m in RECORDS
                or any(_assigned(trees[m], n) is not None for n in ("ARCHITECTURES", "KERNEL_REGISTRY"))}
     outside = [m for m in files if m not in records]
     comparisons = {rel[m]: h for m in outside if (h := name_comparisons(trees[m], names))}
@@ -389,6 +424,7 @@ def measure(root: Path = ROOT) -> dict:
     deferred = imp["deferred"]
     internal = [d for d in deferred if d["targets"]]
     flagged = [d for d in internal if d["direction"] in ("sideways", "upward") and not d["commented"]]
+    downward = [d for d in internal if d["direction"] == "downward"]
     funcs = {rel[m]: f for m in files if (f := long_functions(trees[m]))}
     largest = max(lines, key=lines.get)
     return {
@@ -413,11 +449,18 @@ def measure(root: Path = ROOT) -> dict:
         "private_names_imported_across_modules": len(imp["private"]),
         "private_names_imported_across_subpackages": sum(r["across_subpackages"] for r in imp["private"]),
         "private_imports": [f"{r['module']}:{r['line']} {r['from']}.{r['name']}" for r in imp["private"]],
+        "import_order": [*reversed(LAYERS), "(top-level helpers)"],
+        "module_level_upward_imports": len(imp["upward"]),
+        "module_level_upward_imports_list": [f"{u['module']}:{u['line']} -> {u['target']}" for u in imp["upward"]],
         "deferred_imports": len(deferred),
         "deferred_internal_imports": len(internal),
         "deferred_sideways_or_upward_uncommented": len(flagged),
         "deferred_imports_list": [f"{d['module']}:{d['line']} -> {','.join(d['targets']) or '(outside)'} "
                                   f"[{d['direction']}{', commented' if d['commented'] else ''}]" for d in deferred],
+        "deferred_sideways_or_upward_uncommented_list": [f"{d['module']}:{d['line']} -> {','.join(d['targets'])} "
+                                                         f"[{d['direction']}]" for d in flagged],
+        "deferred_downward": len(downward),
+        "deferred_downward_list": [f"{d['module']}:{d['line']} -> {','.join(d['targets'])}" for d in downward],
         f"modules_over_{MODULE_LINES}_lines": {k: v for k, v in sorted(lines.items()) if v > MODULE_LINES},
         f"functions_over_{FUNCTION_LINES}_lines": sum(map(len, funcs.values())),
         "long_functions_by_file": {k: [f"{f['name']}:{f['line']} ({f['lines']} lines)" for f in v]
@@ -446,9 +489,17 @@ def report(m: dict) -> str:
     out.append(f"private names imported across modules: {m['private_names_imported_across_modules']}; "
                f"across subpackages: {m['private_names_imported_across_subpackages']}")
     out += [f"  {r}" for r in m["private_imports"]]
+    out.append(f"import order {' → '.join(m['import_order'])}: module-level imports pointing upward: "
+               f"{m['module_level_upward_imports']}")
+    out += [f"  {r}" for r in m["module_level_upward_imports_list"]]
     out.append(f"deferred imports: {m['deferred_imports']}; package-internal: {m['deferred_internal_imports']}; "
                f"sideways or upward without a comment: {m['deferred_sideways_or_upward_uncommented']}")
-    out += [f"  {r}" for r in m["deferred_imports_list"]]
+    out += [f"  {r}" for r in m["deferred_sideways_or_upward_uncommented_list"]]
+    excused = [r for r in m["deferred_imports_list"] if r.endswith((" [sideways, commented]", " [upward, commented]"))]
+    out.append(f"deferred imports pointing sideways or upward with a comment saying why: {len(excused)}")
+    out += [f"  {r}" for r in excused]
+    out.append(f"deferred imports pointing downward (could be at module level): {m['deferred_downward']}")
+    out += [f"  {r}" for r in m["deferred_downward_list"]]
     out.append(f"modules over {MODULE_LINES} lines: {m[f'modules_over_{MODULE_LINES}_lines']}")
     out.append(f"functions over {FUNCTION_LINES} lines: {m[f'functions_over_{FUNCTION_LINES}_lines']}")
     for f, fs in m["long_functions_by_file"].items():

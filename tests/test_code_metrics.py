@@ -173,3 +173,102 @@ def test_the_real_name_lists_are_complete():
     assert "2layer_signs" in m["name_lists"]["architecture"]
     assert m["name_lists"]["kernel"] == sorted(kernel_registry.KERNEL_REGISTRY)
     assert m["name_lists"]["mode"] == sorted(training.MODES)
+
+
+def test_records_are_dotted_module_names(tmp_path):
+    """A record is named by its dotted module name: the kernels' Grams in ``kernels/__init__.py`` and
+    ``learners/modes.py`` are records; a ``reproduce/__init__.py`` or ``reproduce/modes.py`` (same file stems) are
+    not."""
+    branch = "def f(mode):\n    return mode == 'hidden'\n"
+    m = cm.measure(_package(tmp_path, {
+        "kernels/__init__.py": branch, "learners/__init__.py": "", "learners/modes.py": branch,
+        "reproduce/__init__.py": branch, "reproduce/modes.py": branch}))
+    assert {"kernels", "learners.modes"} <= set(m["records"])
+    assert not {"reproduce", "reproduce.modes"} & set(m["records"])
+    assert sorted(m["learner_name_comparisons_by_file"]) == [
+        "resnetlearn/reproduce/__init__.py", "resnetlearn/reproduce/modes.py", "resnetlearn/training.py"]
+
+
+LAYERED = {
+    "validation.py": "X = 1\n",
+    "targets/__init__.py": "",
+    "targets/concept.py": "from ..validation import X\n",  # a helper: anyone may import it
+    "learners/__init__.py": "",
+    "learners/fit.py": "from ..targets import concept\n",
+    "kernels/__init__.py": "from ..learners import fit\n",  # kernels may import learners
+    "reproduce/__init__.py": "",
+    "reproduce/store.py": "from .. import kernels\n",
+    "classroom/__init__.py": "",
+    "classroom/plots.py": "from ..reproduce import store\n",
+    "classroom/live.py": "from . import plots\n",
+    "classroom/race.py": "X = 1\n",
+}
+
+
+def test_module_level_imports_against_the_subpackage_order(tmp_path):
+    """classroom → reproduce → kernels → learners → targets, helpers below all: only the imports against it count."""
+    m = cm.measure(_package(tmp_path, LAYERED))
+    assert (m["module_level_upward_imports"], m["import_cycles"]) == (0, [])
+    m = cm.measure(_package(tmp_path, {
+        **LAYERED,
+        "learners/net.py": "from .. import kernels\n",  # learners must not import kernels
+        "targets/series.py": "from ..reproduce import store\n",
+        "memory.py": "from .learners import fit\n",  # a helper importing a subpackage points up
+    }))
+    assert m["module_level_upward_imports_list"] == [
+        "learners.net:1 -> kernels", "memory:1 -> learners.fit", "targets.series:1 -> reproduce.store"]
+    assert m["module_level_upward_imports"] == 3
+
+
+def test_deferred_imports_by_the_subpackage_order(tmp_path):
+    m = cm.measure(_package(tmp_path, {**LAYERED, "reproduce/points.py": """
+        def f():
+            from ..classroom import race
+            from .. import kernels
+            from ..targets import concept
+            from ..validation import X
+            from . import store
+            return race, kernels, concept, X, store
+
+
+        def g():
+            # the classroom draws with plotly, an optional dependency
+            from ..classroom import plots
+            return plots
+    """, "learners/fit.py": """
+        from ..targets import concept
+
+
+        def h():
+            from .. import kernels
+            return kernels, concept
+    """, "classroom/live.py": """
+        from . import plots
+
+
+        def k():
+            from . import race
+            from . import plots as p
+            return race, p
+    """}))
+    assert m["deferred_sideways_or_upward_uncommented_list"] == [
+        "classroom.live:5 -> classroom.race [sideways]",  # neither reaches the other (inside one subpackage)
+        "learners.fit:5 -> kernels [upward]",  # learners must not import kernels, not even late
+        "reproduce.points:2 -> classroom.race [upward]",
+        "reproduce.points:6 -> reproduce.store [sideways]",  # points does not reach store at module level
+    ]
+    assert m["deferred_sideways_or_upward_uncommented"] == 4
+    assert "reproduce.points:12 -> classroom.plots [upward, commented]" in m["deferred_imports_list"]
+    assert m["deferred_downward_list"] == [  # could be at module level
+        "classroom.live:6 -> classroom.plots",  # live already imports plots at module level
+        "reproduce.points:3 -> kernels",
+        "reproduce.points:4 -> targets.concept",
+        "reproduce.points:5 -> validation",  # a helper lies below every subpackage
+    ]
+    assert m["deferred_downward"] == 4
+
+
+def test_import_cycles(tmp_path):
+    m = cm.measure(_package(tmp_path, {**LAYERED, "classroom/race.py": "from . import live\n",
+                                       "classroom/plots.py": "from . import race\n"}))
+    assert m["import_cycles"] == [["classroom.live", "classroom.plots", "classroom.race"]]
