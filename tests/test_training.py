@@ -376,17 +376,51 @@ def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
                     protocol=Protocol.quick(2), progress=False)
 
 
+def _by_hand(arch, p, x, *, inner_A=None):
+    """The three networks written out from their parameter tensors (G models, x (n, d) → (G, n, k)), apart from
+    networks.py's layer graph: 2layer A·σ(Wx + b₁); eq 2.1 out₁ + A·σ(V·σ(h₁) + b₂); the §6 ResNet
+    out₁ + A·σ(V·A'·σ(h₁) + b₂) with out₁ = A·σ(h₁) and A' = ``inner_A`` (default A)."""
+    a1 = torch.relu(torch.einsum("gmd,nd->gnm", p["W"], x) + p["b1"][:, None])
+    out1 = torch.einsum("gnm,gkm->gnk", a1, p["A"])
+    if arch == "2layer":
+        return out1
+    inner = a1 if arch == "3resnet_eq21" else torch.einsum("gnm,gkm->gnk", a1, p["A"] if inner_A is None else inner_A)
+    a2 = torch.relu(torch.einsum("gnj,gmj->gnm", inner, p["V"]) + p["b2"][:, None])
+    return out1 + torch.einsum("gnm,gkm->gnk", a2, p["A"])
+
+
+def _errors_by_hand(r, arch, mode, sample):
+    """E‖out(x) − y‖² of each trained model, its output computed here in float64 from the returned tensors:
+    modes all/hidden the network at ``params``; last the trained readout on the initial features (the §6 ResNet's
+    inner A kept at A₀); ntk f(θ₀) + ∂f(θ₀)·Δ by torch.func.jvp."""
+    x, y = sample.x.double(), sample.y.double()
+    p = {k: v.double() for k, v in r.params.items()}
+    if mode in ("all", "hidden"):
+        out = _by_hand(arch, p, x)
+    elif mode == "last":
+        out = _by_hand(arch, p, x, inner_A=r.p0["A"].double())
+    else:
+        p0 = {k: v.double() for k, v in r.p0.items()}
+        f0, df = jvp(lambda q: _by_hand(arch, q, x), (p0,), ({k: r.displacement[k].double() for k in p0},))
+        out = f0 + df
+    return ((out - y) ** 2).sum(-1).mean(-1)
+
+
 @pytest.mark.parametrize("arch", ["3resnet", "3resnet_eq21", "2layer"])
 @pytest.mark.parametrize("mode", rl.training.MODES)
 def test_public_evaluation_gives_exactly_the_reported_errors(data, arch, mode):
-    """TrainResult.error/predict evaluate the trained models themselves (mode last: the readout on
-    the initial features; ntk: the linearisation at θ₀ moved by Δ): on the test and training sets
-    they give the reported errors bit for bit, in float32 as trained, a diverged model NaN."""
+    """The reported errors are those of the trained models, computed here by another route (the networks written
+    out by hand, mode last on the initial features, ntk by jvp at θ₀): equal up to float32 rounding.
+    TrainResult.error/predict evaluate the same models: on the test and training sets they give the reported
+    errors bit for bit, in float32 as trained, a diverged model NaN."""
     tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)  # float32, as trained by default
     r = train_models(tr, te, Learner(arch, mode, m=16), lrs=[0.05, 0.02, 1e4], wds=[0.0, 1e-3, 0.0], seeds=[0, 1, 0],
                      protocol=Protocol.quick(2), progress=False)
     assert r.diverged.tolist() == [False, False, True]
-    assert torch.equal(r.error(te)[:2], r.test_error[:2]) and torch.equal(r.error(tr)[:2], r.train_error[:2])
+    for sample, reported in ((te, r.test_error), (tr, r.train_error)):
+        torch.testing.assert_close(_errors_by_hand(r, arch, mode, sample)[:2], reported[:2].double(),
+                                   rtol=1e-5, atol=0)
+        assert torch.equal(r.error(sample)[:2], reported[:2])
     assert torch.isnan(r.error(te)[2])
     out, out1, res = r.predict(te.x, parts=True)
     assert out.shape == (3, te.x.shape[0], te.y.shape[1]) and torch.allclose(out[:2], (out1 + res)[:2], atol=1e-5)
@@ -396,6 +430,7 @@ def test_public_evaluation_after_layerwise_training(data):
     tr, te = data[0].sample(100, seed=0), data[0].sample(200, seed=1)  # float32, as trained by default
     r = train_models(tr, te, Learner("3resnet", "hidden", m=16), lrs=[0.05], wds=[0.0], seeds=[0],
                      protocol=Protocol.quick(2, layerwise=True), progress=False)
+    torch.testing.assert_close(_errors_by_hand(r, "3resnet", "hidden", te), r.test_error.double(), rtol=1e-5, atol=0)
     assert torch.equal(r.error(te), r.test_error)
 
 
