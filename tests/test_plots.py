@@ -52,11 +52,13 @@ def test_style_by_family_and_mode():
         assert learner_style(name)["color"] not in (REDS, BLUES, GREENS)
     assert family("3resnet", "last") == "conjugate kernel" and family("2layer", "ntk") == "NTK"
     assert family("3layer", "all") == "fully connected" and family("arcsine_bias") == "classical kernel"
-    # the 15 learners of the Theorem 3 plot get 15 distinct (colour, dash, marker) styles
-    from resnetlearn.kernels.registry import DEFAULT_KERNELS
+    # the 14 learners of the Theorem 3 plot (13 kernels and the 3resnet, read from its points) get 14 distinct
+    # (colour, dash, marker) styles
+    from resnetlearn.reproduce.figures import points
 
-    styles = {tuple(learner_style(k)[x] for x in ("color", "dash", "marker")) for k in DEFAULT_KERNELS + ("3resnet",)}
-    assert len(styles) == len(DEFAULT_KERNELS) + 1
+    learners = {(p["model"], p["mode"]) for p in points("thm3", "cpu")}
+    styles = {tuple(learner_style(*k)[x] for x in ("color", "dash", "marker")) for k in learners}
+    assert len(learners) == 14 and len(styles) == 14
 
 
 def test_log_ticks_are_plain_numbers():
@@ -95,7 +97,14 @@ def test_hover_shows_seed_count_and_spread():
     assert "diverged seeds:" in t.hovertemplate and "seed 0 (chose lr, wd):" in t.hovertemplate
     k = int(re.search(r"<br>seeds: %\{customdata\[(\d+)\]\}", t.hovertemplate).group(1))
     assert t.customdata[0][k] == "4"
-    assert t.error_y is not None and all(v >= 0 for v in t.error_y.array)  # min-max over seeds as error bars
+    # min-max over the seeds' finite errors as error bars, about the plotted median of the fresh seeds
+    rows = sorted((r for r in fig2a_rows(seeds=True) if (r["model"], r["mode"]) == ("3resnet", "all")),
+                  key=lambda r: r["m"])
+    finite = [[e for e in r["seed_errors"] if math.isfinite(e)] for r in rows]
+    median = [sorted(f[1:])[0] / 2 + sorted(f[1:])[-1] / 2 for f in finite]  # the two finite fresh seeds
+    assert list(t.x) == [r["m"] for r in rows] and list(t.y) == pytest.approx(median)
+    assert list(t.error_y.array) == pytest.approx([max(f) - y for f, y in zip(finite, median)])
+    assert list(t.error_y.arrayminus) == pytest.approx([y - min(f) for f, y in zip(finite, median)])
 
 
 def test_interactive_figure_draws_what_the_tables_and_pngs_draw():
