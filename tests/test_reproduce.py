@@ -134,7 +134,13 @@ def test_every_run_of_the_grid_is_recorded_with_the_selection(tmp_path):
     kp = [q for q in figure_points("thm3", "tiny", device="cpu") if q["model"] == "gaussian"][0]
     kres = run_point(kp)
     ksel = [r for r in kres["runs"] if r["selected"]]
-    assert len(kres["runs"]) > 10 and len(ksel) == 1
+    from resnetlearn.kernels.registry import KERNEL_REGISTRY, RELATIVE_RIDGES
+
+    bandwidths = KERNEL_REGISTRY["gaussian"].grid["h_rel"]  # 9 bandwidths × 10 ridges, each run once
+    pairs = {(r["setting"], r["ridge_rel"]) for r in kres["runs"]}
+    assert len(kres["runs"]) == len(pairs) == len(bandwidths) * len(RELATIVE_RIDGES) == 90
+    assert {r for _, r in pairs} == set(RELATIVE_RIDGES) and len({s for s, _ in pairs}) == len(bandwidths)
+    assert len(ksel) == 1 and ksel[0]["test_error"] == min(r["test_error"] for r in kres["runs"])  # chosen by test
     assert ksel[0]["test_error"] == pytest.approx(kres["test_error"], rel=1e-6)
     # the CLI writes them as FIG_runs.csv: one row per run, the point's configuration repeated
     assert cli.main(["reproduce", "thm3", "--scale", "tiny", "--device", "cpu", "--out", str(tmp_path)]) == 0
