@@ -11,7 +11,9 @@ from torch.func import jvp
 
 import resnetlearn as rl
 from resnetlearn.learners import networks
-from resnetlearn.learners.training import Learner, Protocol, grid_search, paper_grid, train_models, trainable_names
+from resnetlearn.learners.engine import FrozenGate, State, trainable_names
+from resnetlearn.learners.modes import MODES
+from resnetlearn.learners.training import Learner, Protocol, grid_search, paper_grid, train_models
 
 F64 = torch.float64
 
@@ -305,14 +307,12 @@ def test_last_is_conjugate_kernel_regression(arch):
 def test_no_host_synchronisation_inside_the_step_loop(data, monkeypatch):
     """An epoch of training converts no tensor to a Python value (each would be a
     device→host synchronisation on a GPU)."""
-    from resnetlearn.learners import training
-
     _, tr, te = data
     for mode in ("all", "hidden", "last", "ntk"):
         p0 = networks.init_params("3resnet", 30, 8, 16, [0, 1], dtype=F64)
         lr = torch.tensor([0.05, 1e4], dtype=F64)  # one model diverges during the epoch
-        state = training._State("3resnet", mode, p0, lr=lr, wd=torch.zeros(2, dtype=F64), protocol=Protocol.quick(2),
-                                 seeds=[0, 1])
+        state = State("3resnet", mode, p0, lr=lr, wd=torch.zeros(2, dtype=F64), protocol=Protocol.quick(2),
+                      seeds=[0, 1])
         state.start_phase(None)
         calls = []
 
@@ -377,7 +377,7 @@ def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
 
 
 @pytest.mark.parametrize("arch", ["3resnet", "3resnet_eq21", "2layer"])
-@pytest.mark.parametrize("mode", rl.training.MODES)
+@pytest.mark.parametrize("mode", MODES)
 def test_public_evaluation_gives_exactly_the_reported_errors(data, arch, mode):
     """TrainResult.error/predict evaluate the trained models themselves (mode last: the readout on
     the initial features; ntk: the linearisation at θ₀ moved by Δ): on the test and training sets
@@ -444,7 +444,7 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
     assert torch.allclose(ntk, torch.einsum("anp,bmp->anbm", J, J), atol=1e-10)
     inst, _, _ = data
     tr, te = inst.sample(100, seed=0), inst.sample(200, seed=1)
-    for mode in rl.training.MODES:
+    for mode in MODES:
         r = train_models(tr, te, Learner("4layer", mode, m=12), lrs=[0.05], wds=[0.0], seeds=[0],
                          protocol=Protocol.quick(1),
                          progress=False)
@@ -453,7 +453,7 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
     assert trainable_names("4layer", "hidden") == ["W", "b1", "V", "b2", "U", "b3"]
     assert trainable_names("4layer", "last") == ["A"]
     g = train_models(tr, te, Learner("4layer", "all", m=12), lrs=[0.05], wds=[0.0], seeds=[0],
-                     protocol=Protocol.quick(1), progress=False, gate=rl.training.FrozenGate())
+                     protocol=Protocol.quick(1), progress=False, gate=FrozenGate())
     p0 = n.init_params("4layer", 30, 15, 12, [0])
     assert all(torch.equal(g.params[k], p0[k]) for k in ("W", "b1", "V", "b2", "U", "b3"))  # the gates stay
     assert not torch.equal(g.params["U2"], p0["U"]) and torch.equal(g.error(te), g.test_error)

@@ -485,12 +485,12 @@ def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
     for m in widths:
         grams = []
         for s in seeds:
-            if parameterization == "ntk":
+            if parameterization == "standard":
+                p = networks.init_params(arch, d=X.shape[1], k=k, m=m, seeds=[s], init=init, dtype=F64)
+            else:  # the NTK parameterisation: every entry N(0, 1), scaled in the forward pass
                 gen = torch.Generator().manual_seed(s)
                 p = {n: torch.randn(shape, generator=gen, dtype=F64)
                      for n, shape in networks.param_shapes(arch, X.shape[1], k, m).items()}
-            else:
-                p = networks.init_params(arch, d=X.shape[1], k=k, m=m, seeds=[s], init=init, dtype=F64)
             grams.append(ntk(X, arch=arch, params=p, parameterization=parameterization))
         grams = torch.stack(grams)
         mean, std = grams.mean(0), grams.std(0)

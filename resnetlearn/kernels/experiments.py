@@ -22,6 +22,7 @@ import torch
 
 from .. import validation as V
 from ..learners import networks
+from ..learners.modes import MODES
 from ..learners.selection import grid_edges
 from ..learners.training import VAL_FRACTION, Learner, validation_split
 from ..targets.concept import Sample, Split, data_split, hold_out
@@ -199,7 +200,8 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
 
 
 # ----------------------------------------------------------------- exact (last) / (ntk)
-NETWORK_MODES = ("last", "ntk")
+NETWORK_MODES = tuple(name for name, how in MODES.items() if how.kernel_method)
+"""The training modes whose exact solution is a kernel method (:attr:`Mode.kernel_method`): ``last``, ``ntk``."""
 COUPLINGS = ("full", "per_output")
 
 
@@ -208,7 +210,7 @@ def _network_path(X, Y, X_test, *, arch, params, mode, ridges, relative, couplin
     scale (mean diagonal of the training Gram over all outputs), the solver
     used and the number of trainable features."""
     p, k, N = params, Y.shape[1], X.shape[0]
-    if mode == "last":
+    if MODES[mode].initial_features:  # a readout on the initial features: the conjugate kernel, primal or dual
         Phi, Phi_t = features(arch, p, X), features(arch, p, X_test)
         scale = float((Phi**2).sum()) / N
         lams = [r * scale for r in ridges] if relative else ridges
@@ -371,8 +373,9 @@ def network_kernel_errors(train, test, learner: Learner, *, seed: int = 0, ridge
     sel_err = test_err if select == "test" else err(pred[:, :Xsel.shape[0]], Ysel)
     i = int(torch.argmin(torch.nan_to_num(sel_err, nan=math.inf)))
     f0 = networks.forward(arch, {n: v[None] for n, v in p.items()}, Xte)[0]
-    return dict(arch=arch, mode=mode, m=m, k=k, seed=seed, init=init, coupling=coupling if mode == "ntk" else "-",
-                solver=solver, n_features=n_feat, n_train=n_train, n_fit=Xtr.shape[0], n_test=Xte.shape[0],
+    return dict(arch=arch, mode=mode, m=m, k=k, seed=seed, init=init,
+                coupling=coupling if MODES[mode].linearised else "-", solver=solver, n_features=n_feat,
+                n_train=n_train, n_fit=Xtr.shape[0], n_test=Xte.shape[0],
                 select=select, ridge_rel=ridges[i], ridge=ridges[i] * scale,
                 wd_equivalent=ridges[i] * scale / Xtr.shape[0],
                 ridge_at_grid_edge=bool(grid_edges({"ridge_rel": ridges}, {"ridge_rel": ridges[i]},

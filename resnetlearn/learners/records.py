@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
 
+from .modes import MODES
 from .networks import ARCHITECTURES, Style
-from .training import MODES
 from .training import Learner as Network
 
 __all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style"]
