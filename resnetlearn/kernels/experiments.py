@@ -19,6 +19,7 @@ import math
 import time
 
 import torch
+from tqdm.auto import tqdm
 
 from .. import validation as V
 from ..learners import networks
@@ -127,8 +128,6 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     :func:`resnetlearn.learners.selection.grid_edges`; ``grid_edges`` names them), and ``path``:
     (setting, ridge_rel, selection error) for every candidate.
     """
-    from tqdm.auto import tqdm
-
     select = V.choice("select", select, ("test", "val"))
     n_train = V.integer("n_train", n_train, lo=2)
     n_test = V.integer("n_test", n_test, lo=1)
@@ -138,6 +137,53 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     m = V.integer("m", m, lo=1)
     ridges = V.reals("ridges", ridges, lo=0)
     progress = V.boolean("progress", progress)
+    plan = _plan(kernels, grids)
+    if split is None:
+        split = (validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
+                                  val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, dtype=F64)
+                 if select == "val" else data_split(target, n_train, n_test=n_test, seed=data_seed, dtype=F64))
+    else:
+        split = _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
+    chosen_by = split.test if select == "test" else split.val
+    ctx = KernelContext(split.train.x, k=split.train.y.shape[1], m=m, seed=kernel_seed)
+    _check_memory(plan, ctx, n_points=split.train.x.shape[0] + split.test.x.shape[0]
+                  + (0 if select == "test" else chosen_by.x.shape[0]))
+    rows = []
+    for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):
+        t0 = time.perf_counter()
+        best, path, errors = _search(entry, arch, grid, ctx=ctx, train=split.train, chosen_by=chosen_by,
+                                     ridges=ridges)
+        edges = grid_edges({**grid, "ridge_rel": ridges}, {**best["point"], "ridge_rel": ridges[best["i"]]},
+                           hard_bounds=entry.hard_bounds, errors=errors, profiled="ridge_rel")
+        ridge_edge = any(e.startswith("ridge_rel=") for e in edges)
+        rows.append(dict(kernel=spec, label=kernel_label(spec), setting=best["label"], params=best["point"],
+                         ridge_rel=ridges[best["i"]], n_train=n_train, n_fit=split.train.x.shape[0],
+                         n_val=0 if select == "test" else chosen_by.x.shape[0],
+                         test_error=best["sel_error"] if select == "test" else _test_error(best, split),
+                         sel_error=best["sel_error"],
+                         select=select, ridge_at_grid_edge=ridge_edge, param_at_grid_edge=len(edges) > ridge_edge,
+                         grid_edges="; ".join(edges), n_test=n_test, data_seed=data_seed, m=m,
+                         seconds=round(time.perf_counter() - t0, 2),
+                         path=path))  # (setting, ridge_rel, selection error) of every candidate
+    return rows
+
+
+def _test_error(best: dict, split) -> float:
+    """The test error of the candidate selected on validation samples (:func:`_search`'s ``best``)."""
+    fn = best["fn"]
+    pred = ridge_path(best["K"], split.train.y, [fn(split.test.x, split.train.x)], [best["lam"]])[0][0]
+    return float(((pred - split.test.y) ** 2).sum(-1).mean())
+
+
+def _check_memory(plan, ctx: KernelContext, *, n_points: int) -> None:
+    """Refuse, before any Gram matrix is computed, a plan whose kernels would not fit (:attr:`KernelEntry.memory`)."""
+    for _, entry, arch, _ in plan:
+        if entry.memory is not None:
+            entry.memory(ctx, arch, n_points)
+
+
+def _plan(kernels, grids) -> list[tuple]:
+    """(spec, registry entry, architecture, grid) of every kernel asked for, each checked before any work."""
     grids = {} if grids is None else grids
     if not isinstance(grids, dict):
         raise TypeError(f"grids must be a dict (kernel name or spec → {{axis: values}}), got {grids!r}")
@@ -145,58 +191,32 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     if not specs:
         raise ValueError("kernels must name at least one kernel")
     plan = [(spec, *parse_spec(spec)) for spec in specs]  # every spec checked before any work
-    plan = [(spec, entry, arch, _resolve_grid(spec, entry, grids)) for spec, entry, arch in plan]
-    if split is None:
-        split = (validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
-                                  val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, dtype=F64)
-                 if select == "val" else data_split(target, n_train, n_test=n_test, seed=data_seed, dtype=F64))
-    else:
-        split = _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
-    Xtr, Ytr, Xte, Yte = split.train.x, split.train.y, split.test.x, split.test.y
-    Xsel, Ysel = (Xte, Yte) if select == "test" else (split.val.x, split.val.y)
-    ctx = KernelContext(Xtr, k=Ytr.shape[1], m=m, seed=kernel_seed)
-    n_points = Xtr.shape[0] + Xte.shape[0] + (0 if select == "test" else Xsel.shape[0])
-    for _, entry, arch, _ in plan:
-        if entry.memory is not None:
-            entry.memory(ctx, arch, n_points)
-    rows = []
-    for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):
-        t0 = time.perf_counter()
-        axes = list(grid)
-        best, path, errors = None, [], {}
-        for values in itertools.product(*(grid[a] for a in axes)):
-            point = dict(zip(axes, values))
-            label = entry.setting_label(point)
-            fn = entry.gram_at(ctx, arch, point)
-            K = fn(Xtr, Xtr)
-            lams = [r * float(K.diagonal().mean()) for r in ridges]
-            pred = ridge_path(K, Ytr, [fn(Xsel, Xtr)], lams)[0]
-            sel_err = torch.nan_to_num(((pred - Ysel) ** 2).sum(-1).mean(-1), nan=math.inf)
-            for j, r in enumerate(ridges):
-                path.append((label, r, float(sel_err[j])))
-                errors[(*values, r)] = float(sel_err[j])
-            i = int(torch.argmin(sel_err))
-            if best is None or sel_err[i] < best["sel_error"]:
-                best = dict(sel_error=float(sel_err[i]), label=label, point=point, i=i, lam=lams[i], fn=fn, K=K)
-        if select == "test":
-            test_error = best["sel_error"]
-        else:
-            fn = best["fn"]
-            pred = ridge_path(best["K"], Ytr, [fn(Xte, Xtr)], [best["lam"]])[0][0]
-            test_error = float(((pred - Yte) ** 2).sum(-1).mean())
-        chosen = {**best["point"], "ridge_rel": ridges[best["i"]]}
-        edges = grid_edges({**grid, "ridge_rel": ridges}, chosen, hard_bounds=entry.hard_bounds, errors=errors,
-                           profiled="ridge_rel")
-        ridge_edge = any(e.startswith("ridge_rel=") for e in edges)
-        rows.append(dict(kernel=spec, label=kernel_label(spec), setting=best["label"], params=best["point"],
-                         ridge_rel=ridges[best["i"]],
-                         n_train=n_train, n_fit=Xtr.shape[0], n_val=0 if select == "test" else Xsel.shape[0],
-                         test_error=test_error, sel_error=best["sel_error"],
-                         select=select, ridge_at_grid_edge=ridge_edge, param_at_grid_edge=len(edges) > ridge_edge,
-                         grid_edges="; ".join(edges), n_test=n_test, data_seed=data_seed, m=m,
-                         seconds=round(time.perf_counter() - t0, 2),
-                         path=path))  # (setting, ridge_rel, selection error) of every candidate
-    return rows
+    return [(spec, entry, arch, _resolve_grid(spec, entry, grids)) for spec, entry, arch in plan]
+
+
+def _search(entry, arch, grid, *, ctx, train, chosen_by, ridges) -> tuple[dict, list, dict]:
+    """One kernel's search over its grid × the ridges, fitted on ``train`` and judged on ``chosen_by`` (the test
+    or validation samples): the best candidate (its selection error, setting label, grid point, ridge index,
+    ridge, Gram function and training Gram), the path (setting, ridge_rel, selection error) of every
+    candidate, and the selection errors by (grid values…, ridge_rel)."""
+    Xtr, Ytr, Xsel, Ysel = train.x, train.y, chosen_by.x, chosen_by.y
+    axes = list(grid)
+    best, path, errors = None, [], {}
+    for values in itertools.product(*(grid[a] for a in axes)):
+        point = dict(zip(axes, values))
+        label = entry.setting_label(point)
+        fn = entry.gram_at(ctx, arch, point)
+        K = fn(Xtr, Xtr)
+        lams = [r * float(K.diagonal().mean()) for r in ridges]
+        pred = ridge_path(K, Ytr, [fn(Xsel, Xtr)], lams)[0]
+        sel_err = torch.nan_to_num(((pred - Ysel) ** 2).sum(-1).mean(-1), nan=math.inf)
+        for j, r in enumerate(ridges):
+            path.append((label, r, float(sel_err[j])))
+            errors[(*values, r)] = float(sel_err[j])
+        i = int(torch.argmin(sel_err))
+        if best is None or sel_err[i] < best["sel_error"]:
+            best = dict(sel_error=float(sel_err[i]), label=label, point=point, i=i, lam=lams[i], fn=fn, K=K)
+    return best, path, errors
 
 
 # ----------------------------------------------------------------- exact (last) / (ntk)
