@@ -32,7 +32,7 @@ def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), e
                         dtype=F64, progress=False, **kw)
 
 
-@pytest.mark.parametrize("arch", networks.ARCHS)
+@pytest.mark.parametrize("arch", tuple(networks.ARCHITECTURES))
 def test_shapes_and_linearisation_match_autodiff(arch):
     k = 1 if arch == "2layer_signs" else 3
     p = networks.init_params(arch, 7, k, 12, [1, 2], dtype=F64)
