@@ -35,7 +35,8 @@ import torch
 import resnetlearn as rl
 from resnetlearn.learners import networks
 from resnetlearn.learners.engine import order_seed
-from resnetlearn.learners.training import Learner, Protocol, paper_grid, train_models
+from resnetlearn.learners.search import paper_grid
+from resnetlearn.learners.training import Learner, Protocol, train_models
 
 LRS = [0.02, 0.05, 0.1, 0.2]
 WDS = [0.0, 1e-3, 5e-3]

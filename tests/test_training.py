@@ -13,7 +13,8 @@ import resnetlearn as rl
 from resnetlearn.learners import networks
 from resnetlearn.learners.engine import FrozenGate, State, trainable_names
 from resnetlearn.learners.modes import MODES
-from resnetlearn.learners.training import Learner, Protocol, grid_search, paper_grid, train_models
+from resnetlearn.learners.search import default_val_size, grid_search, paper_grid, validation_split
+from resnetlearn.learners.training import Learner, Protocol, train_models
 
 F64 = torch.float64
 
@@ -461,7 +462,6 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
 
 # ----------------------------------------------------------------- validation at the same N (issue 29)
 def test_fresh_validation_trains_on_the_same_n_samples_as_test_selection():
-    from resnetlearn.learners.training import default_val_size, validation_split
     from resnetlearn.targets.concept import data_split, parity_instance
 
     inst = parity_instance()

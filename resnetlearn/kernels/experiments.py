@@ -24,8 +24,9 @@ from tqdm.auto import tqdm
 from .. import validation as V
 from ..learners import networks
 from ..learners.modes import MODES
+from ..learners.search import VAL_FRACTION, validation_split
 from ..learners.selection import grid_edges
-from ..learners.training import VAL_FRACTION, Learner, validation_split
+from ..learners.training import Learner
 from ..targets.concept import Sample, Split, data_split, hold_out
 from . import (
     F64,
@@ -96,7 +97,7 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
 
     Data from :func:`resnetlearn.targets.concept.data_split` (``n_train`` samples
     with ``data_seed``, ``n_test`` with ``data_seed + 1``; the validation part of ``select="val"`` from
-    :func:`resnetlearn.learners.training.validation_split`: ``val_size`` fresh samples drawn with ``val_seed``
+    :func:`resnetlearn.learners.search.validation_split`: ``val_size`` fresh samples drawn with ``val_seed``
     by default, the last ``val_fraction`` of the training samples with ``validation="holdout"``), as for the networks,
     so kernels and networks see identical samples; ``split`` passes that
     split already drawn (in float64, ``data_split(..., dtype=torch.float64)``,
