@@ -34,7 +34,9 @@ import torch
 
 import resnetlearn as rl
 from resnetlearn.learners import networks
-from resnetlearn.learners.training import Learner, Protocol, _order_seed, paper_grid, train_models
+from resnetlearn.learners.engine import order_seed
+from resnetlearn.learners.search import paper_grid
+from resnetlearn.learners.training import Learner, Protocol, train_models
 
 LRS = [0.02, 0.05, 0.1, 0.2]
 WDS = [0.0, 1e-3, 5e-3]
@@ -52,7 +54,7 @@ def plain_loop(tr, te, m, *, lrs, wds, seed, epochs, batch=50, momentum=0.9):
     bufs = [torch.zeros_like(t) for t in params]
     lr0 = torch.tensor(lrs, device=dev).view(G, 1, 1)
     wd = torch.tensor(wds, device=dev).view(G, 1, 1)
-    gens = [torch.Generator().manual_seed(_order_seed(seed)) for _ in range(G)]
+    gens = [torch.Generator().manual_seed(order_seed(seed)) for _ in range(G)]
 
     def forward(x):
         out1 = torch.bmm(torch.relu(torch.baddbmm(b1.unsqueeze(1), x, W.transpose(1, 2))), A.transpose(1, 2))

@@ -110,7 +110,7 @@ def name_lists(trees: dict[str, ast.AST]) -> dict[str, set[str]]:
         if (v := _assigned(tree, "KERNEL_REGISTRY")) is not None:
             found["kernel"] |= _entry_names(v, "KernelEntry")
         if (v := _assigned(tree, "MODES")) is not None:
-            found["mode"] |= _constants(v)
+            found["mode"] |= _constants(v) | _entry_names(v, "Mode")
     missing = [k for k, v in found.items() if not v]
     if missing:
         raise ValueError(f"code_metrics: no {missing} found (ARCHITECTURES / KERNEL_REGISTRY / MODES moved?)")

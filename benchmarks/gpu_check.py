@@ -126,14 +126,14 @@ def captured_vs_eager(tr, te) -> dict:
 def sync_free(train) -> dict:
     """Run one epoch of every mode with CUDA's sync debug mode set to raise on a synchronisation."""
     from resnetlearn.learners import networks
-    from resnetlearn.learners.training import _State
+    from resnetlearn.learners.engine import State
 
     x, y = train.x.cuda(), train.y.cuda()
     res = {}
     for mode in ("all", "hidden", "last", "ntk"):
         p0 = networks.init_params("3resnet", d=x.shape[1], k=y.shape[1], m=200, seeds=[0, 1], device="cuda")
         lr = torch.tensor([0.05, 1e4], device="cuda")
-        state = _State("3resnet", mode, p0, lr=lr, wd=torch.zeros(2, device="cuda"), protocol=Protocol.quick(2),
+        state = State("3resnet", mode, p0, lr=lr, wd=torch.zeros(2, device="cuda"), protocol=Protocol.quick(2),
                        seeds=[0, 1])
         state.start_phase(None)
         state.epoch(x, y, 0, cancel=None)  # warm-up (allocator, cuBLAS handles)

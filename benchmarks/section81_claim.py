@@ -12,7 +12,8 @@ import argparse
 import time
 
 import resnetlearn as rl
-from resnetlearn.learners.training import Learner, Protocol, grid_search, paper_grid
+from resnetlearn.learners.search import grid_search, paper_grid
+from resnetlearn.learners.training import Learner, Protocol
 
 LEARNERS = [("3resnet", "all"), ("2layer", "all"), ("3layer", "all"), ("3resnet", "last"), ("3resnet", "ntk")]
 

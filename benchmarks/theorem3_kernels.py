@@ -18,7 +18,8 @@ import time
 
 import resnetlearn as rl
 from resnetlearn.kernels.experiments import kernel_errors
-from resnetlearn.learners.training import Learner, Protocol, grid_search
+from resnetlearn.learners.search import grid_search
+from resnetlearn.learners.training import Learner, Protocol
 
 
 def main():

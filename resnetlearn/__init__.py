@@ -25,7 +25,8 @@ from . import kernels, validation
 from .classroom import plots
 from .device import describe_device, select_device
 from .learners import networks, training
-from .learners.training import Learner, Protocol, grid_search, paper_grid, train_models
+from .learners.search import grid_search, paper_grid
+from .learners.training import Learner, Protocol, train_models
 from .reproduce import figures  # submodules as rl.kernels, rl.training, rl.figures, ...
 from .targets import complexity, concept
 from .targets.activations import Activation, activation, activation_names

@@ -31,6 +31,8 @@ import os
 import torch
 
 from . import validation as V
+from .learners.modes import mode_of
+from .learners.networks import param_shapes
 
 MEMORY_FRACTION = 0.8
 """A request may use at most this share of the memory available when it starts."""
@@ -76,12 +78,10 @@ def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_ev
                    mode: str = "all", dtype=torch.float32) -> int:
     """Bytes held while training ``n_models`` networks of width ``m`` together (see the module
     docstring); ``n_eval``: the largest number of samples one forward pass sees."""
-    from .learners.networks import param_shapes
-
     n_models = V.integer("n_models", n_models, lo=1)
     n_eval = V.integer("n_eval", n_eval, lo=1)
     P = sum(_prod(s) for s in param_shapes(arch, d, k, m).values())
-    acts = ACTIVATION_COPIES * (2 if mode == "ntk" else 1) * n_eval * m
+    acts = ACTIVATION_COPIES * (2 if mode_of(mode).linearised else 1) * n_eval * m
     return _itemsize(dtype) * n_models * (PARAM_COPIES * P + acts + n_eval * (d + k))
 
 

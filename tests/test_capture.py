@@ -11,17 +11,18 @@ import torch
 import resnetlearn as rl
 from resnetlearn.learners import networks
 from resnetlearn.learners.capture import CapturedEpochs
-from resnetlearn.learners.training import Learner, Protocol, _State, train_models
+from resnetlearn.learners.engine import FrozenGate, State
+from resnetlearn.learners.training import Learner, Protocol, train_models
 
 
 def _state(mode, seeds=(0, 1, 2)):
-    gate = rl.training.FrozenGate() if mode == "gate" else None  # the frozen-gate network, mode all
+    gate = FrozenGate() if mode == "gate" else None  # the frozen-gate network, mode all
     inst = rl.parity_instance()
     tr = inst.sample(120, seed=0)
     p0 = networks.init_params("3resnet", 30, 15, 16, list(seeds))
     lr = torch.tensor([0.05, 0.1, 1e4][: len(seeds)])  # the last one diverges: the mask must match too
-    st = _State("3resnet", "all" if gate else mode, p0, lr=lr, wd=torch.tensor([0.0, 1e-3, 5e-3][: len(seeds)]),
-                protocol=Protocol(epochs=4, batch_size=50), seeds=list(seeds), gate=gate)
+    st = State("3resnet", "all" if gate else mode, p0, lr=lr, wd=torch.tensor([0.0, 1e-3, 5e-3][: len(seeds)]),
+               protocol=Protocol(epochs=4, batch_size=50), seeds=list(seeds), gate=gate)
     st.start_phase(None)
     return st, tr.x.float(), tr.y.float()
 

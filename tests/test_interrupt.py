@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn.learners.training import GridResult
+from resnetlearn.learners.search import GridResult
 from resnetlearn.reproduce import FigureInterrupted, ResultsStore, figures, points, run_figure
 from resnetlearn.reproduce.figures import points as figure_points
 

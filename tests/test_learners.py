@@ -76,3 +76,18 @@ def test_a_new_architecture_brings_its_own_style(monkeypatch):
     monkeypatch.setitem(networks.ARCHITECTURES, "2layer_teal", rec)
     s = style_of("2layer_teal", "ntk")
     assert (s.colour, s.marker, s.line, s.family) == ("#008080", "star", "dash", "NTK")
+
+
+def test_a_new_kernel_brings_its_own_style(monkeypatch):
+    """A kernel's style is a field of its registry entry: a new entry (one colour per architecture) is drawn
+    in its own colour, marker, line and family, by its Kernel record and by name, with no other table."""
+    from resnetlearn.kernels import registry
+
+    entry = registry.KernelEntry("poly", lambda X1, X2=None: X1 @ X2.T, label="polynomial",
+                                 colour={"2layer": "#123456", None: "#abcdef"}, marker="star", line="dot",
+                                 family="polynomial kernel")
+    monkeypatch.setitem(registry.KERNEL_REGISTRY, "poly", entry)
+    s = Kernel("poly", "2layer").style
+    assert (s.colour, s.marker, s.line, s.family) == ("#123456", "star", "dot", "polynomial kernel")
+    assert Kernel("poly").style.colour == "#abcdef" and style_of("poly").colour == "#abcdef"
+    assert Kernel("no_such_kernel").style.colour == "#7f7f7f"  # an unknown kernel: grey, as before

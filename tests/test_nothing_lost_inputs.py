@@ -55,7 +55,7 @@ def test_networks_refuse_inputs_of_another_dimension():
     p = networks.init_params("3resnet", 30, 15, 8, [0, 1])
     x = torch.randn(5, 30)
     assert networks.forward("3resnet", p, x).shape == (2, 5, 15)
-    for arch in networks.ARCHS:
+    for arch in networks.ARCHITECTURES:
         q = networks.init_params(arch, 30, 15, 8, [0, 1])
         with pytest.raises(ValueError, match=r"x has dimension 20 .* inputs of dimension d = 30"):
             networks.forward(arch, q, torch.randn(5, 20))  # was a raw bmm error

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from resnetlearn.learners.training import Learner, Protocol, grid_search
+from resnetlearn.learners.search import grid_search
+from resnetlearn.learners.training import Learner, Protocol
 from resnetlearn.targets.concept import parity_instance
 
 

@@ -96,7 +96,7 @@ def test_fig4_and_thm3_tiny(tmp_path):
 
 
 def test_scales_follow_the_paper_protocol_where_they_claim_to():
-    from resnetlearn.learners.training import paper_grid
+    from resnetlearn.learners.search import paper_grid
     from resnetlearn.reproduce.figures import SCALE_NOTES, SCALES
     from resnetlearn.reproduce.figures import scale_settings as _scale_settings
 

@@ -11,7 +11,10 @@ from torch.func import jvp
 
 import resnetlearn as rl
 from resnetlearn.learners import networks
-from resnetlearn.learners.training import Learner, Protocol, grid_search, paper_grid, train_models, trainable_names
+from resnetlearn.learners.engine import FrozenGate, State, trainable_names
+from resnetlearn.learners.modes import MODES
+from resnetlearn.learners.search import default_val_size, grid_search, paper_grid, validation_split
+from resnetlearn.learners.training import Learner, Protocol, train_models
 
 F64 = torch.float64
 
@@ -30,7 +33,7 @@ def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), e
                         dtype=F64, progress=False, **kw)
 
 
-@pytest.mark.parametrize("arch", networks.ARCHS)
+@pytest.mark.parametrize("arch", tuple(networks.ARCHITECTURES))
 def test_shapes_and_linearisation_match_autodiff(arch):
     k = 1 if arch == "2layer_signs" else 3
     p = networks.init_params(arch, 7, k, 12, [1, 2], dtype=F64)
@@ -305,14 +308,12 @@ def test_last_is_conjugate_kernel_regression(arch):
 def test_no_host_synchronisation_inside_the_step_loop(data, monkeypatch):
     """An epoch of training converts no tensor to a Python value (each would be a
     device→host synchronisation on a GPU)."""
-    from resnetlearn.learners import training
-
     _, tr, te = data
     for mode in ("all", "hidden", "last", "ntk"):
         p0 = networks.init_params("3resnet", 30, 8, 16, [0, 1], dtype=F64)
         lr = torch.tensor([0.05, 1e4], dtype=F64)  # one model diverges during the epoch
-        state = training._State("3resnet", mode, p0, lr=lr, wd=torch.zeros(2, dtype=F64), protocol=Protocol.quick(2),
-                                 seeds=[0, 1])
+        state = State("3resnet", mode, p0, lr=lr, wd=torch.zeros(2, dtype=F64), protocol=Protocol.quick(2),
+                      seeds=[0, 1])
         state.start_phase(None)
         calls = []
 
@@ -407,7 +408,7 @@ def _errors_by_hand(r, arch, mode, sample):
 
 
 @pytest.mark.parametrize("arch", ["3resnet", "3resnet_eq21", "2layer"])
-@pytest.mark.parametrize("mode", rl.training.MODES)
+@pytest.mark.parametrize("mode", MODES)
 def test_public_evaluation_gives_exactly_the_reported_errors(data, arch, mode):
     """The reported errors are those of the trained models, computed here by another route (the networks written
     out by hand, mode last on the initial features, ntk by jvp at θ₀): equal up to float32 rounding.
@@ -479,7 +480,7 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
     assert torch.allclose(ntk, torch.einsum("anp,bmp->anbm", J, J), atol=1e-10)
     inst, _, _ = data
     tr, te = inst.sample(100, seed=0), inst.sample(200, seed=1)
-    for mode in rl.training.MODES:
+    for mode in MODES:
         r = train_models(tr, te, Learner("4layer", mode, m=12), lrs=[0.05], wds=[0.0], seeds=[0],
                          protocol=Protocol.quick(1),
                          progress=False)
@@ -488,7 +489,7 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
     assert trainable_names("4layer", "hidden") == ["W", "b1", "V", "b2", "U", "b3"]
     assert trainable_names("4layer", "last") == ["A"]
     g = train_models(tr, te, Learner("4layer", "all", m=12), lrs=[0.05], wds=[0.0], seeds=[0],
-                     protocol=Protocol.quick(1), progress=False, gate=rl.training.FrozenGate())
+                     protocol=Protocol.quick(1), progress=False, gate=FrozenGate())
     p0 = n.init_params("4layer", 30, 15, 12, [0])
     assert all(torch.equal(g.params[k], p0[k]) for k in ("W", "b1", "V", "b2", "U", "b3"))  # the gates stay
     assert not torch.equal(g.params["U2"], p0["U"]) and torch.equal(g.error(te), g.test_error)
@@ -496,7 +497,6 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
 
 # ----------------------------------------------------------------- validation at the same N (issue 29)
 def test_fresh_validation_trains_on_the_same_n_samples_as_test_selection():
-    from resnetlearn.learners.training import default_val_size, validation_split
     from resnetlearn.targets.concept import data_split, parity_instance
 
     inst = parity_instance()

@@ -310,7 +310,7 @@ def series_style(label: str, index: int = 0) -> dict:
     import re
 
     from ..kernels.registry import DEFAULT_KERNELS
-    from ..learners.networks import ARCHS
+    from ..learners.networks import ARCHITECTURES as ARCHS  # the registry itself, read at each call
 
     m = re.fullmatch(r"(\w+)\((\w+)\)", label)
     if m and m.group(1) in ARCHS:

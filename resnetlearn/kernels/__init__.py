@@ -164,7 +164,7 @@ def arcsine(X1, X2=None, *, bias: bool = False) -> torch.Tensor:
 
 
 # ----------------------------------------------------------------- architectures
-def _mults(arch, p, parameterization, sigma_w2=1.0, sigma_b2=1.0):
+def _mults(arch, p, parameterization, *, sigma_w2=1.0, sigma_b2=1.0):
     """Per-parameter output multipliers: 1 (standard, as the paper's networks)
     or σ_w/√fan_in for weights and σ_b for biases (NTK parameterisation; the biases are those of
     the architecture's layer graph, :attr:`resnetlearn.learners.networks.Architecture.bias_of`)."""
@@ -322,7 +322,7 @@ def features(arch: str, params: dict, X, *, parameterization: str = "standard", 
     entry = check_arch(arch, network_archs(), what="features")
     X = as_matrix(X)
     p = single_model(params, arch, X.shape[1])
-    return _forward(entry.name, p, X, _mults(arch, p, parameterization, sigma_w2, sigma_b2))["phi"]
+    return _forward(entry.name, p, X, _mults(arch, p, parameterization, sigma_w2=sigma_w2, sigma_b2=sigma_b2))["phi"]
 
 
 def conjugate(X1, X2=None, arch: str = "2layer", *, m: int | None = None, k: int | None = None,
@@ -376,7 +376,7 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
     X1, X2 = _pair(X1, X2)
     p = _network(arch, X1, params, m=m, k=k, seed=seed, init=init,
                  n_points=X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
-    mult = _mults(arch, p, parameterization, sigma_w2, sigma_b2)
+    mult = _mults(arch, p, parameterization, sigma_w2=sigma_w2, sigma_b2=sigma_b2)
     k = p["A"].shape[0]
     n1, n2 = X1.shape[0], X2.shape[0]
     if outputs == "full":
@@ -404,7 +404,7 @@ def jacobian(arch: str, params: dict, X, *, parameterization: str = "standard", 
     check_arch(arch, network_archs(), what="jacobian")
     X = as_matrix(X)
     p = single_model(params, arch, X.shape[1])
-    mult = _mults(arch, p, parameterization, sigma_w2, sigma_b2)
+    mult = _mults(arch, p, parameterization, sigma_w2=sigma_w2, sigma_b2=sigma_b2)
     k, N = p["A"].shape[0], X.shape[0]
     check_gram_memory(k * N, sum(v.numel() for v in p.values()), copies=2, device=X.device)
     bias_of = networks.ARCHITECTURES[arch].bias_of
@@ -485,12 +485,12 @@ def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
     for m in widths:
         grams = []
         for s in seeds:
-            if parameterization == "ntk":
+            if parameterization == "standard":
+                p = networks.init_params(arch, d=X.shape[1], k=k, m=m, seeds=[s], init=init, dtype=F64)
+            else:  # the NTK parameterisation: every entry N(0, 1), scaled in the forward pass
                 gen = torch.Generator().manual_seed(s)
                 p = {n: torch.randn(shape, generator=gen, dtype=F64)
                      for n, shape in networks.param_shapes(arch, X.shape[1], k, m).items()}
-            else:
-                p = networks.init_params(arch, d=X.shape[1], k=k, m=m, seeds=[s], init=init, dtype=F64)
             grams.append(ntk(X, arch=arch, params=p, parameterization=parameterization))
         grams = torch.stack(grams)
         mean, std = grams.mean(0), grams.std(0)

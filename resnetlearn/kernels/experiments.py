@@ -19,11 +19,14 @@ import math
 import time
 
 import torch
+from tqdm.auto import tqdm
 
 from .. import validation as V
 from ..learners import networks
+from ..learners.modes import MODES
+from ..learners.search import VAL_FRACTION, validation_split
 from ..learners.selection import grid_edges
-from ..learners.training import VAL_FRACTION, Learner, validation_split
+from ..learners.training import Learner
 from ..targets.concept import Sample, Split, data_split, hold_out
 from . import (
     F64,
@@ -94,7 +97,7 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
 
     Data from :func:`resnetlearn.targets.concept.data_split` (``n_train`` samples
     with ``data_seed``, ``n_test`` with ``data_seed + 1``; the validation part of ``select="val"`` from
-    :func:`resnetlearn.learners.training.validation_split`: ``val_size`` fresh samples drawn with ``val_seed``
+    :func:`resnetlearn.learners.search.validation_split`: ``val_size`` fresh samples drawn with ``val_seed``
     by default, the last ``val_fraction`` of the training samples with ``validation="holdout"``), as for the networks,
     so kernels and networks see identical samples; ``split`` passes that
     split already drawn (in float64, ``data_split(..., dtype=torch.float64)``,
@@ -126,8 +129,6 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     :func:`resnetlearn.learners.selection.grid_edges`; ``grid_edges`` names them), and ``path``:
     (setting, ridge_rel, selection error) for every candidate.
     """
-    from tqdm.auto import tqdm
-
     select = V.choice("select", select, ("test", "val"))
     n_train = V.integer("n_train", n_train, lo=2)
     n_test = V.integer("n_test", n_test, lo=1)
@@ -137,60 +138,30 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     m = V.integer("m", m, lo=1)
     ridges = V.reals("ridges", ridges, lo=0)
     progress = V.boolean("progress", progress)
-    grids = {} if grids is None else grids
-    if not isinstance(grids, dict):
-        raise TypeError(f"grids must be a dict (kernel name or spec → {{axis: values}}), got {grids!r}")
-    specs = V.sequence("kernels", kernels, allow_scalar=False) if not isinstance(kernels, str) else [kernels]
-    if not specs:
-        raise ValueError("kernels must name at least one kernel")
-    plan = [(spec, *parse_spec(spec)) for spec in specs]  # every spec checked before any work
-    plan = [(spec, entry, arch, _resolve_grid(spec, entry, grids)) for spec, entry, arch in plan]
+    plan = _plan(kernels, grids)
     if split is None:
         split = (validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
                                   val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, dtype=F64)
                  if select == "val" else data_split(target, n_train, n_test=n_test, seed=data_seed, dtype=F64))
     else:
         split = _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
-    Xtr, Ytr, Xte, Yte = split.train.x, split.train.y, split.test.x, split.test.y
-    Xsel, Ysel = (Xte, Yte) if select == "test" else (split.val.x, split.val.y)
-    ctx = KernelContext(Xtr, k=Ytr.shape[1], m=m, seed=kernel_seed)
-    n_points = Xtr.shape[0] + Xte.shape[0] + (0 if select == "test" else Xsel.shape[0])
-    for _, entry, arch, _ in plan:
-        if entry.memory is not None:
-            entry.memory(ctx, arch, n_points)
+    chosen_by = split.test if select == "test" else split.val
+    ctx = KernelContext(split.train.x, k=split.train.y.shape[1], m=m, seed=kernel_seed)
+    _check_memory(plan, ctx, n_points=split.train.x.shape[0] + split.test.x.shape[0]
+                  + (0 if select == "test" else chosen_by.x.shape[0]))
     rows = []
     for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):
         t0 = time.perf_counter()
-        axes = list(grid)
-        best, path, errors = None, [], {}
-        for values in itertools.product(*(grid[a] for a in axes)):
-            point = dict(zip(axes, values))
-            label = entry.setting_label(point)
-            fn = entry.gram_at(ctx, arch, point)
-            K = fn(Xtr, Xtr)
-            lams = [r * float(K.diagonal().mean()) for r in ridges]
-            pred = ridge_path(K, Ytr, [fn(Xsel, Xtr)], lams)[0]
-            sel_err = torch.nan_to_num(((pred - Ysel) ** 2).sum(-1).mean(-1), nan=math.inf)
-            for j, r in enumerate(ridges):
-                path.append((label, r, float(sel_err[j])))
-                errors[(*values, r)] = float(sel_err[j])
-            i = int(torch.argmin(sel_err))
-            if best is None or sel_err[i] < best["sel_error"]:
-                best = dict(sel_error=float(sel_err[i]), label=label, point=point, i=i, lam=lams[i], fn=fn, K=K)
-        if select == "test":
-            test_error = best["sel_error"]
-        else:
-            fn = best["fn"]
-            pred = ridge_path(best["K"], Ytr, [fn(Xte, Xtr)], [best["lam"]])[0][0]
-            test_error = float(((pred - Yte) ** 2).sum(-1).mean())
-        chosen = {**best["point"], "ridge_rel": ridges[best["i"]]}
-        edges = grid_edges({**grid, "ridge_rel": ridges}, chosen, hard_bounds=entry.hard_bounds, errors=errors,
-                           profiled="ridge_rel")
+        best, path, errors = _search(entry, arch, grid, ctx=ctx, train=split.train, chosen_by=chosen_by,
+                                     ridges=ridges)
+        edges = grid_edges({**grid, "ridge_rel": ridges}, {**best["point"], "ridge_rel": ridges[best["i"]]},
+                           hard_bounds=entry.hard_bounds, errors=errors, profiled="ridge_rel")
         ridge_edge = any(e.startswith("ridge_rel=") for e in edges)
         rows.append(dict(kernel=spec, label=kernel_label(spec), setting=best["label"], params=best["point"],
-                         ridge_rel=ridges[best["i"]],
-                         n_train=n_train, n_fit=Xtr.shape[0], n_val=0 if select == "test" else Xsel.shape[0],
-                         test_error=test_error, sel_error=best["sel_error"],
+                         ridge_rel=ridges[best["i"]], n_train=n_train, n_fit=split.train.x.shape[0],
+                         n_val=0 if select == "test" else chosen_by.x.shape[0],
+                         test_error=best["sel_error"] if select == "test" else _test_error(best, split),
+                         sel_error=best["sel_error"],
                          select=select, ridge_at_grid_edge=ridge_edge, param_at_grid_edge=len(edges) > ridge_edge,
                          grid_edges="; ".join(edges), n_test=n_test, data_seed=data_seed, m=m,
                          seconds=round(time.perf_counter() - t0, 2),
@@ -198,8 +169,60 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     return rows
 
 
+def _test_error(best: dict, split) -> float:
+    """The test error of the candidate selected on validation samples (:func:`_search`'s ``best``)."""
+    fn = best["fn"]
+    pred = ridge_path(best["K"], split.train.y, [fn(split.test.x, split.train.x)], [best["lam"]])[0][0]
+    return float(((pred - split.test.y) ** 2).sum(-1).mean())
+
+
+def _check_memory(plan, ctx: KernelContext, *, n_points: int) -> None:
+    """Refuse, before any Gram matrix is computed, a plan whose kernels would not fit (:attr:`KernelEntry.memory`)."""
+    for _, entry, arch, _ in plan:
+        if entry.memory is not None:
+            entry.memory(ctx, arch, n_points)
+
+
+def _plan(kernels, grids) -> list[tuple]:
+    """(spec, registry entry, architecture, grid) of every kernel asked for, each checked before any work."""
+    grids = {} if grids is None else grids
+    if not isinstance(grids, dict):
+        raise TypeError(f"grids must be a dict (kernel name or spec → {{axis: values}}), got {grids!r}")
+    specs = V.sequence("kernels", kernels, allow_scalar=False) if not isinstance(kernels, str) else [kernels]
+    if not specs:
+        raise ValueError("kernels must name at least one kernel")
+    plan = [(spec, *parse_spec(spec)) for spec in specs]  # every spec checked before any work
+    return [(spec, entry, arch, _resolve_grid(spec, entry, grids)) for spec, entry, arch in plan]
+
+
+def _search(entry, arch, grid, *, ctx, train, chosen_by, ridges) -> tuple[dict, list, dict]:
+    """One kernel's search over its grid × the ridges, fitted on ``train`` and judged on ``chosen_by`` (the test
+    or validation samples): the best candidate (its selection error, setting label, grid point, ridge index,
+    ridge, Gram function and training Gram), the path (setting, ridge_rel, selection error) of every
+    candidate, and the selection errors by (grid values…, ridge_rel)."""
+    Xtr, Ytr, Xsel, Ysel = train.x, train.y, chosen_by.x, chosen_by.y
+    axes = list(grid)
+    best, path, errors = None, [], {}
+    for values in itertools.product(*(grid[a] for a in axes)):
+        point = dict(zip(axes, values))
+        label = entry.setting_label(point)
+        fn = entry.gram_at(ctx, arch, point)
+        K = fn(Xtr, Xtr)
+        lams = [r * float(K.diagonal().mean()) for r in ridges]
+        pred = ridge_path(K, Ytr, [fn(Xsel, Xtr)], lams)[0]
+        sel_err = torch.nan_to_num(((pred - Ysel) ** 2).sum(-1).mean(-1), nan=math.inf)
+        for j, r in enumerate(ridges):
+            path.append((label, r, float(sel_err[j])))
+            errors[(*values, r)] = float(sel_err[j])
+        i = int(torch.argmin(sel_err))
+        if best is None or sel_err[i] < best["sel_error"]:
+            best = dict(sel_error=float(sel_err[i]), label=label, point=point, i=i, lam=lams[i], fn=fn, K=K)
+    return best, path, errors
+
+
 # ----------------------------------------------------------------- exact (last) / (ntk)
-NETWORK_MODES = ("last", "ntk")
+NETWORK_MODES = tuple(name for name, how in MODES.items() if how.kernel_method)
+"""The training modes whose exact solution is a kernel method (:attr:`Mode.kernel_method`): ``last``, ``ntk``."""
 COUPLINGS = ("full", "per_output")
 
 
@@ -208,7 +231,7 @@ def _network_path(X, Y, X_test, *, arch, params, mode, ridges, relative, couplin
     scale (mean diagonal of the training Gram over all outputs), the solver
     used and the number of trainable features."""
     p, k, N = params, Y.shape[1], X.shape[0]
-    if mode == "last":
+    if MODES[mode].initial_features:  # a readout on the initial features: the conjugate kernel, primal or dual
         Phi, Phi_t = features(arch, p, X), features(arch, p, X_test)
         scale = float((Phi**2).sum()) / N
         lams = [r * scale for r in ridges] if relative else ridges
@@ -371,8 +394,9 @@ def network_kernel_errors(train, test, learner: Learner, *, seed: int = 0, ridge
     sel_err = test_err if select == "test" else err(pred[:, :Xsel.shape[0]], Ysel)
     i = int(torch.argmin(torch.nan_to_num(sel_err, nan=math.inf)))
     f0 = networks.forward(arch, {n: v[None] for n, v in p.items()}, Xte)[0]
-    return dict(arch=arch, mode=mode, m=m, k=k, seed=seed, init=init, coupling=coupling if mode == "ntk" else "-",
-                solver=solver, n_features=n_feat, n_train=n_train, n_fit=Xtr.shape[0], n_test=Xte.shape[0],
+    return dict(arch=arch, mode=mode, m=m, k=k, seed=seed, init=init,
+                coupling=coupling if MODES[mode].linearised else "-", solver=solver, n_features=n_feat,
+                n_train=n_train, n_fit=Xtr.shape[0], n_test=Xte.shape[0],
                 select=select, ridge_rel=ridges[i], ridge=ridges[i] * scale,
                 wd_equivalent=ridges[i] * scale / Xtr.shape[0],
                 ridge_at_grid_edge=bool(grid_edges({"ridge_rel": ridges}, {"ridge_rel": ridges[i]},

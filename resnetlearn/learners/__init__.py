@@ -1,4 +1,5 @@
 """Who learns, and how: the networks of eq 2.1 / §6 as one layer graph (:mod:`.networks`), the SGD protocol of
-arXiv v3 §8.1 batched over many models (:mod:`.training`) with its CUDA-graph capture (:mod:`.capture`), the
+arXiv v3 §8.1 batched over many models (:mod:`.training`, its engine :mod:`.engine`, the modes :mod:`.modes`)
+with its CUDA-graph capture (:mod:`.capture`), the hyperparameter search (:mod:`.search`), the
 learner records (:mod:`.records`: a network, a kernel, the hand-built §8.2 solution) and the grid-edge rule of
 every hyperparameter search (:mod:`.selection`)."""

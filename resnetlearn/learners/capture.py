@@ -9,7 +9,7 @@ tensors that are refilled in place before each replay: the mini-batch order and 
 tensors, updated in place by the graph, so the engine's evaluation, divergence handling and results
 read them as usual.
 
-The recorded kernels are the eager engine's (:meth:`resnetlearn.learners.training._State.step`), so a replayed
+The recorded kernels are the eager engine's (:meth:`resnetlearn.learners.engine.State.step`), so a replayed
 epoch is meant to give the same numbers as an eager one on the same GPU; ``benchmarks/gpu_check.py``
 checks that equality on a real GPU for every mode. On the CPU and MPS there is nothing to record and the
 engine runs eagerly. Constructed with ``record=False`` (any device), the same static-buffer epoch runs
@@ -45,7 +45,7 @@ class CapturedEpochs:
             self._record()
 
     def _body(self):
-        """The eager engine's epoch (``_State.epoch``) on the static order and learning rate."""
+        """The eager engine's epoch (``State.epoch``) on the static order and learning rate."""
         st, x, y = self.state, self.x, self.y
         N, B = x.shape[0], st.protocol.batch_size
         xe = x[self.perm]

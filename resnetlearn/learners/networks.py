@@ -280,7 +280,6 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
 )}
 """Every architecture, by name: adding one is one entry (its layer graph, its style, and its infinite-width
 recursion if it has one)."""
-ARCHS = tuple(ARCHITECTURES)
 INITS = ("paper", "fan_in", "companion", "ntk")
 
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
 
+from ..kernels.registry import KERNEL_REGISTRY
+from .modes import MODES
 from .networks import ARCHITECTURES, Style
-from .training import MODES
 from .training import Learner as Network
 
 __all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style"]
@@ -33,31 +34,11 @@ HAND_BUILT_MODE = "-"
 
 
 # ----------------------------------------------------------------- kernels
-_KERNEL_STYLES = {
-    "gaussian": ("#4d4d4d", "cross", "classical kernel"),
-    "arcsine": ("#8c8c8c", "cross", "classical kernel"),
-    "arcsine_bias": ("#b3b3b3", "cross", "classical kernel"),
-    "conjugate": ({"2layer": "#c2a5e0", "3layer": "#9467bd", "3resnet": "#5e2b97", None: "#9467bd"}, "x",
-                  "conjugate kernel"),
-    "nngp_inf": ({"2layer": "#d4c4ec", None: "#d4c4ec"}, "diamond", "conjugate kernel"),
-    "ntk": ({"2layer": "#f49ac2", "3layer": "#dd3497", "3resnet": "#9c0f5f", None: "#dd3497"}, "diamond", "NTK"),
-    "ntk_inf": ({"2layer": "#fbb4d9", "3layer": "#f768a1", "3resnet": "#ae017e", "3resnet_eq21": "#ae017e",
-                 None: "#ae017e"}, "diamond", "NTK"),
-}
-"""Each kernel's colour (one, or one per architecture; ``None``: any other), marker and family. Infinite-width
-kernels (``*_inf``) are drawn dash-dot, the others solid."""
-
-
 def kernel_style(name: str, arch: str | None = None) -> Style | None:
-    """The style of kernel ``name`` on architecture ``arch`` (None for an unknown kernel): the accessor every
-    kernel's style is read through, so it can move onto the kernel records without changing a caller."""
-    entry = _KERNEL_STYLES.get(name)
-    if entry is None:
-        return None
-    colour, marker, family = entry
-    if isinstance(colour, dict):
-        colour = colour.get(arch, colour[None])
-    return Style(colour, marker, line="dashdot" if name.endswith("_inf") else "solid", family=family)
+    """The style of kernel ``name`` on architecture ``arch``, read from its registry entry
+    (:meth:`resnetlearn.kernels.registry.KernelEntry.style`); None for an unknown kernel."""
+    entry = KERNEL_REGISTRY.get(name)
+    return None if entry is None else entry.style(arch)
 
 
 @dataclass(frozen=True)

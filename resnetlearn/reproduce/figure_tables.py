@@ -118,7 +118,7 @@ def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3
     """The paper's protocol next to an honest one, point by point: the median test error over fresh
     seeds of the cell selected by test error (§8.1 selects this way) ``/`` that of the cell selected on
     validation samples (``--select val``: drawn fresh, the network trained on the same N samples,
-    :func:`resnetlearn.learners.training.validation_split`), for every network point.
+    :func:`resnetlearn.learners.search.validation_split`), for every network point.
 
     Both results must be the same figure at the same scale."""
     pair = (by_test, by_val)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ..learners.records import HandBuilt, Kernel, Network, kind_of, label_of
-from ..learners.training import paper_grid
+from ..learners.search import paper_grid
 from ..validation import is_finite
 from .point import Data, Point, Schedule, Search
 
@@ -235,7 +235,7 @@ class FigureSpec:
 
 def _base(spec: FigureSpec, scale: str, *, s: dict, select: str, device) -> Point:
     """The template every point of ``spec`` at ``scale`` starts from (no learner, no N yet)."""
-    # validation samples drawn fresh, training on all N (resnetlearn.learners.training.validation_split); a point of
+    # validation samples drawn fresh, training on all N (resnetlearn.learners.search.validation_split); a point of
     # select="test" carries no such key, so its store key is the one it always had
     search = Search(s["lrs"], s["wds"], select, s["rerun_seeds"], validation="fresh" if select == "val" else None)
     return Point(spec.name, None, data=Data(spec.target, None, s["n_test"], alpha=0.3, beta=1.0), search=search,

@@ -16,8 +16,9 @@ import torch
 
 from ..device import select_device
 from ..learners.records import HandBuilt, Kernel, Network, from_row, kind_of
+from ..learners.search import grid_search, validation_split
 from ..learners.selection import grid_edges
-from ..learners.training import Learner, Protocol, grid_search, train_models, validation_split
+from ..learners.training import Learner, Protocol, train_models
 from ..targets.concept import HAND_BUILT, companion_figure1, hard_instance, parity6_target, parity_instance
 from .figures import point_label
 from .figures import spec as figure_spec
@@ -48,7 +49,7 @@ def learner_of(config: dict) -> Learner:
 
 def validation_of(config: dict) -> dict:
     """How a point with ``select="val"`` finds its validation samples, as keyword arguments of
-    :func:`~resnetlearn.learners.training.grid_search` / :func:`~resnetlearn.learners.training.validation_split`:
+    :func:`~resnetlearn.learners.search.grid_search` / :func:`~resnetlearn.learners.search.validation_split`:
     the point's
     ``validation`` (``"fresh"``, which :func:`resnetlearn.reproduce.figures.points` writes into every ``select="val"``
     point, with its optional ``n_val``), or ``"holdout"`` for a point that names none (the rule its stored

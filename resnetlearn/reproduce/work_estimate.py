@@ -1,7 +1,7 @@
 """The work ahead of a run, said before the first point: points, networks, SGD steps and their time here.
 
 Each network point trains its lr × wd grid and the fresh-seed reruns of its selected cell as batched
-programs (:func:`resnetlearn.learners.training.grid_search`); :func:`estimate_work` counts their SGD steps and
+programs (:func:`resnetlearn.learners.search.grid_search`); :func:`estimate_work` counts their SGD steps and
 times a few real steps on the device (a step of G networks of P parameters costs about a + b·G·P), and
 :func:`point_work` is the share of one point, by which the progress bar of
 :func:`resnetlearn.reproduce.running.run_figure` advances. Kernel solves and evaluations are not counted.
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from ..device import select_device
 from ..learners.records import kind_of
-from ..learners.training import VAL_FRACTION, Learner, Protocol
+from ..learners.search import VAL_FRACTION
+from ..learners.training import Learner, Protocol
 from ..targets.concept import HAND_BUILT, parity_instance
 from .figures import points as figure_points
 from .points import BATCH, target_of

@@ -456,8 +456,10 @@ def activation_names() -> list[str]:
     return [f"{k}: {v[1]}" for k, v in _REGISTRY.items()]
 
 
-def _resolve(spec, params: dict, name: str) -> Activation:
-    """:func:`activation` with the parameter's name used in error messages."""
+def resolve(spec, params: dict, name: str) -> Activation:
+    """:func:`activation` for a function's argument ``name`` (``"act"``, ``"outer"``, …): the same lookup of
+    ``spec`` with ``params``, whose error messages name that argument. The complexity measures (§4) and the
+    Taylor series read their activation arguments through it."""
     if isinstance(spec, Activation):
         if params:
             raise ValueError(f"{name}: parameters {sorted(params)} cannot be applied to an existing Activation")
@@ -500,4 +502,4 @@ def activation(spec, **params) -> Activation:
     >>> activation("sin", c=3).expr
     sin(3*z)
     """
-    return _resolve(spec, params, "spec")
+    return resolve(spec, params, "spec")

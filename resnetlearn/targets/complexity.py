@@ -42,7 +42,7 @@ import numpy as np
 import sympy
 
 from .. import validation as V
-from .activations import Activation, Z, _resolve, activation  # noqa: F401  (activation re-exported)
+from .activations import Activation, Z, activation, resolve  # noqa: F401  (activation re-exported)
 from .power_series import DPS
 from .radius import radius_text
 from .taylor import (
@@ -112,7 +112,7 @@ def _R(R):
 
 
 def _C_star(C_star):
-    if not V._is_bool(C_star) and isinstance(C_star, (int, float)) and C_star == math.inf:
+    if isinstance(C_star, (int, float)) and C_star == math.inf:
         raise ValueError("C_star must be a finite number in (0, inf), got inf: C* is a large but fixed "
                          "constant of §4 (e.g. 10^4), and with C* = ∞ every non-polynomial measure is infinite")
     return V.real("C_star", C_star, lo=0, lo_open=True)
@@ -138,7 +138,7 @@ def truncation_degree(act, eps: float, *, R: float = 1.0, max_degree: int = 400)
     and :class:`SeriesBudgetError` when R is below it but no D ≤ max_degree
     suffices.
     """
-    act = _resolve(act, {}, "act")
+    act = resolve(act, {}, "act")
     eps = _eps(eps)
     R = _R(R)
     max_degree = V.integer("max_degree", max_degree, lo=1)
@@ -247,7 +247,7 @@ def complexity_eps(
     takes longer than ``time_budget`` seconds (None: no limit) stops with a
     :class:`SeriesBudgetError` naming it.
     """
-    act = _resolve(act, {}, "act")
+    act = resolve(act, {}, "act")
     eps = _eps(eps)
     R, C_star, tol, max_terms, max_degree = _common(R=R, C_star=C_star, tol=tol, max_terms=max_terms,
                                                     max_degree=max_degree)
@@ -295,7 +295,7 @@ def complexity_s(
     truncation at that accuracy first. Constant expressions and
     ``time_budget`` as in :func:`complexity_eps` (the zero function has ℭ_s = 0).
     """
-    act = _resolve(act, {}, "act")
+    act = resolve(act, {}, "act")
     R, C_star, tol, max_terms, max_degree = _common(R=R, C_star=C_star, tol=tol, max_terms=max_terms,
                                                     max_degree=max_degree)
     variant = V.choice("variant", variant, VARIANTS)
@@ -329,7 +329,7 @@ def _complexity_s(act, *, R, C_star, variant, truncate_eps, tol, max_terms, max_
 
 def compose(outer, inner) -> Activation:
     """The univariate composition outer(inner(z)) as a new activation."""
-    outer, inner = _resolve(outer, {}, "outer"), _resolve(inner, {}, "inner")
+    outer, inner = resolve(outer, {}, "outer"), resolve(inner, {}, "inner")
     return Activation.custom(f"({outer.name})∘({inner.name})", outer.expr.subs(Z, inner.expr))
 
 
@@ -343,7 +343,7 @@ def composition_blowup(outer, inner, *, eps: float = 0.01, R: float = 1.0, C_sta
     eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
     variant = V.choice("variant", variant, VARIANTS)
     out = {}
-    for label, a in (("F", _resolve(inner, {}, "inner")), ("G", _resolve(outer, {}, "outer")),
+    for label, a in (("F", resolve(inner, {}, "inner")), ("G", resolve(outer, {}, "outer")),
                      ("G∘F", compose(outer, inner))):
         out[label] = {
             "C_eps": complexity_eps(a, eps, R=R, C_star=C_star),
@@ -363,7 +363,7 @@ def linear_power_example(d: int, *, degree: int = 10, **kw) -> dict[str, dict[st
     d = V.integer("d", d, lo=1)
     degree = V.integer("degree", degree, lo=1, hi=1000)
     inner = Activation.custom(f"sqrt({d})*z", sympy.sqrt(d) * Z)
-    outer = _resolve("power", {"p": degree}, "degree")
+    outer = resolve("power", {"p": degree}, "degree")
     return composition_blowup(outer, inner, **kw)
 
 
@@ -391,7 +391,7 @@ def describe(act, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR) -> 
     notebook sliders; where ℭ_ε's series diverges (tanh, sigmoid) it reports
     the truncated measure of Example 4.1 and says so instead of failing."""
     shown_R = R
-    act = _resolve(act, {}, "act")
+    act = resolve(act, {}, "act")
     eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
     try:
         cs = complexity_s(act, R=R, C_star=C_star)

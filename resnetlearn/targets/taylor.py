@@ -31,7 +31,7 @@ from sympy.polys.ring_series import rs_series
 from sympy.series.formal import Coeff, FormalPowerSeries
 
 from .. import validation as V
-from .activations import Activation, Z, _resolve
+from .activations import Activation, Z, resolve
 from .power_series import DPS, MPMATH, Unsupported, jet
 from .radius import NoClosedForm, radius_fit, structural_radius
 
@@ -275,6 +275,6 @@ def radius_of_convergence(act, *, max_degree: int = 400) -> float:
     (math.inf for entire functions); :mod:`resnetlearn.targets.radius` says how it is
     found (exact for the known activations and rational / polynomial arguments,
     an estimate from the coefficients otherwise)."""
-    act = _resolve(act, {}, "act")
+    act = resolve(act, {}, "act")
     max_degree = V.integer("max_degree", max_degree, lo=1)
     return float(series_of(act, max_degree).radius)

@@ -1,0 +1,86 @@
+"""The training modes of arXiv v3 §8.1 ("Neural Networks Algorithms" and "Kernel Methods"), one record each.
+
+* ``all`` — every weight trained;
+* ``hidden`` — the output layer A stays at its initialisation (Theorem 1's setting);
+* ``last`` — only A is trained: linear regression on random features, i.e. the conjugate kernel, a kernel
+  method;
+* ``ntk`` — the network replaced by its linearisation at initialisation, f₀ + ⟨∇f₀, θ − θ₀⟩, trained by the
+  same optimiser (weight decay acts on θ − θ₀, which makes it ridge regression with the neural tangent kernel).
+
+A :class:`Mode` says what SGD moves, how the model's output is formed, whether the model is a kernel method
+with an exact ridge solution and how a figure draws it. The engine (:mod:`resnetlearn.learners.training`), the
+kernel experiments, the memory estimate and the learner records ask the record; no other code compares a mode's
+name. Adding a mode is one entry of :data:`MODES` (and, if its output is formed in a new way, the engine's
+``_Model``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+
+__all__ = ["Mode", "MODES", "mode_of"]
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One training mode of §8.1.
+
+    * ``trains_hidden`` / ``trains_readout``: whether SGD moves the hidden layers' weights / the readout A;
+    * ``linearised``: the model is the network linearised at its initialisation θ₀, and SGD moves the
+      displacement Δ = θ − θ₀ from 0 (mode ``ntk``);
+    * ``initial_features``: the model is a readout on the features φ₀ of the initial network (mode ``last``);
+    * ``kernel``: the :data:`resnetlearn.kernels.registry.KERNEL_REGISTRY` kernel whose ridge regression is the
+      mode's exact solution (None: the mode trains the network itself, no kernel method);
+    * ``line`` / ``family``: how a figure draws a network trained in it (its line; the legend family, None for
+      its architecture's).
+    """
+
+    name: str
+    _: KW_ONLY
+    trains_hidden: bool
+    trains_readout: bool
+    linearised: bool = False
+    initial_features: bool = False
+    kernel: str | None = None
+    line: str = "solid"
+    family: str | None = None
+
+    @property
+    def defined_at_init(self) -> bool:
+        """The model is a function of θ₀ as well (a readout on the initial features, or the linearisation)."""
+        return self.linearised or self.initial_features
+
+    @property
+    def kernel_method(self) -> bool:
+        """Whether SGD trains a kernel method, whose exact ridge solution a figure point computes beside it."""
+        return self.kernel is not None
+
+    @property
+    def trains_network(self) -> bool:
+        """Whether SGD trains the network itself (not a model fixed at θ₀): what layer-wise training and the
+        frozen-gate network need."""
+        return not self.defined_at_init
+
+    def trainable(self, names, readout) -> list[str]:
+        """Which of the parameter ``names`` SGD moves, given the ``readout`` parameters (A)."""
+        return [n for n in names if (self.trains_readout if n in readout else self.trains_hidden)]
+
+
+MODES: dict[str, Mode] = {
+    m.name: m for m in (
+        Mode("all", trains_hidden=True, trains_readout=True),
+        Mode("hidden", trains_hidden=True, trains_readout=False),
+        Mode("last", trains_hidden=False, trains_readout=True, initial_features=True, kernel="conjugate",
+             line="dot", family="conjugate kernel"),
+        Mode("ntk", trains_hidden=True, trains_readout=True, linearised=True, kernel="ntk",
+             line="dash", family="NTK"),
+    )
+}
+"""Every training mode, by name (the order is §8.1's)."""
+
+
+def mode_of(name: str) -> Mode:
+    """The :class:`Mode` named ``name`` (a ``ValueError`` naming the allowed modes otherwise)."""
+    if not isinstance(name, str) or name not in MODES:
+        raise ValueError(f"unknown mode {name!r}; allowed: {', '.join(map(repr, MODES))}")
+    return MODES[name]
