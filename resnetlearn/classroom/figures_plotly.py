@@ -26,7 +26,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from ..reproduce.figures import learner, median_error, plotted_error
+from ..learners.records import HandBuilt, Network, kind_of, trained_layers
+from ..reproduce.figures import FIG3_MODES, learner, median_error, plotted_error
 from ..reproduce.figures import spec as figure_spec
 from ..validation import is_finite
 from .plots import (
@@ -483,7 +484,7 @@ def _diverged_marks(fig: go.Figure, diverged: list[tuple], hi: float, step: floa
 def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
     from ..targets.concept import parity_instance
 
-    modes = [m for m in ("all", "hidden") if any(r.get("mode") == m for r in rows)] or \
+    modes = [m for m in FIG3_MODES if any(r.get("mode") == m for r in rows)] or \
         sorted({r.get("mode") for r in rows})
     # one panel per (mode, N) where a mode runs at several N (Figure 3's (all) at N = 500 and 1000)
     panels = [(m, n) for m in modes for n in sorted({r.get("n_train") or 0 for r in rows if r.get("mode") == m})]
@@ -492,9 +493,8 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
     colours = {b: BETA_COLOURS[round(i * (len(BETA_COLOURS) - 1) / max(1, len(betas) - 1))]
                for i, b in enumerate(betas)}
     fig = make_subplots(1, len(panels), shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=[f"{'all layers' if m == 'all' else 'hidden layers' if m == 'hidden' else m}"
-                                        f" trained (3resnet({m}))" + (f", N = {n}" if several else "")
-                                        for m, n in panels])
+                        subplot_titles=[f"{trained_layers(m)} trained (3resnet({m}))"
+                                        + (f", N = {n}" if several else "") for m, n in panels])
     fields = _present(rows)
     xs = sorted({r["m"] for r in rows})
     thr = next((v for v, label in reference_lines(spec.name) if label == "kα²"), None) or parity_instance().threshold
@@ -519,11 +519,11 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
 def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
     floor = 1e-3
     fig = go.Figure()
-    sgd_runs = [r for r in (runs or []) if r.get("model") == "2layer_signs"]
+    sgd_runs = [r for r in (runs or []) if kind_of(r) is Network]
     if sgd_runs:
         pts = [(r["train_error"], r["test_error"], r["frobenius_W"], r) for r in sgd_runs]
     else:
-        pts = [(g[0], g[1], g[2], r) for r in rows if r["model"] == "2layer_signs" for g in (r.get("grid") or [])]
+        pts = [(g[0], g[1], g[2], r) for r in rows if kind_of(r) is Network for g in (r.get("grid") or [])]
     fields = _present([p[3] for p in pts], (("m", "m", "{}"), ("lr", "lr", "{:g}"), ("wd", "wd", "{:g}"),
                                             ("seed", "seed", "{}")))
     custom, lines = _hover([p[3] for p in pts], fields)
@@ -533,7 +533,7 @@ def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.F
             name=f"SGD runs: {what} error", customdata=custom, legendgroup="SGD",
             marker=dict(symbol=symbol, size=8, color=learner_style("2layer")["color"] if idx else "#1f5fbf"),
             hovertemplate=f"SGD run<br>{what} error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
-    hand = [r for r in rows if r["model"] == "hand_built"]
+    hand = [r for r in rows if kind_of(r) is HandBuilt]
     custom, lines = _hover(hand, [("wd", "wd", "{:g}"), ("m", "m", "{}")])
     fig.add_trace(go.Scatter(
         x=[max(r["test_error"], floor) for r in hand], y=[r["frobenius_W"] for r in hand], mode="markers",

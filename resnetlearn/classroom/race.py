@@ -26,6 +26,7 @@ from .. import memory
 from .. import validation as V
 from ..device import select_device
 from ..learners.networks import ARCHITECTURES
+from ..learners.records import Kernel
 from ..learners.training import Learner, Protocol, train_models
 from ..targets.concept import data_split, parity_instance
 from .plots import has_threshold, learner_style, threshold_label
@@ -123,9 +124,18 @@ RACE_KERNEL = "ntk_inf:3resnet_eq21"
 (a full m×m U; no closed-form limit is computed for the §6 ResNet that races, U = VA, whose empirical NTK
 concentrates under §8.1's N(0, 1/m) initialisation, spread ~ 1/√m: kernels.ntk_spread), its ridge
 selected by test error as the paper's, on the same samples, computed once per run."""
-KERNEL_NAMES = {"ntk_inf:3resnet_eq21": "NTK ridge (∞-width eq 2.1 ResNet)",
-                "ntk_inf:2layer": "NTK ridge (∞-width 2layer)",
-                "ntk:3resnet": "NTK ridge (ResNet at init)", "conjugate:3resnet": "conjugate-kernel ridge (ResNet)"}
+KERNEL_NAMES = ((Kernel("ntk_inf", "3resnet_eq21"), "NTK ridge (∞-width eq 2.1 ResNet)"),
+                (Kernel("ntk_inf", "2layer"), "NTK ridge (∞-width 2layer)"),
+                (Kernel("ntk", "3resnet"), "NTK ridge (ResNet at init)"),
+                (Kernel("conjugate", "3resnet"), "conjugate-kernel ridge (ResNet)"))
+"""The race's names for the kernel references it offers, by kernel record (another kernel: its spec)."""
+
+
+def kernel_name(spec: str | None, default: str | None = None) -> str:
+    """What the race's legend calls the kernel reference ``spec`` (:data:`KERNEL_NAMES`); ``default``, or
+    ``"SPEC ridge"``, for a kernel it has no name for."""
+    name = dict(KERNEL_NAMES).get(Kernel.of_spec(spec)) if spec else None
+    return name or (default if default is not None else f"{spec} ridge")
 
 
 @dataclass(frozen=True)
@@ -318,7 +328,7 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
             if cancelled():
                 return
             with lock:
-                state["kernel"] = {"name": cfg.kernel, "label": KERNEL_NAMES.get(cfg.kernel, f"{cfg.kernel} ridge"),
+                state["kernel"] = {"name": cfg.kernel, "label": kernel_name(cfg.kernel),
                                    "test_error": float(row["test_error"]), "ridge_rel": row["ridge_rel"],
                                    "seconds": round(time.perf_counter() - t, 2)}
             emit()
@@ -403,7 +413,7 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     kerr = k["test_error"] if k else math.nan
     kline = hline(kerr if k else None, 0, E, colour=learner_style("ntk_inf:3resnet")["color"], dash="dashdot",
                   name=f"{k['label']}: {error_text(kerr)}" if k else
-                  f"{KERNEL_NAMES.get(kname_, 'kernel')}: computing …" if kname_ else "no kernel reference")
+                  f"{kernel_name(kname_, 'kernel')}: computing …" if kname_ else "no kernel reference")
     if not k:  # keep the legend entry while the kernel computes
         kline.update(showlegend=bool(kname_), visible="legendonly" if kname_ else False)
     traces.append(kline)
