@@ -281,10 +281,8 @@ def test_divergence_is_reported_in_the_status():
 
 # ----------------------------------------------------------------- the race
 def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
-    import resnetlearn.kernels.experiments as K
-
     seen, kernel_calls = [], []
-    real_train, real_kernel = race.train_models, K.kernel_errors
+    real_train, real_kernel = race.train_models, race.kernel_errors
 
     def spy_train(train, test, learner, **kw):
         seen.append((learner.arch, train.x.clone(), train.y.clone(), test.x.clone()))
@@ -295,7 +293,7 @@ def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
         return real_kernel(target, n_train, **kw)
 
     monkeypatch.setattr(race, "train_models", spy_train)
-    monkeypatch.setattr(K, "kernel_errors", spy_kernel)
+    monkeypatch.setattr(race, "kernel_errors", spy_kernel)
     frames = []
     res = run_race(TINY_RACE, device="cpu", on_frame=lambda state, force: frames.append(state))
     assert sorted(a for a, *_ in seen) == ["2layer", "3layer", "3resnet"]

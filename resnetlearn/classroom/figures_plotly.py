@@ -26,9 +26,12 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
+from ..kernels.registry import DEFAULT_KERNELS
+from ..learners.networks import ARCHS
 from ..learners.records import HandBuilt, Network, kind_of, trained_layers
 from ..reproduce.figures import FIG3_MODES, learner, median_error, plotted_error
 from ..reproduce.figures import spec as figure_spec
+from ..targets.concept import parity_instance
 from ..validation import is_finite
 from .plots import (
     BETA_COLOURS,
@@ -310,9 +313,6 @@ def series_style(label: str, index: int = 0) -> dict:
     (``ntk_inf:2layer``); otherwise a colour of :data:`QUALITATIVE`."""
     import re
 
-    from ..kernels.registry import DEFAULT_KERNELS
-    from ..learners.networks import ARCHS
-
     m = re.fullmatch(r"(\w+)\((\w+)\)", label)
     if m and m.group(1) in ARCHS:
         return learner_style(m.group(1), m.group(2))
@@ -482,8 +482,6 @@ def _diverged_marks(fig: go.Figure, diverged: list[tuple], hi: float, step: floa
 
 
 def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
-    from ..targets.concept import parity_instance
-
     modes = [m for m in FIG3_MODES if any(r.get("mode") == m for r in rows)] or \
         sorted({r.get("mode") for r in rows})
     # one panel per (mode, N) where a mode runs at several N (Figure 3's (all) at N = 500 and 1000)

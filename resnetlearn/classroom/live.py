@@ -42,7 +42,11 @@ import ipywidgets as W
 from .. import validation as V
 from ..device import describe_device, select_device
 from ..learners.training import Learner, Protocol, train_models
+from ..reproduce import DEFAULT_OUT, FIGURES, SCALES, run_figure, shipped_results, write_outputs, write_provenance
+from ..reproduce.figure_tables import VERDICT_WORDS, error_table
+from ..reproduce.table_reading import load_figure, rerun_command
 from ..targets.concept import data_split, parity_instance
+from .figures_plotly import result_figure, to_matplotlib, training_curves
 from .live_run import Frame, LiveRun, PngView, RunContext, make_view, pictured_bundle
 from .plots import has_threshold, placeholder_figure, to_png, training_figure
 from .race import (
@@ -330,8 +334,6 @@ class LiveTrainer(_Panel):
     def _frame(self, data: dict, cfg: LiveConfig, *, png: bool = False, title: str | None = None):
         title = title or f"3resnet(all), epoch {data['epoch']}/{data['total_epochs']}"
         if self.view.kind == "plotly" and not png:
-            from .figures_plotly import training_curves
-
             return training_curves(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
                                    total_epochs=data["total_epochs"])
         return training_figure(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
@@ -471,8 +473,7 @@ class LiveRace(_Panel):
         return run_race(cfg, device=self.device, cancel=ctx.cancelled, on_frame=on_frame)
 
     def _frame(self, state: dict, cfg: RaceConfig):
-        from .figures_plotly import to_matplotlib  # the one renderer: the PNG view is the plotly figure drawn
-
+        # the one renderer: the PNG view is the plotly figure drawn
         fig = race_figure(state, large=self.large)
         return fig if self.view.kind == "plotly" else to_matplotlib(fig, large=self.large)
 
@@ -519,8 +520,6 @@ class LiveRace(_Panel):
         title = (f"Finished race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
                  f"β = {state['beta']:.2f}, m = {state['m']}, {state['epochs_total']} epochs<br>"
                  + _short_outcome(state))
-        from .figures_plotly import to_matplotlib
-
         png = to_png(to_matplotlib(race_figure(state, large=self.large, title=title), large=self.large))
         return png, f"The race ({outcome}). {LIVE_NOTE}"
 
@@ -571,8 +570,6 @@ class FigureRerun:
 
     def __init__(self, figure: str = "fig2a", scale: str = "quick", *, out="results/live/store", device=None,
                  shipped=None, mine=None):
-        from ..reproduce import DEFAULT_OUT, FIGURES, SCALES, shipped_results
-
         if figure not in FIGURES:
             raise ValueError(f"figure must be one of {FIGURES}, got {figure!r}")
         if scale not in SCALES:
@@ -608,8 +605,6 @@ class FigureRerun:
         """``{"your run": (result or None, where), "shipped": (…)}``: the figure at this scale as the user ran
         it (this button's latest run, else the tables in ``mine``) and as shipped, each with the folder it
         was read from (or why there is none)."""
-        from ..reproduce.table_reading import load_figure, rerun_command
-
         out = {}
         for who, folder in (("your run", self.mine), ("shipped", self.shipped)):
             try:
@@ -627,8 +622,6 @@ class FigureRerun:
 
     def _sides(self, runs: dict | None = None) -> list[tuple[str, str, str, str]]:
         """(heading with the verdict, where from, summary line, error table) of "your run" and "shipped"."""
-        from ..reproduce.figure_tables import VERDICT_WORDS, error_table
-
         sides = []
         for who, (res, where) in (runs or self.runs()).items():
             head = f"{who}: {self.figure} at {self.scale} scale"
@@ -679,8 +672,6 @@ class FigureRerun:
         return self.job.wait(timeout)
 
     def _run(self, settings, ctx: RunContext):
-        from ..reproduce import run_figure, write_outputs, write_provenance
-
         try:
             ctx.status(f"running {self.figure} at {self.scale} scale on {describe_device(self.device)} …")
             res = run_figure(self.figure, self.scale, str(self.device), out=self.out, progress=False)
@@ -694,8 +685,7 @@ class FigureRerun:
             self.button.disabled = False
 
     def _frame(self, data: dict, settings):
-        from .figures_plotly import result_figure, to_matplotlib  # the one picture, as the CLI's FIG.png
-
+        # the one picture, as the CLI's FIG.png
         return to_matplotlib(result_figure(data["result"]))
 
     def _done(self, res, settings, ctx: RunContext) -> str:

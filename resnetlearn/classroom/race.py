@@ -20,15 +20,19 @@ import time
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 
+import plotly.graph_objects as go
 import torch
 
 from .. import memory
 from .. import validation as V
 from ..device import select_device
+from ..kernels.experiments import kernel_errors
+from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
 from ..learners.records import Kernel
 from ..learners.training import Learner, Protocol, train_models
 from ..targets.concept import data_split, parity_instance
+from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
 from .plots import has_threshold, learner_style, threshold_label
 
 RUN_RULES = {
@@ -166,8 +170,6 @@ class RaceConfig:
             raise ValueError(f"learners must differ in arch/mode, got {[x.label for x in learners]}")
         object.__setattr__(self, "learners", learners)
         if self.kernel is not None:
-            from ..kernels.registry import DEFAULT_KERNELS
-
             V.choice("kernel", self.kernel, DEFAULT_KERNELS)
         check_learners_fit([x.learner(m=self.m) for x in learners], m=self.m, n_eval=max(self.n_train, self.n_test),
                            n_gram=None if self.kernel is None else self.n_train,
@@ -256,8 +258,6 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
     returning True stops the race within one SGD step (one epoch where epochs replay as CUDA graphs).
     """
     import copy
-
-    from ..kernels.experiments import kernel_errors
 
     dev = select_device(device)
     t0 = time.perf_counter()
@@ -395,10 +395,6 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     reference and kα² as horizontal lines. Always the same traces (empty until data arrive), so a
     ``FigureWidget`` can be updated in place. Built from plain dicts without plotly's validation
     (~2 ms instead of ~100 ms a frame on a small CPU)."""
-    import plotly.graph_objects as go
-
-    from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
-
     E = state["epochs_total"]
     traces, ys = [], []
     for x in map(Runner.of_state, state["learners"]):

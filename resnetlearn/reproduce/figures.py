@@ -29,7 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
+from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.records import HandBuilt, Kernel, Network, kind_of, label_of
+from ..learners.selection import robust_cell
 from ..learners.training import paper_grid
 from ..validation import is_finite
 from .point import Data, Point, Schedule, Search
@@ -495,8 +497,6 @@ def _fit_note(runs: list) -> str:
 
 # ----------------------------------------------------------------- the §7 hard instance
 def _thm3_points(scale: str, base: Point) -> list[Point]:
-    from ..kernels.registry import DEFAULT_KERNELS
-
     ns = {"tiny": [50], "quick": [250, 500, 1000], "cpu": [250, 500, 1000, 2000, 5000],
           "paper": [500, 1000, 2000, 5000, 10000]}[scale]
     kerns = DEFAULT_KERNELS if scale != "tiny" else ("gaussian", "ntk_inf:2layer")
@@ -562,8 +562,6 @@ def robust_errors(row: dict) -> dict | None:
     """The robust rule's choice for a point whose grid ran several seeds in every cell
     (:func:`resnetlearn.learners.selection.robust_cell`, on the point's ``runs``): its cell and its seeds' errors in
     seed order (seed 0 first); None where the point has no such grid (then only the paper's rule applies)."""
-    from ..learners.selection import robust_cell
-
     key = "val_error" if row.get("select") == "val" else "test_error"
     got = robust_cell(row.get("runs") or [], key) if row.get("runs") else None
     if got is None:
