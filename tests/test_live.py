@@ -349,7 +349,7 @@ def test_race_stop_within_a_second_and_alpha_zero_png():
 
 
 def test_figure_rerun_button_runs_then_reuses_the_store(tmp_path):
-    from resnetlearn.classroom.live import FigureRerun
+    from resnetlearn.classroom.rerun import FigureRerun
 
     r = FigureRerun("companion", "tiny", out=tmp_path, device="cpu", mine=tmp_path / "mine")
     assert r.image.layout.display == "none"  # no broken-image icon before the first result
