@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from resnetlearn.classroom import race
-from resnetlearn.classroom.figures_plotly import to_matplotlib
 from resnetlearn.classroom.live import LiveConfig, LiveRace, LiveTrainer
 from resnetlearn.classroom.live_run import LiveRun, PngView
 from resnetlearn.classroom.race import RaceConfig, Runner, run_race
+from resnetlearn.classroom.static_picture import to_matplotlib
 
 LONG = LiveConfig(m=20, n_train=200, n_test=200, epochs=3000)  # long enough to be stopped mid-run
 TINY_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=20, chunk=5, kernel="ntk_inf:2layer")

@@ -44,7 +44,7 @@ from .. import validation as V
 from ..device import describe_device, select_device
 from ..learners.training import Learner, Protocol, train_models
 from ..targets.concept import data_split, parity_instance
-from .figures_plotly import to_matplotlib, training_curves
+from .figures_plotly import training_curves
 from .live_run import LiveRun, Panel, RunContext, make_view, pictured_bundle
 from .plots import has_threshold, placeholder_figure, to_png, training_figure
 from .race import (
@@ -59,6 +59,7 @@ from .race import (
     race_state,
     run_race,
 )
+from .static_picture import to_matplotlib
 
 WIDTHS = (20, 50, 100, 200, 500, 1000)
 """Widths offered by the m sliders (a config's own width is added when it is not one of them)."""

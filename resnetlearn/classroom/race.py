@@ -6,7 +6,7 @@ signal α·G(F), kernel methods and the plain networks of the same width do not 
 run live. :func:`run_race` is pure computation and imports no widget library, so it runs in scripts
 and tests (``benchmarks/live_race.py``); :class:`resnetlearn.classroom.live.LiveRace` is the widget that
 drives it. :func:`race_figure` draws one frame (plotly; its static picture is
-:func:`resnetlearn.classroom.figures_plotly.to_matplotlib` of it).
+:func:`resnetlearn.classroom.static_picture.to_matplotlib` of it).
 
 :data:`RUN_RULES` and :data:`STEP_RULES` declare once the checks that every live configuration
 (:class:`RaceConfig`, :class:`Runner`, :class:`resnetlearn.classroom.live.LiveConfig`) applies to its fields.

@@ -14,9 +14,10 @@ from ..device import describe_device, select_device
 from ..reproduce import DEFAULT_OUT, FIGURES, SCALES, run_figure, shipped_results, write_outputs, write_provenance
 from ..reproduce.figure_tables import VERDICT_WORDS, error_table
 from ..reproduce.table_reading import load_figure, rerun_command
-from .figures_plotly import result_figure, to_matplotlib
+from .figures_plotly import result_figure
 from .live_run import LiveRun, PngView, RunContext, pictured_bundle
 from .plots import to_png
+from .static_picture import to_matplotlib
 
 
 class FigureRerun:
