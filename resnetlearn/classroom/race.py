@@ -14,6 +14,7 @@ drives it. :func:`race_figure` draws one frame (plotly; its static picture is
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import time
@@ -249,6 +250,53 @@ def race_state(cfg: RaceConfig, threshold: float) -> dict:
             "kernel": None, "kernel_name": cfg.kernel}
 
 
+def _race_data(cfg: RaceConfig, dev):
+    """The race's instance, its kα² (exact; once per race) and one draw of its samples: in float64 for the
+    kernel, and cast for the networks onto ``dev`` (equal to the float32 draw)."""
+    inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
+    split64 = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, dtype=torch.float64)
+    return inst, inst.reference_errors().f_only, split64, split64.to(device=dev, dtype=torch.float32)
+
+
+def _kernel_reference(cfg: RaceConfig, inst, split64, *, state: dict, lock, emit: Callable, cancelled: Callable):
+    """The race's kernel reference (``cfg.kernel`` by ridge regression on the race's float64 samples), written
+    into ``state["kernel"]`` under ``lock`` and shown (``emit``) unless the race was cancelled meanwhile; a
+    kernel that fails is reported there and the race goes on."""
+    try:
+        t = time.perf_counter()
+        row = kernel_errors(inst, cfg.n_train, kernels=[cfg.kernel], n_test=cfg.n_test, data_seed=cfg.seed,
+                            m=cfg.m, kernel_seed=cfg.seed, split=split64, progress=False)[0]
+        if cancelled():
+            return
+        with lock:
+            state["kernel"] = {"name": cfg.kernel, "label": kernel_name(cfg.kernel),
+                               "test_error": float(row["test_error"]), "ridge_rel": row["ridge_rel"],
+                               "seconds": round(time.perf_counter() - t, 2)}
+        emit()
+    except Exception as exc:  # a kernel that fails is reported, the race goes on
+        with lock:
+            state["kernel"] = {"name": cfg.kernel, "label": f"{cfg.kernel} (failed: {exc})", "test_error": math.nan}
+
+
+def _write_curves(c: dict, epochs, curves) -> None:
+    """A learner's curves so far (its evaluated epochs, test and train errors) into its entry ``c`` of a race
+    state (:func:`race_state`), as plain lists."""
+    c["epochs"] = [int(e) for e in epochs]
+    c["test"] = [float(v) for v in curves["test"][:, 0]]
+    c["train"] = [float(v) for v in curves["train"][:, 0]]
+
+
+def _wait(threads: list, cancelled: Callable) -> None:
+    """Wait for the learners' ``threads``; once the race is cancelled, for at most a second in all (a cancelled
+    learner stops within one SGD step)."""
+    for t in threads:
+        while t.is_alive() and not cancelled():
+            t.join(0.05)
+    deadline = time.perf_counter() + 1.0
+    for t in threads:
+        t.join(max(0.0, deadline - time.perf_counter()))
+
+
 def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, cancel=None) -> RaceResult:
     """Train every learner of ``cfg`` on the same samples, ``cfg.chunk`` epochs at a time in turn, and
     compute the kernel reference once (in parallel with the first chunk).
@@ -257,15 +305,9 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
     chunk and once at the start and end (``force`` True); ``cancel``: a ``threading.Event`` or a callable
     returning True stops the race within one SGD step (one epoch where epochs replay as CUDA graphs).
     """
-    import copy
-
     dev = select_device(device)
     t0 = time.perf_counter()
-    inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
-    thr = inst.reference_errors().f_only  # kα², exact; once per race
-    # one draw of the samples: in float64 for the kernel, cast for the networks (equal to the float32 draw)
-    split64 = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, dtype=torch.float64)
-    split = split64.to(device=dev, dtype=torch.float32)
+    inst, thr, split64, split = _race_data(cfg, dev)
     tr, te = split.train, split.test
     halt = threading.Event()
 
@@ -282,17 +324,13 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
             on_frame(snap, force)
 
     emit(force=True)
-    results: dict = {}
-    errors: list[BaseException] = []
+    results, errors = {}, []  # label → TrainResult; the exceptions of learners that failed
     turns = _Turns(len(cfg.learners))
     protocol = Protocol.quick(cfg.epochs, eval_every=cfg.chunk)
 
     def record(label: str, epochs, curves) -> None:
         with lock:
-            c = state["curves"][label]
-            c["epochs"] = [int(e) for e in epochs]
-            c["test"] = [float(v) for v in curves["test"][:, 0]]
-            c["train"] = [float(v) for v in curves["train"][:, 0]]
+            _write_curves(state["curves"][label], epochs, curves)
             if not first_data:
                 first_data.append(time.perf_counter() - t0)
 
@@ -320,36 +358,14 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
         finally:
             turns.finish(i)
 
-    def kernel_ref() -> None:
-        try:
-            t = time.perf_counter()
-            row = kernel_errors(inst, cfg.n_train, kernels=[cfg.kernel], n_test=cfg.n_test, data_seed=cfg.seed,
-                                m=cfg.m, kernel_seed=cfg.seed, split=split64, progress=False)[0]
-            if cancelled():
-                return
-            with lock:
-                state["kernel"] = {"name": cfg.kernel, "label": kernel_name(cfg.kernel),
-                                   "test_error": float(row["test_error"]), "ridge_rel": row["ridge_rel"],
-                                   "seconds": round(time.perf_counter() - t, 2)}
-            emit()
-        except Exception as exc:  # a kernel that fails is reported, the race goes on
-            with lock:
-                state["kernel"] = {"name": cfg.kernel, "label": f"{cfg.kernel} (failed: {exc})",
-                                   "test_error": math.nan}
-
     threads = [threading.Thread(target=learner, args=(i, x), daemon=True, name=f"race-{x.label}")
                for i, x in enumerate(cfg.learners)]
-    kthread = threading.Thread(target=kernel_ref, daemon=True, name="race-kernel") if cfg.kernel else None
-    for t in threads:
+    kthread = threading.Thread(target=_kernel_reference, args=(cfg, inst, split64), daemon=True, name="race-kernel",
+                               kwargs=dict(state=state, lock=lock, emit=emit, cancelled=cancelled)) \
+        if cfg.kernel else None
+    for t in threads + ([kthread] if kthread is not None else []):  # the learners first, then the kernel
         t.start()
-    if kthread is not None:
-        kthread.start()
-    for t in threads:
-        while t.is_alive() and not cancelled():
-            t.join(0.05)
-    deadline = time.perf_counter() + 1.0  # cancelled learners stop within one SGD step
-    for t in threads:
-        t.join(max(0.0, deadline - time.perf_counter()))
+    _wait(threads, cancelled)
     if errors:
         raise errors[0]
     interrupted = cancelled() or any(r.interrupted for r in results.values())
