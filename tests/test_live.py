@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from resnetlearn.classroom import race
-from resnetlearn.classroom.figures_plotly import to_matplotlib
 from resnetlearn.classroom.live import LiveConfig, LiveRace, LiveTrainer
 from resnetlearn.classroom.live_run import LiveRun, PngView
 from resnetlearn.classroom.race import RaceConfig, Runner, run_race
+from resnetlearn.classroom.static_picture import to_matplotlib
 
 LONG = LiveConfig(m=20, n_train=200, n_test=200, epochs=3000)  # long enough to be stopped mid-run
 TINY_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=20, chunk=5, kernel="ntk_inf:2layer")
@@ -310,10 +310,8 @@ def _ntk_inf_2layer_ridge(split, sw, sb, rel):
 
 
 def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
-    import resnetlearn.kernels.experiments as K
-
     seen, kernel_calls = [], []
-    real_train, real_kernel = race.train_models, K.kernel_errors
+    real_train, real_kernel = race.train_models, race.kernel_errors
 
     def spy_train(train, test, learner, **kw):
         seen.append((learner.arch, train.x.clone(), train.y.clone(), test.x.clone()))
@@ -324,7 +322,7 @@ def test_race_trains_every_learner_on_the_same_samples(monkeypatch):
         return real_kernel(target, n_train, **kw)
 
     monkeypatch.setattr(race, "train_models", spy_train)
-    monkeypatch.setattr(K, "kernel_errors", spy_kernel)
+    monkeypatch.setattr(race, "kernel_errors", spy_kernel)
     frames = []
     res = run_race(TINY_RACE, device="cpu", on_frame=lambda state, force: frames.append(state))
     assert sorted(a for a, *_ in seen) == ["2layer", "3layer", "3resnet"]
@@ -385,7 +383,7 @@ def test_race_stop_within_a_second_and_alpha_zero_png():
 
 
 def test_figure_rerun_button_runs_then_reuses_the_store(tmp_path):
-    from resnetlearn.classroom.live import FigureRerun
+    from resnetlearn.classroom.rerun import FigureRerun
 
     r = FigureRerun("companion", "tiny", out=tmp_path, device="cpu", mine=tmp_path / "mine")
     assert r.image.layout.display == "none"  # no broken-image icon before the first result

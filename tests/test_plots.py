@@ -11,6 +11,7 @@ import torch
 pytest.importorskip("plotly")
 
 from resnetlearn.classroom import figures_plotly as fp  # noqa: E402
+from resnetlearn.classroom import static_picture  # noqa: E402
 from resnetlearn.classroom.plots import (  # noqa: E402
     BETA_COLOURS,
     family,
@@ -141,7 +142,7 @@ def test_fig3_small_multiples_coloured_by_beta():
     assert {t.line.color for t in betas} == set(BETA_COLOURS)
     assert sum(bool(t.showlegend) for t in betas) == 5  # one legend entry per β
     assert fig.layout.xaxis2.type == "log" and "α ≲ β" in fig.layout.title.text
-    assert len(fp.to_matplotlib(fig).axes) == 2
+    assert len(static_picture.to_matplotlib(fig).axes) == 2
 
 
 def test_thm3_kernels_and_fig4():
@@ -216,7 +217,7 @@ def test_one_style_sets_readable_sizes():
 
 def test_static_picture_and_display(monkeypatch):
     fig = fp.result_figure(FigureResult("fig2a", fig2a_rows(), "", True, 0.0))
-    mfig = fp.to_matplotlib(fig)
+    mfig = static_picture.to_matplotlib(fig)
     ax = mfig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["20", "50", "200", "500"]
@@ -268,14 +269,14 @@ def test_wide_log_ranges_use_powers_of_ten():
 
 def test_static_picture_spells_subscripts_and_the_complexity_glyph_in_mathtext():
     # plotly's <sub> tags and ℭ_s / ℭ_ε become mathtext (a real subscript in the static picture)
-    assert fp.mpl_text("C<sub>s</sub>(G∘F)") == "C$_{s}$(G∘F)"
-    assert fp.mpl_text("10<sup>5</sup>") == "10$^{5}$"
-    assert fp.mpl_text("ℭ_s (log scale)") == r"$\mathfrak{C}_s$ (log scale)"
-    assert fp.mpl_text("ℭ_ε and ℭ") == r"$\mathfrak{C}_\varepsilon$ and $\mathfrak{C}$"
-    assert fp.mpl_text("test error") == "test error"
+    assert static_picture.mpl_text("C<sub>s</sub>(G∘F)") == "C$_{s}$(G∘F)"
+    assert static_picture.mpl_text("10<sup>5</sup>") == "10$^{5}$"
+    assert static_picture.mpl_text("ℭ_s (log scale)") == r"$\mathfrak{C}_s$ (log scale)"
+    assert static_picture.mpl_text("ℭ_ε and ℭ") == r"$\mathfrak{C}_\varepsilon$ and $\mathfrak{C}$"
+    assert static_picture.mpl_text("test error") == "test error"
     fig = fp.line_figure([2, 4, 8], {"C<sub>s</sub>(F)": [1, 2, 3], "C<sub>s</sub>(G∘F)": [10, 100, 1000]},
                          x_title="input dimension d", y_title="C<sub>s</sub>  (log scale)", title="ℭ_s, composed")
-    mfig = fp.to_matplotlib(fig)
+    mfig = static_picture.to_matplotlib(fig)
     texts = [mfig.axes[0].get_ylabel(), mfig._suptitle.get_text()] + [t.get_text() for t in mfig.legends[0].texts]
     assert all("<sub>" not in t and "ℭ" not in t for t in texts), texts
     assert mfig.axes[0].get_ylabel() == "C$_{s}$  (log scale)" and r"\mathfrak{C}" in mfig._suptitle.get_text()
@@ -351,7 +352,7 @@ def test_epoch_axis_whole_ticks_in_both_renderers(total, step):
     assert fp.epoch_axis(total)["dtick"] == step and fp.epoch_axis(total)["range"] == [0, total]
     fig = race_figure(race_frame(total, 1))
     assert fig.layout.xaxis.dtick == step and tuple(fig.layout.xaxis.range) == (0, total)
-    ax = fp.to_matplotlib(fig).axes[0]  # the race's one renderer: its static picture reads the same ticks
+    ax = static_picture.to_matplotlib(fig).axes[0]  # the race's one renderer: its static picture reads the same ticks
     ax.figure.canvas.draw()
     ticks = [t for t in ax.get_xticks() if 0 <= t <= total]
     assert ticks == [step * i for i in range(total // step + 1)]
@@ -365,8 +366,8 @@ def test_race_picture_follows_the_style_large_and_titles_with_line_breaks():
     from resnetlearn.classroom.race import race_figure
 
     state = race_frame(30, 10)
-    small = fp.to_matplotlib(race_figure(state, title="Finished race<br>below kα²: 3resnet(all)"))
-    large = fp.to_matplotlib(race_figure(state), large=True)
+    small = static_picture.to_matplotlib(race_figure(state, title="Finished race<br>below kα²: 3resnet(all)"))
+    large = static_picture.to_matplotlib(race_figure(state), large=True)
     assert small._suptitle.get_text() == "Finished race\nbelow kα²: 3resnet(all)"
     assert large.get_size_inches()[0] > small.get_size_inches()[0]
     assert large.axes[0].xaxis.label.get_fontsize() > small.axes[0].xaxis.label.get_fontsize()

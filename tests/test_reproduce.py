@@ -8,6 +8,7 @@ import pytest
 
 from resnetlearn import __main__ as cli
 from resnetlearn.classroom import figures_plotly as fp
+from resnetlearn.classroom import static_picture
 from resnetlearn.reproduce import (
     ResultsStore,
     error_table,
@@ -213,7 +214,7 @@ def test_cli_tiny_fig2a_reports_its_diverged_points(tmp_path, capsys):
     top = 10 ** fig.layout.yaxis.range[1]
     drawn = [y for t in fig.data if t.showlegend is not False for y in (t.y or ()) if y is not None]
     assert all(max(drawn) < y < top for t in marks for y in t.y)  # above every drawn point, inside the axes
-    mfig = fp.to_matplotlib(fig)  # the static picture (the CLI's fig2a.png) keeps the marks and the key
+    mfig = static_picture.to_matplotlib(fig)  # the static picture (the CLI's fig2a.png) keeps the marks and the key
     labels = [t.get_text() for t in mfig.legends[0].get_texts()]
     assert fp.DIVERGED_KEY in labels and sum("diverged at m=8" in lab for lab in labels) == len(diverged)
     assert sum(len(line.get_xdata()) for line in mfig.axes[0].get_lines() if line.get_marker() == "x") \

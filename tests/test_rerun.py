@@ -1,4 +1,4 @@
-"""Notebook 05's rerun button (:class:`resnetlearn.classroom.live.FigureRerun`) shows the user's run beside the shipped
+"""Notebook 05's rerun button (:class:`resnetlearn.classroom.rerun.FigureRerun`) shows the user's run beside the shipped
 one: the user's tables in ``my-results/SCALE`` (where ``python -m resnetlearn reproduce`` writes by default),
 written there by the command line or by the button itself, next to the shipped ``results/SCALE``, each
 labelled ("your run", "shipped") with the folder it came from. Tiny scale, in a temporary folder laid out as
@@ -7,7 +7,7 @@ a clone: ``results/tiny`` (the shipped tables) and ``my-results/tiny`` (the user
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn.classroom.live import FigureRerun
+from resnetlearn.classroom.rerun import FigureRerun
 from resnetlearn.reproduce.figure_tables import error_table
 from resnetlearn.reproduce.store import PACKAGE_ROOT
 from resnetlearn.reproduce.table_reading import load_figure

@@ -123,7 +123,7 @@ def test_trainer_bundle_shows_the_finished_run():
 
 
 def test_figure_rerun_bundle_shows_the_shipped_figure(tmp_path):
-    from resnetlearn.classroom.live import FigureRerun
+    from resnetlearn.classroom.rerun import FigureRerun
 
     text = _check_bundle(FigureRerun("fig2a", "quick", out=ROOT / "results" / "live" / "store")._repr_mimebundle_())
     assert "fig2a at quick scale" in text and "reproduced" in text

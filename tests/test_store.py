@@ -18,7 +18,7 @@ from resnetlearn.reproduce import (
     running,
 )
 from resnetlearn.reproduce.figures import points as figure_points
-from resnetlearn.reproduce.store import _version
+from resnetlearn.version import __version__
 
 POINTS = figure_points("fig2a", "tiny", device="cpu")
 
@@ -36,7 +36,7 @@ def test_a_stored_point_carries_its_key_config_completion_and_checksum(tmp_path)
     payload = json.loads(path.read_text())
     assert payload["key"] == store.key(cfg) == path.stem and payload["config"] == cfg
     assert payload["complete"] is True and payload["schema"] == ResultsStore.SCHEMA
-    assert len(payload["sha256"]) == 64 and payload["version"] == _version()
+    assert len(payload["sha256"]) == 64 and payload["version"] == __version__
     assert store.get(cfg)["result"] == {"test_error": 1.5, "runs": [{"lr": 0.05}]}
     assert store.verify(path) is None
     assert [f.name for f in path.parent.iterdir()] == [path.name]  # no temporary file left behind
@@ -70,7 +70,7 @@ def _incomplete(path, store, other):
 
 
 def _old_schema(path, store, other):
-    path.write_text(json.dumps({"config": POINTS[0], "version": _version(),
+    path.write_text(json.dumps({"config": POINTS[0], "version": __version__,
                                 "result": {"test_error": 0.5}}))
 
 

@@ -13,8 +13,10 @@ import math
 import torch
 
 from ..device import select_device
+from ..kernels import ntk
 from ..learners import networks
 from ..learners.training import PAPER_PROTOCOL, FrozenGate, Learner, Protocol, train_models
+from ..targets.complexity import concept_complexity
 from ..targets.concept import Sample, data_split, parity_instance
 
 
@@ -178,8 +180,6 @@ def ntk_diagonal(arch: str = "2layer", m: int = 200, *, init: str = "paper", see
     SGD step's effect on the function per unit of learning rate. Dividing a learning rate by it
     gives every initialisation and width the same step in function space (our rule for
     comparing scalings; the papers prescribe none). ``unit_norm``: at the inputs x/‖x‖ (:func:`unit_inputs`)."""
-    from ..kernels import ntk
-
     inst = target or parity_instance()
     x = data_split(inst, n, n_test=1, seed=seed).train.x.double()
     if unit_norm:
@@ -355,8 +355,6 @@ def theorem1_ranges(concept=None, *, alpha: float | None = None) -> dict:
     builds the target (for the §8.1 instance ‖x‖ = √30, ‖F(x)‖ = √15: the
     rescaling to norm 1 that Concept 1 assumes multiplies the activations'
     arguments by factors > 1, which only raises ℭ_s and shrinks ``alpha_max``)."""
-    from ..targets.complexity import concept_complexity
-
     c = concept or parity_instance()
     a = c.alpha if alpha is None else alpha
     cc = concept_complexity(c)

@@ -26,13 +26,15 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from ..reproduce.figures import learner, median_error, plotted_error
+from ..kernels.registry import DEFAULT_KERNELS
+from ..learners.networks import ARCHS
+from ..learners.records import HandBuilt, Network, kind_of, trained_layers
+from ..reproduce.figures import FIG3_MODES, learner, median_error, plotted_error
 from ..reproduce.figures import spec as figure_spec
+from ..targets.concept import parity_instance
 from ..validation import is_finite
 from .plots import (
     BETA_COLOURS,
-    MPL_DASH,
-    MPL_MARKER,
     THRESHOLD_COLOUR,
     has_threshold,
     learner_style,
@@ -40,6 +42,7 @@ from .plots import (
     threshold_label,
     tick_label,
 )
+from .static_picture import to_matplotlib
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 TEMPLATE = go.layout.Template(layout=dict(
@@ -309,9 +312,6 @@ def series_style(label: str, index: int = 0) -> dict:
     (``ntk_inf:2layer``); otherwise a colour of :data:`QUALITATIVE`."""
     import re
 
-    from ..kernels.registry import DEFAULT_KERNELS
-    from ..learners.networks import ARCHITECTURES as ARCHS  # the registry itself, read at each call
-
     m = re.fullmatch(r"(\w+)\((\w+)\)", label)
     if m and m.group(1) in ARCHS:
         return learner_style(m.group(1), m.group(2))
@@ -481,9 +481,7 @@ def _diverged_marks(fig: go.Figure, diverged: list[tuple], hi: float, step: floa
 
 
 def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
-    from ..targets.concept import parity_instance
-
-    modes = [m for m in ("all", "hidden") if any(r.get("mode") == m for r in rows)] or \
+    modes = [m for m in FIG3_MODES if any(r.get("mode") == m for r in rows)] or \
         sorted({r.get("mode") for r in rows})
     # one panel per (mode, N) where a mode runs at several N (Figure 3's (all) at N = 500 and 1000)
     panels = [(m, n) for m in modes for n in sorted({r.get("n_train") or 0 for r in rows if r.get("mode") == m})]
@@ -492,9 +490,8 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
     colours = {b: BETA_COLOURS[round(i * (len(BETA_COLOURS) - 1) / max(1, len(betas) - 1))]
                for i, b in enumerate(betas)}
     fig = make_subplots(1, len(panels), shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=[f"{'all layers' if m == 'all' else 'hidden layers' if m == 'hidden' else m}"
-                                        f" trained (3resnet({m}))" + (f", N = {n}" if several else "")
-                                        for m, n in panels])
+                        subplot_titles=[f"{trained_layers(m)} trained (3resnet({m}))"
+                                        + (f", N = {n}" if several else "") for m, n in panels])
     fields = _present(rows)
     xs = sorted({r["m"] for r in rows})
     thr = next((v for v, label in reference_lines(spec.name) if label == "kα²"), None) or parity_instance().threshold
@@ -519,11 +516,11 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
 def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
     floor = 1e-3
     fig = go.Figure()
-    sgd_runs = [r for r in (runs or []) if r.get("model") == "2layer_signs"]
+    sgd_runs = [r for r in (runs or []) if kind_of(r) is Network]
     if sgd_runs:
         pts = [(r["train_error"], r["test_error"], r["frobenius_W"], r) for r in sgd_runs]
     else:
-        pts = [(g[0], g[1], g[2], r) for r in rows if r["model"] == "2layer_signs" for g in (r.get("grid") or [])]
+        pts = [(g[0], g[1], g[2], r) for r in rows if kind_of(r) is Network for g in (r.get("grid") or [])]
     fields = _present([p[3] for p in pts], (("m", "m", "{}"), ("lr", "lr", "{:g}"), ("wd", "wd", "{:g}"),
                                             ("seed", "seed", "{}")))
     custom, lines = _hover([p[3] for p in pts], fields)
@@ -533,7 +530,7 @@ def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.F
             name=f"SGD runs: {what} error", customdata=custom, legendgroup="SGD",
             marker=dict(symbol=symbol, size=8, color=learner_style("2layer")["color"] if idx else "#1f5fbf"),
             hovertemplate=f"SGD run<br>{what} error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
-    hand = [r for r in rows if r["model"] == "hand_built"]
+    hand = [r for r in rows if kind_of(r) is HandBuilt]
     custom, lines = _hover(hand, [("wd", "wd", "{:g}"), ("m", "m", "{}")])
     fig.add_trace(go.Scatter(
         x=[max(r["test_error"], floor) for r in hand], y=[r["frobenius_W"] for r in hand], mode="markers",
@@ -550,45 +547,7 @@ def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.F
     return _finish(fig, head)
 
 
-# ----------------------------------------------------------------- static pictures and display
-def _axis_names(fig: go.Figure) -> list[tuple[str, str]]:
-    """(xaxis, yaxis) layout names of each subplot, left to right."""
-    pairs = {}
-    for t in fig.data:
-        xa, ya = getattr(t, "xaxis", None) or "x", getattr(t, "yaxis", None) or "y"
-        pairs.setdefault(xa, ya)
-    if not pairs:
-        pairs["x"] = "y"
-
-    def key(xa):
-        ax = fig.layout[f"xaxis{xa[1:]}"]
-        return ax.domain[0] if ax.domain else 0
-
-    return sorted(pairs.items(), key=lambda p: key(p[0]))
-
-
-MPL_GLYPHS = (("ℭ_s", r"$\mathfrak{C}_s$"), ("ℭ_ε", r"$\mathfrak{C}_\varepsilon$"), ("ℭ", r"$\mathfrak{C}$"))
-"""The paper's complexity symbol with its subscript as mathtext, so a static picture sets ℭ_s as ℭ with a
-real subscript. (The symbol is U+212D BLACK-LETTER CAPITAL C, which DejaVu Sans and browsers draw; the
-look-alike U+1D506 in the mathematical-fraktur block is an unassigned code point that no font draws.)"""
-
-
-def mpl_text(text: str) -> str:
-    """A plotly text for a matplotlib figure: ``<br>`` (plotly's line break) as a new line, ``<sub>…</sub>``
-    / ``<sup>…</sup>`` (plotly's sub- and superscripts) and ℭ (ℭ_s, ℭ_ε) as mathtext, so the static
-    picture shows what the interactive one does instead of tags; other text unchanged."""
-    import re
-
-    if not isinstance(text, str):
-        return text
-    text = re.sub(r"<br\s*/?>", "\n", text)
-    text = re.sub(r"<sub>(.*?)</sub>", r"$_{\1}$", text)
-    text = re.sub(r"<sup>(.*?)</sup>", r"$^{\1}$", text)
-    for plain, math_ in MPL_GLYPHS:
-        text = text.replace(plain, math_)
-    return text
-
-
+# ----------------------------------------------------------------- display (the static picture: static_picture)
 def epoch_axis(total_epochs: int) -> dict:
     """Layout of an epoch axis from 0 to ``total_epochs`` with integer ticks only (1, 2, 5, 10, … apart, at most
     eight), so a run stopped after one evaluation is not drawn on a fractional axis such as 12.4 … 13.6; the
@@ -598,106 +557,12 @@ def epoch_axis(total_epochs: int) -> dict:
     return dict(title=dict(text="epoch"), range=[0, total], tick0=0, dtick=step)
 
 
-def _apply_axis(ax, which: str, spec) -> None:
-    from matplotlib.ticker import FixedLocator, MultipleLocator, NullFormatter, NullLocator
-
-    log = spec.type == "log"
-    (ax.set_xscale if which == "x" else ax.set_yscale)("log" if log else "linear")
-    if spec.range is not None:
-        lo, hi = spec.range
-        (ax.set_xlim if which == "x" else ax.set_ylim)((10**lo, 10**hi) if log else (lo, hi))
-    if spec.tickvals is not None:
-        a = ax.xaxis if which == "x" else ax.yaxis
-        a.set_major_locator(FixedLocator(list(spec.tickvals)))
-        a.set_ticklabels(list(spec.ticktext) if spec.ticktext is not None else [tick_label(v) for v in spec.tickvals])
-        a.set_minor_locator(NullLocator())
-        a.set_minor_formatter(NullFormatter())
-    elif not log and isinstance(spec.dtick, (int, float)):  # evenly spaced ticks, e.g. whole epochs
-        (ax.xaxis if which == "x" else ax.yaxis).set_major_locator(MultipleLocator(spec.dtick))
-    text = spec.title.text if spec.title is not None else None
-    if text:
-        (ax.set_xlabel if which == "x" else ax.set_ylabel)(mpl_text(text))
-
-
-def to_matplotlib(fig: go.Figure, *, size=None, large: bool = False):
-    """A matplotlib drawing of a plotly figure made by this package (scatter traces, subplots, log axes,
-    titles, legend outside): the one static picture of every figure — beside every interactive one in the
-    notebooks, the live widgets' PNG view and the command line's ``FIG.png``. ``large``: the
-    projector-friendly sizes of :func:`resnetlearn.classroom.plots.style`."""
-    import matplotlib.pyplot as plt
-
-    from .plots import FIGURE_WIDTH, style
-
-    n = len(_axis_names(fig))
-    width = 13.0 if large else FIGURE_WIDTH
-    # three or more panels are stacked, one per row, so the picture keeps the width of the output area
-    default = (width * (1 + 0.5 * (n - 1)), 5.4 if large else 4.6) if n <= 2 else (width, 3.0 * n)
-    with plt.rc_context(style(large)):  # the one style's font sizes (legend 12.5 px at full width)
-        return _to_matplotlib(fig, size=size or default)
-
-
 def result_png(result) -> bytes:
     """The static picture of a reproduced figure as PNG bytes (the command line's ``FIG.png``): the
     notebooks' picture of :func:`result_figure`, drawn by :func:`to_matplotlib`."""
     from .plots import to_png
 
     return to_png(to_matplotlib(result_figure(result)))
-
-
-def _to_matplotlib(fig: go.Figure, *, size):
-    from matplotlib.figure import Figure
-
-    panels = _axis_names(fig)
-    n = len(panels)
-    mfig = Figure(figsize=size, layout="constrained")
-    shared = n > 1 and all(fig.layout[f"yaxis{ya[1:]}"].matches for _, ya in panels[1:])
-    rows, cols = (1, n) if n <= 2 else (n, 1)
-    axes = list(mfig.subplots(rows, cols, squeeze=False, sharey=shared).flat)
-    where = {xa: axes[i] for i, (xa, _) in enumerate(panels)}
-    handles: dict[str, object] = {}
-    for t in fig.data:
-        if t.type not in ("scatter", "scattergl") or t.visible is False or t.visible == "legendonly":
-            continue
-        if t.x is None or len(t.x) == 0:
-            continue
-        ax = where.get(t.xaxis or "x", axes[0])
-        mode = t.mode or "lines+markers"
-        colour = (t.line.color if t.line and t.line.color else None) or (t.marker.color if t.marker else None)
-        kw = dict(color=colour if isinstance(colour, str) else None)
-        if "lines" in mode:
-            kw.update(linestyle=MPL_DASH.get(t.line.dash or "solid", "-"), linewidth=(t.line.width or 2) * 0.8)
-        else:
-            kw.update(linestyle="none")
-        if "markers" in mode:
-            sym = (t.marker.symbol or "circle") if t.marker else "circle"
-            hollow = isinstance(sym, str) and sym.endswith("-open")
-            kw.update(marker=MPL_MARKER.get(str(sym).replace("-open", ""), "o"),
-                      markersize=(t.marker.size or 6) * 0.75 if t.marker else 5)
-            if hollow:
-                kw.update(markerfacecolor="none")
-        ys = [math.nan if v is None else v for v in t.y]
-        if "markers" not in mode and sum(y == y for y in ys) == 1:  # a line of one point shows as a dot
-            kw.update(marker="o", markersize=5)
-        (line,) = ax.plot(list(t.x), ys, **kw)
-        if t.error_y is not None and t.error_y.array is not None:
-            lo = t.error_y.arrayminus if t.error_y.arrayminus is not None else t.error_y.array
-            ax.errorbar(list(t.x), ys, yerr=[list(lo), list(t.error_y.array)], fmt="none", ecolor=kw["color"],
-                        elinewidth=1, capsize=2)
-        if t.showlegend is not False and t.name and t.name not in handles:
-            handles[t.name] = line
-    for i, (xa, ya) in enumerate(panels):
-        _apply_axis(axes[i], "x", fig.layout[f"xaxis{xa[1:]}"])
-        _apply_axis(axes[i], "y", fig.layout[f"yaxis{ya[1:]}"])
-        axes[i].grid(True, which="major", color="#e6e6e6", linewidth=0.8)
-    titles = [a.text for a in (fig.layout.annotations or []) if a.text and a.yref == "paper" and (a.y or 0) >= 1]
-    for ax, t in zip(axes, titles if len(titles) == n else []):
-        ax.set_title(mpl_text(t))
-    if fig.layout.title and fig.layout.title.text:
-        mfig.suptitle(mpl_text(fig.layout.title.text), x=0.01, ha="left")
-    if handles:
-        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], loc="outside right center", frameon=False,
-                    handlelength=3.5)  # long enough to show each entry's dash (dotted, dashed, solid)
-    return mfig
 
 
 def figure_json(fig: go.Figure) -> dict:

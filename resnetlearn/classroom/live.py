@@ -3,7 +3,7 @@ component of :mod:`resnetlearn.classroom.live_run` (a background job with a gene
 status line). Per-run constants (the instance, kα²) are computed once by the run function, never
 per frame.
 
-Three widgets use it:
+Three widgets use it (two here):
 
 * :class:`LiveTrainer` — one 3resnet(all) on the §8.1 instance with α, β, m
   sliders, lr / wd presets and the block decomposition (notebook 03);
@@ -11,7 +11,8 @@ Three widgets use it:
   same samples, chunk by chunk in turn so every curve advances together, beside
   an NTK ridge regression computed once and the kα² line (notebooks 00 and 03);
   the race itself is computed by :mod:`resnetlearn.classroom.race`, which needs no widgets;
-* :class:`FigureRerun` — a button that reruns one of the paper's figures (notebook 05).
+* :class:`resnetlearn.classroom.rerun.FigureRerun` — a button that reruns one of the paper's figures (notebook 05),
+  in its own module.
 
 Sliders only change settings: Train starts (or restarts) a run, Stop ends
 it, and the status line says when the settings shown differ from those of
@@ -43,7 +44,8 @@ from .. import validation as V
 from ..device import describe_device, select_device
 from ..learners.training import Learner, Protocol, train_models
 from ..targets.concept import data_split, parity_instance
-from .live_run import Frame, LiveRun, PngView, RunContext, make_view, pictured_bundle
+from .figures_plotly import training_curves
+from .live_run import LiveRun, Panel, RunContext, make_view, pictured_bundle
 from .plots import has_threshold, placeholder_figure, to_png, training_figure
 from .race import (
     RUN_RULES,
@@ -57,6 +59,7 @@ from .race import (
     race_state,
     run_race,
 )
+from .static_picture import to_matplotlib
 
 WIDTHS = (20, 50, 100, 200, 500, 1000)
 """Widths offered by the m sliders (a config's own width is added when it is not one of them)."""
@@ -90,96 +93,6 @@ def cached_result(kind: str, cfg) -> dict | None:
     except (OSError, KeyError, ValueError):
         return None
     return entry if entry.get("config") == _config_key(cfg) else None
-
-
-class _Panel:
-    """Controls shared by the live widgets: sliders that stage settings, Train / Stop, a "retrain on
-    slider change" toggle and the status line of a :class:`LiveRun` (``self.job``)."""
-
-    job: LiveRun
-    controls: list
-
-    def _build_buttons(self, auto: bool) -> None:
-        self.train_btn = W.Button(description="Train", button_style="success", icon="play",
-                                  tooltip="start training with the settings above (restarts a running run)",
-                                  layout=W.Layout(width="auto"))
-        self.stop_btn = W.Button(description="Stop", button_style="danger", icon="stop",
-                                 layout=W.Layout(width="auto"))
-        self.retrain = W.Checkbox(value=bool(auto), description="retrain on slider change", indent=False,
-                                  layout=W.Layout(width="auto"))
-        self.train_btn.on_click(lambda _: self.start())
-        self.stop_btn.on_click(lambda _: self.stop())
-        for w in self.controls:
-            w.observe(self._on_change, names="value")
-
-    def _on_change(self, _change) -> None:
-        s = self.current_config()
-        if self.retrain.value:
-            self.start(note="restarted: settings changed")
-        elif self.job.running:
-            self.job.set_status(f"settings changed to {self.describe(s)}: press Train to restart with them "
-                                f"(the run on screen keeps {self.describe(self.job.last_settings)})")
-        else:
-            self.job.set_status(f"settings staged: {self.describe(s)}; press Train to run them")
-
-    @property
-    def status(self) -> W.HTML:
-        return self.job.status
-
-    @property
-    def running(self) -> bool:
-        return self.job.running
-
-    @property
-    def frames(self) -> list[Frame]:
-        return self.job.frames
-
-    @property
-    def last_result(self):
-        return self.job.last_result
-
-    @property
-    def first_frame_s(self) -> float | None:
-        return self.job.first_frame_s
-
-    def stop(self, timeout: float = 2.0) -> bool:
-        """Stop the running run (within one SGD step); nothing draws after it. Stopped before its first
-        evaluation, the plot says so (not empty axes, not the previous run's curves)."""
-        gen, was_running, settings = self.job.generation, self.job.running, self.job.last_settings
-        ok = self.job.stop(timeout, status=f"stopped: {self.describe(settings)}"
-                           if settings is not None else "stopped")
-        self.stopped_early = was_running and not any(
-            f.generation == gen and self._has_data(f.data) for f in self.job.frames)
-        if self.stopped_early:
-            first = self._first_evaluation(settings)
-            text = f"stopped before the first evaluation (epoch {first}): nothing to plot yet"
-            with self.job._lock:  # after stop() no frame of the stopped run is drawn any more
-                self.view.publish(self.view.render(self._message_figure(settings, text + "; press Train to run")))
-            self.job.set_status(f"{text} ({self.describe(settings)}); press Train to run again")
-        return ok
-
-    stopped_early = False
-    """Whether the latest Stop came before the run's first evaluation (the plot then says so)."""
-
-    def _has_data(self, data: dict) -> bool:
-        return bool(data.get("epochs"))
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        png, text = self.static_picture()
-        return pictured_bundle(self.widget, png, text)
-
-    def start(self, note: str = "") -> int:
-        """Train with the current slider values (stopping any running run first); ``note`` prefixes the
-        status line of the new run (e.g. "restarted: settings changed")."""
-        self._note = note
-        return self.job.start(self.current_config())
-
-    def _running_status(self, text: str) -> str:
-        note = getattr(self, "_note", "")
-        return f"{note} — {text}" if note else text
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self.job.wait(timeout)
 
 
 # ================================================================= one learner, live (notebook 03)
@@ -246,7 +159,7 @@ def _trainer_data(res, threshold: float) -> dict:
             **{k: [[float(v)] for v in res.curves[k][:, 0]] for k in keys}}
 
 
-class LiveTrainer(_Panel):
+class LiveTrainer(Panel):
     """α, β, m sliders, lr / wd presets, layer-wise switch, Train / Stop, and a live plot of the test
     error with the kα² line and the block decomposition.
 
@@ -330,8 +243,6 @@ class LiveTrainer(_Panel):
     def _frame(self, data: dict, cfg: LiveConfig, *, png: bool = False, title: str | None = None):
         title = title or f"3resnet(all), epoch {data['epoch']}/{data['total_epochs']}"
         if self.view.kind == "plotly" and not png:
-            from .figures_plotly import training_curves
-
             return training_curves(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
                                    total_epochs=data["total_epochs"])
         return training_figure(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
@@ -405,7 +316,7 @@ def _short_outcome(state: dict) -> str:
 
 
 # ================================================================= the race (notebooks 00 and 03)
-class LiveRace(_Panel):
+class LiveRace(Panel):
     """The contrast of the paper, live: 3resnet(all) against 3layer(all) and 2layer(all), trained on the
     same samples in turns of a few epochs so every curve advances together, beside an NTK ridge
     regression (computed once per run) and the kα² line.
@@ -471,8 +382,7 @@ class LiveRace(_Panel):
         return run_race(cfg, device=self.device, cancel=ctx.cancelled, on_frame=on_frame)
 
     def _frame(self, state: dict, cfg: RaceConfig):
-        from .figures_plotly import to_matplotlib  # the one renderer: the PNG view is the plotly figure drawn
-
+        # the one renderer: the PNG view is the plotly figure drawn
         fig = race_figure(state, large=self.large)
         return fig if self.view.kind == "plotly" else to_matplotlib(fig, large=self.large)
 
@@ -519,8 +429,6 @@ class LiveRace(_Panel):
         title = (f"Finished race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
                  f"β = {state['beta']:.2f}, m = {state['m']}, {state['epochs_total']} epochs<br>"
                  + _short_outcome(state))
-        from .figures_plotly import to_matplotlib
-
         png = to_png(to_matplotlib(race_figure(state, large=self.large, title=title), large=self.large))
         return png, f"The race ({outcome}). {LIVE_NOTE}"
 
@@ -554,154 +462,6 @@ class LiveRace(_Panel):
         if not self.job.frames:
             return None
         return race_figure(self.job.frames[-1].data, large=self.large)
-
-
-# ================================================================= rerun a figure (notebook 05)
-class FigureRerun:
-    """A button that reruns one of the paper's figures (``reproduce.run_figure``) in a background thread
-    and shows the user's run beside the shipped one: the plot of the run, and for each of "your run" and
-    "shipped" its verdict and error table, labelled with the folder it was read from.
-
-    "Your run" is the figure's tables in ``mine``, the user's results folder: by default ``my-results/SCALE``
-    beside the shipped ``results/`` (where ``python -m resnetlearn reproduce FIG --scale SCALE`` writes when run
-    from the clone's root), so a run of the command line shows here too. A press writes its tables there as
-    the command line does (``write_outputs``, ``write_provenance``); ``mine`` may not lie in the shipped
-    results. Finished points are kept in the results store under ``out``, so a second press only re-plots;
-    the button is disabled while a run is going, so two sweeps never write one plot."""
-
-    def __init__(self, figure: str = "fig2a", scale: str = "quick", *, out="results/live/store", device=None,
-                 shipped=None, mine=None):
-        from ..reproduce import DEFAULT_OUT, FIGURES, SCALES, shipped_results
-
-        if figure not in FIGURES:
-            raise ValueError(f"figure must be one of {FIGURES}, got {figure!r}")
-        if scale not in SCALES:
-            raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
-        self.figure, self.scale, self.out, self.device = figure, scale, out, select_device(device)
-        # the shipped results of this figure and scale: the static picture before a rerun (<results>/<scale>
-        # beside <results>/live/store by default), and the user's beside them (<clone>/my-results/<scale>)
-        self.shipped = Path(shipped) if shipped is not None else Path(out).parents[1] / scale
-        self.mine = Path(mine) if mine is not None else self.shipped.parents[1] / DEFAULT_OUT / scale
-        if shipped_results(self.mine) is not None:
-            raise ValueError(f"mine={str(self.mine)!r} lies in the shipped results/ (tracked by git): a rerun is "
-                             f"written to the user's folder, e.g. {DEFAULT_OUT}/{scale}")
-        self.button = W.Button(description=f"Rerun {figure} ({scale} scale)", button_style="primary",
-                               icon="refresh", layout=W.Layout(width="auto"))
-        self.view = PngView(placeholder=None)  # nothing (not a broken image) until a result exists
-        self.image = self.view.widget
-        self.job = LiveRun(self._run, self._frame, done=self._done, view=self.view)
-        self.compare = W.HTML(self._compare_html())  # your run beside the shipped one, as tables
-        self.job.set_status(f"ready on {describe_device(self.device)}: press the button to rerun {figure} "
-                            f"into {self.mine}")
-        self.button.on_click(lambda _: self.start())
-        self.widget = W.VBox([self.button, self.job.status, self.image, self.compare])
-
-    @property
-    def status(self) -> W.HTML:
-        return self.job.status
-
-    @property
-    def result(self):
-        return self.job.last_result
-
-    def runs(self) -> dict[str, tuple]:
-        """``{"your run": (result or None, where), "shipped": (…)}``: the figure at this scale as the user ran
-        it (this button's latest run, else the tables in ``mine``) and as shipped, each with the folder it
-        was read from (or why there is none)."""
-        from ..reproduce.table_reading import load_figure, rerun_command
-
-        out = {}
-        for who, folder in (("your run", self.mine), ("shipped", self.shipped)):
-            try:
-                res = load_figure(self.figure, folder)
-                if res.provenance.get("scale") != self.scale:
-                    raise ValueError(f"{folder} holds {self.figure} at {res.provenance.get('scale')} scale")
-                out[who] = (res, f"read from {folder}")
-            except (OSError, ValueError) as e:
-                hint = (f"press the button, or run: {rerun_command(self.figure, self.mine, self.scale)}"
-                        if who == "your run" else str(e))
-                out[who] = (None, f"none in {folder} ({hint})")
-        if self.job.last_result is not None:
-            out["your run"] = (self.job.last_result, f"this button's run, written to {self.mine}")
-        return out
-
-    def _sides(self, runs: dict | None = None) -> list[tuple[str, str, str, str]]:
-        """(heading with the verdict, where from, summary line, error table) of "your run" and "shipped"."""
-        from ..reproduce.figure_tables import VERDICT_WORDS, error_table
-
-        sides = []
-        for who, (res, where) in (runs or self.runs()).items():
-            head = f"{who}: {self.figure} at {self.scale} scale"
-            sides.append((head, where, "", "") if res is None else
-                         (f"{head}, {VERDICT_WORDS[res.reproduced]}", where, res.summary, error_table(res)))
-        return sides
-
-    def comparison(self, runs: dict | None = None) -> str:
-        """The user's run beside the shipped one (``runs``: :meth:`runs`) as text: for each, its label and
-        verdict, where it came from, its verdict line and error table
-        (:func:`~resnetlearn.reproduce.figure_tables.error_table`)."""
-        return "\n\n".join("\n".join(part for part in side if part) for side in self._sides(runs))
-
-    def _compare_html(self) -> str:
-        import html
-
-        cells = [f"<div style='flex:1 1 28em;min-width:0'><b>{html.escape(head)}</b><br><i>{html.escape(where)}</i>"
-                 + (f"<div style='font-size:12px;line-height:1.3;margin-top:0.4em'>{html.escape(summary)}</div>"
-                    f"<pre style='font-size:12px;white-space:pre;overflow-x:auto'>{html.escape(table)}</pre>"
-                    if table else "") + "</div>"
-                 for head, where, summary, table in self._sides()]
-        return f"<div style='display:flex;flex-wrap:wrap;gap:1em;line-height:1.4'>{''.join(cells)}</div>"
-
-    def static_picture(self) -> tuple[bytes | None, str]:
-        """PNG and text for readers without a kernel: the plot of the user's run (else of the shipped
-        results), and the user's run beside the shipped one (:meth:`comparison`)."""
-        runs = self.runs()
-        label = f"Rerun button for {self.figure} at {self.scale} scale"
-        res = runs["your run"][0] or runs["shipped"][0]
-        if res is None:
-            return None, f"{label}: run the notebook and press it to rerun the figure here."
-        png = to_png(self._frame({"result": res}, None))
-        drawn = "your run" if runs["your run"][0] is not None else "shipped"
-        return png, (f"{label}. The picture: {drawn}. With a running kernel this output is the button.\n\n"
-                     + self.comparison(runs))
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        png, text = self.static_picture()
-        return pictured_bundle(self.widget, png, text)
-
-    def start(self) -> None:
-        if self.job.running:
-            return
-        self.button.disabled = True
-        self.job.start((self.figure, self.scale))
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self.job.wait(timeout)
-
-    def _run(self, settings, ctx: RunContext):
-        from ..reproduce import run_figure, write_outputs, write_provenance
-
-        try:
-            ctx.status(f"running {self.figure} at {self.scale} scale on {describe_device(self.device)} …")
-            res = run_figure(self.figure, self.scale, str(self.device), out=self.out, progress=False)
-            write_outputs(res, self.mine)  # the user's run, where the command line writes it
-            write_provenance(res, self.mine, self.scale, f"FigureRerun({self.figure!r}, {self.scale!r}) "
-                             f"(store {self.out}; as python -m resnetlearn reproduce {self.figure} --scale "
-                             f"{self.scale} --device {self.device.type})")
-            ctx.frame({"result": res}, force=True)
-            return res
-        finally:
-            self.button.disabled = False
-
-    def _frame(self, data: dict, settings):
-        from .figures_plotly import result_figure, to_matplotlib  # the one picture, as the CLI's FIG.png
-
-        return to_matplotlib(result_figure(data["result"]))
-
-    def _done(self, res, settings, ctx: RunContext) -> str:
-        self.compare.value = self._compare_html()
-        return (f"{res.summary} ({res.wall_time:.0f} s, {res.skipped} of {len(res.rows)} points reused "
-                f"from the store; written to {self.mine})")
 
 
 # ================================================================= interact with a picture (notebooks 01, 02, 04)

@@ -361,3 +361,97 @@ class LiveRun:
             self.finished_s = ctx.elapsed
         text = self.done_fn(result, ctx.settings, ctx) if self.done_fn else f"done in {ctx.elapsed:.1f} s"
         ctx.status(text)
+
+
+# ================================================================= the controls around a live run
+class Panel:
+    """Controls shared by the live widgets (:class:`resnetlearn.classroom.live.LiveTrainer`,
+    :class:`~resnetlearn.classroom.live.LiveRace`): sliders that stage settings, Train / Stop, a "retrain on
+    slider change" toggle and the status line of a :class:`LiveRun` (``self.job``). A subclass gives
+    ``controls``, ``view``, ``widget``, ``current_config``, ``describe``, ``static_picture``,
+    ``_first_evaluation`` and ``_message_figure``."""
+
+    job: LiveRun
+    controls: list
+
+    def _build_buttons(self, auto: bool) -> None:
+        self.train_btn = W.Button(description="Train", button_style="success", icon="play",
+                                  tooltip="start training with the settings above (restarts a running run)",
+                                  layout=W.Layout(width="auto"))
+        self.stop_btn = W.Button(description="Stop", button_style="danger", icon="stop",
+                                 layout=W.Layout(width="auto"))
+        self.retrain = W.Checkbox(value=bool(auto), description="retrain on slider change", indent=False,
+                                  layout=W.Layout(width="auto"))
+        self.train_btn.on_click(lambda _: self.start())
+        self.stop_btn.on_click(lambda _: self.stop())
+        for w in self.controls:
+            w.observe(self._on_change, names="value")
+
+    def _on_change(self, _change) -> None:
+        s = self.current_config()
+        if self.retrain.value:
+            self.start(note="restarted: settings changed")
+        elif self.job.running:
+            self.job.set_status(f"settings changed to {self.describe(s)}: press Train to restart with them "
+                                f"(the run on screen keeps {self.describe(self.job.last_settings)})")
+        else:
+            self.job.set_status(f"settings staged: {self.describe(s)}; press Train to run them")
+
+    @property
+    def status(self) -> W.HTML:
+        return self.job.status
+
+    @property
+    def running(self) -> bool:
+        return self.job.running
+
+    @property
+    def frames(self) -> list[Frame]:
+        return self.job.frames
+
+    @property
+    def last_result(self):
+        return self.job.last_result
+
+    @property
+    def first_frame_s(self) -> float | None:
+        return self.job.first_frame_s
+
+    def stop(self, timeout: float = 2.0) -> bool:
+        """Stop the running run (within one SGD step); nothing draws after it. Stopped before its first
+        evaluation, the plot says so (not empty axes, not the previous run's curves)."""
+        gen, was_running, settings = self.job.generation, self.job.running, self.job.last_settings
+        ok = self.job.stop(timeout, status=f"stopped: {self.describe(settings)}"
+                           if settings is not None else "stopped")
+        self.stopped_early = was_running and not any(
+            f.generation == gen and self._has_data(f.data) for f in self.job.frames)
+        if self.stopped_early:
+            first = self._first_evaluation(settings)
+            text = f"stopped before the first evaluation (epoch {first}): nothing to plot yet"
+            with self.job._lock:  # after stop() no frame of the stopped run is drawn any more
+                self.view.publish(self.view.render(self._message_figure(settings, text + "; press Train to run")))
+            self.job.set_status(f"{text} ({self.describe(settings)}); press Train to run again")
+        return ok
+
+    stopped_early = False
+    """Whether the latest Stop came before the run's first evaluation (the plot then says so)."""
+
+    def _has_data(self, data: dict) -> bool:
+        return bool(data.get("epochs"))
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        png, text = self.static_picture()
+        return pictured_bundle(self.widget, png, text)
+
+    def start(self, note: str = "") -> int:
+        """Train with the current slider values (stopping any running run first); ``note`` prefixes the
+        status line of the new run (e.g. "restarted: settings changed")."""
+        self._note = note
+        return self.job.start(self.current_config())
+
+    def _running_status(self, text: str) -> str:
+        note = getattr(self, "_note", "")
+        return f"{note} — {text}" if note else text
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.job.wait(timeout)

@@ -6,7 +6,7 @@ signal α·G(F), kernel methods and the plain networks of the same width do not 
 run live. :func:`run_race` is pure computation and imports no widget library, so it runs in scripts
 and tests (``benchmarks/live_race.py``); :class:`resnetlearn.classroom.live.LiveRace` is the widget that
 drives it. :func:`race_figure` draws one frame (plotly; its static picture is
-:func:`resnetlearn.classroom.figures_plotly.to_matplotlib` of it).
+:func:`resnetlearn.classroom.static_picture.to_matplotlib` of it).
 
 :data:`RUN_RULES` and :data:`STEP_RULES` declare once the checks that every live configuration
 (:class:`RaceConfig`, :class:`Runner`, :class:`resnetlearn.classroom.live.LiveConfig`) applies to its fields.
@@ -14,20 +14,26 @@ drives it. :func:`race_figure` draws one frame (plotly; its static picture is
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 
+import plotly.graph_objects as go
 import torch
 
 from .. import memory
 from .. import validation as V
 from ..device import select_device
+from ..kernels.experiments import kernel_errors
+from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
+from ..learners.records import Kernel
 from ..learners.training import Learner, Protocol, train_models
 from ..targets.concept import data_split, parity_instance
+from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
 from .plots import has_threshold, learner_style, threshold_label
 
 RUN_RULES = {
@@ -123,9 +129,18 @@ RACE_KERNEL = "ntk_inf:3resnet_eq21"
 (a full m×m U; no closed-form limit is computed for the §6 ResNet that races, U = VA, whose empirical NTK
 concentrates under §8.1's N(0, 1/m) initialisation, spread ~ 1/√m: kernels.ntk_spread), its ridge
 selected by test error as the paper's, on the same samples, computed once per run."""
-KERNEL_NAMES = {"ntk_inf:3resnet_eq21": "NTK ridge (∞-width eq 2.1 ResNet)",
-                "ntk_inf:2layer": "NTK ridge (∞-width 2layer)",
-                "ntk:3resnet": "NTK ridge (ResNet at init)", "conjugate:3resnet": "conjugate-kernel ridge (ResNet)"}
+KERNEL_NAMES = ((Kernel("ntk_inf", "3resnet_eq21"), "NTK ridge (∞-width eq 2.1 ResNet)"),
+                (Kernel("ntk_inf", "2layer"), "NTK ridge (∞-width 2layer)"),
+                (Kernel("ntk", "3resnet"), "NTK ridge (ResNet at init)"),
+                (Kernel("conjugate", "3resnet"), "conjugate-kernel ridge (ResNet)"))
+"""The race's names for the kernel references it offers, by kernel record (another kernel: its spec)."""
+
+
+def kernel_name(spec: str | None, default: str | None = None) -> str:
+    """What the race's legend calls the kernel reference ``spec`` (:data:`KERNEL_NAMES`); ``default``, or
+    ``"SPEC ridge"``, for a kernel it has no name for."""
+    name = dict(KERNEL_NAMES).get(Kernel.of_spec(spec)) if spec else None
+    return name or (default if default is not None else f"{spec} ridge")
 
 
 @dataclass(frozen=True)
@@ -156,8 +171,6 @@ class RaceConfig:
             raise ValueError(f"learners must differ in arch/mode, got {[x.label for x in learners]}")
         object.__setattr__(self, "learners", learners)
         if self.kernel is not None:
-            from ..kernels.registry import DEFAULT_KERNELS
-
             V.choice("kernel", self.kernel, DEFAULT_KERNELS)
         check_learners_fit([x.learner(m=self.m) for x in learners], m=self.m, n_eval=max(self.n_train, self.n_test),
                            n_gram=None if self.kernel is None else self.n_train,
@@ -237,6 +250,53 @@ def race_state(cfg: RaceConfig, threshold: float) -> dict:
             "kernel": None, "kernel_name": cfg.kernel}
 
 
+def _race_data(cfg: RaceConfig, dev):
+    """The race's instance, its kα² (exact; once per race) and one draw of its samples: in float64 for the
+    kernel, and cast for the networks onto ``dev`` (equal to the float32 draw)."""
+    inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
+    split64 = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, dtype=torch.float64)
+    return inst, inst.reference_errors().f_only, split64, split64.to(device=dev, dtype=torch.float32)
+
+
+def _kernel_reference(cfg: RaceConfig, inst, split64, *, state: dict, lock, emit: Callable, cancelled: Callable):
+    """The race's kernel reference (``cfg.kernel`` by ridge regression on the race's float64 samples), written
+    into ``state["kernel"]`` under ``lock`` and shown (``emit``) unless the race was cancelled meanwhile; a
+    kernel that fails is reported there and the race goes on."""
+    try:
+        t = time.perf_counter()
+        row = kernel_errors(inst, cfg.n_train, kernels=[cfg.kernel], n_test=cfg.n_test, data_seed=cfg.seed,
+                            m=cfg.m, kernel_seed=cfg.seed, split=split64, progress=False)[0]
+        if cancelled():
+            return
+        with lock:
+            state["kernel"] = {"name": cfg.kernel, "label": kernel_name(cfg.kernel),
+                               "test_error": float(row["test_error"]), "ridge_rel": row["ridge_rel"],
+                               "seconds": round(time.perf_counter() - t, 2)}
+        emit()
+    except Exception as exc:  # a kernel that fails is reported, the race goes on
+        with lock:
+            state["kernel"] = {"name": cfg.kernel, "label": f"{cfg.kernel} (failed: {exc})", "test_error": math.nan}
+
+
+def _write_curves(c: dict, epochs, curves) -> None:
+    """A learner's curves so far (its evaluated epochs, test and train errors) into its entry ``c`` of a race
+    state (:func:`race_state`), as plain lists."""
+    c["epochs"] = [int(e) for e in epochs]
+    c["test"] = [float(v) for v in curves["test"][:, 0]]
+    c["train"] = [float(v) for v in curves["train"][:, 0]]
+
+
+def _wait(threads: list, cancelled: Callable) -> None:
+    """Wait for the learners' ``threads``; once the race is cancelled, for at most a second in all (a cancelled
+    learner stops within one SGD step)."""
+    for t in threads:
+        while t.is_alive() and not cancelled():
+            t.join(0.05)
+    deadline = time.perf_counter() + 1.0
+    for t in threads:
+        t.join(max(0.0, deadline - time.perf_counter()))
+
+
 def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, cancel=None) -> RaceResult:
     """Train every learner of ``cfg`` on the same samples, ``cfg.chunk`` epochs at a time in turn, and
     compute the kernel reference once (in parallel with the first chunk).
@@ -245,17 +305,9 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
     chunk and once at the start and end (``force`` True); ``cancel``: a ``threading.Event`` or a callable
     returning True stops the race within one SGD step (one epoch where epochs replay as CUDA graphs).
     """
-    import copy
-
-    from ..kernels.experiments import kernel_errors
-
     dev = select_device(device)
     t0 = time.perf_counter()
-    inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
-    thr = inst.reference_errors().f_only  # kα², exact; once per race
-    # one draw of the samples: in float64 for the kernel, cast for the networks (equal to the float32 draw)
-    split64 = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, dtype=torch.float64)
-    split = split64.to(device=dev, dtype=torch.float32)
+    inst, thr, split64, split = _race_data(cfg, dev)
     tr, te = split.train, split.test
     halt = threading.Event()
 
@@ -272,17 +324,13 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
             on_frame(snap, force)
 
     emit(force=True)
-    results: dict = {}
-    errors: list[BaseException] = []
+    results, errors = {}, []  # label → TrainResult; the exceptions of learners that failed
     turns = _Turns(len(cfg.learners))
     protocol = Protocol.quick(cfg.epochs, eval_every=cfg.chunk)
 
     def record(label: str, epochs, curves) -> None:
         with lock:
-            c = state["curves"][label]
-            c["epochs"] = [int(e) for e in epochs]
-            c["test"] = [float(v) for v in curves["test"][:, 0]]
-            c["train"] = [float(v) for v in curves["train"][:, 0]]
+            _write_curves(state["curves"][label], epochs, curves)
             if not first_data:
                 first_data.append(time.perf_counter() - t0)
 
@@ -310,36 +358,14 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
         finally:
             turns.finish(i)
 
-    def kernel_ref() -> None:
-        try:
-            t = time.perf_counter()
-            row = kernel_errors(inst, cfg.n_train, kernels=[cfg.kernel], n_test=cfg.n_test, data_seed=cfg.seed,
-                                m=cfg.m, kernel_seed=cfg.seed, split=split64, progress=False)[0]
-            if cancelled():
-                return
-            with lock:
-                state["kernel"] = {"name": cfg.kernel, "label": KERNEL_NAMES.get(cfg.kernel, f"{cfg.kernel} ridge"),
-                                   "test_error": float(row["test_error"]), "ridge_rel": row["ridge_rel"],
-                                   "seconds": round(time.perf_counter() - t, 2)}
-            emit()
-        except Exception as exc:  # a kernel that fails is reported, the race goes on
-            with lock:
-                state["kernel"] = {"name": cfg.kernel, "label": f"{cfg.kernel} (failed: {exc})",
-                                   "test_error": math.nan}
-
     threads = [threading.Thread(target=learner, args=(i, x), daemon=True, name=f"race-{x.label}")
                for i, x in enumerate(cfg.learners)]
-    kthread = threading.Thread(target=kernel_ref, daemon=True, name="race-kernel") if cfg.kernel else None
-    for t in threads:
+    kthread = threading.Thread(target=_kernel_reference, args=(cfg, inst, split64), daemon=True, name="race-kernel",
+                               kwargs=dict(state=state, lock=lock, emit=emit, cancelled=cancelled)) \
+        if cfg.kernel else None
+    for t in threads + ([kthread] if kthread is not None else []):  # the learners first, then the kernel
         t.start()
-    if kthread is not None:
-        kthread.start()
-    for t in threads:
-        while t.is_alive() and not cancelled():
-            t.join(0.05)
-    deadline = time.perf_counter() + 1.0  # cancelled learners stop within one SGD step
-    for t in threads:
-        t.join(max(0.0, deadline - time.perf_counter()))
+    _wait(threads, cancelled)
     if errors:
         raise errors[0]
     interrupted = cancelled() or any(r.interrupted for r in results.values())
@@ -385,10 +411,6 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     reference and kα² as horizontal lines. Always the same traces (empty until data arrive), so a
     ``FigureWidget`` can be updated in place. Built from plain dicts without plotly's validation
     (~2 ms instead of ~100 ms a frame on a small CPU)."""
-    import plotly.graph_objects as go
-
-    from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
-
     E = state["epochs_total"]
     traces, ys = [], []
     for x in map(Runner.of_state, state["learners"]):
@@ -403,7 +425,7 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     kerr = k["test_error"] if k else math.nan
     kline = hline(kerr if k else None, 0, E, colour=learner_style("ntk_inf:3resnet")["color"], dash="dashdot",
                   name=f"{k['label']}: {error_text(kerr)}" if k else
-                  f"{KERNEL_NAMES.get(kname_, 'kernel')}: computing …" if kname_ else "no kernel reference")
+                  f"{kernel_name(kname_, 'kernel')}: computing …" if kname_ else "no kernel reference")
     if not k:  # keep the legend entry while the kernel computes
         kline.update(showlegend=bool(kname_), visible="legendonly" if kname_ else False)
     traces.append(kline)

@@ -18,14 +18,17 @@ kind, mode or architecture name.
 
 from __future__ import annotations
 
+import math
 from dataclasses import KW_ONLY, dataclass
 
 from ..kernels.registry import KERNEL_REGISTRY
+from ..targets.concept import HAND_BUILT
 from .modes import MODES
-from .networks import ARCHITECTURES, Style
+from .networks import ARCHITECTURES, Style, param_shapes
 from .training import Learner as Network
 
-__all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style"]
+__all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style",
+           "trained_layers"]
 
 KERNEL_MODE = "kernel"
 """The ``mode`` a stored row of a kernel point carries."""
@@ -60,6 +63,10 @@ class Kernel:
 
     trained_by_sgd = False
     """Whether the point trains networks by SGD (the work a run's progress counts)."""
+
+    def sgd_work(self, point: dict, *, dims=None, batch_size=None) -> None:
+        """No SGD: a kernel point's ridge solves are not counted in the work estimate."""
+        return None
 
     def row_fields(self) -> dict:
         """How a stored row names it: ``model`` (its spec) and ``mode`` ``"kernel"``."""
@@ -99,6 +106,14 @@ class HandBuilt:
     @property
     def name(self) -> str:
         return self.NAME
+
+    def sgd_work(self, point: dict, *, dims=None, batch_size=None) -> tuple[Network, list[tuple[int, int, int]], int]:
+        """The SGD its construction costs (:data:`resnetlearn.targets.concept.HAND_BUILT`): one network trained
+        for the point's epochs on all the inputs of the d = 6 problem, in its own mini-batches (the point's
+        target and mini-batch play no part); the form of :meth:`Network.sgd_work`."""
+        hb = HAND_BUILT
+        params = sum(math.prod(s) for s in param_shapes(hb.arch, hb.d, 1, hb.m).values())
+        return Network(hb.arch, hb.mode, m=hb.m), [(1, hb.steps(point["epochs"]), params)], hb.batch_size
 
     def row_fields(self) -> dict:
         """How a stored row names it: ``model`` ``"hand_built"``, ``mode`` ``"-"`` and its ``wd``."""
@@ -152,6 +167,15 @@ def label_of(row: dict, *, with_mode: bool = True) -> str:
     if with_mode and row.get("mode") in MODES:  # a network's row (a row may lack its width: a name alone)
         return from_row(dict(row, m=row.get("m") or 1)).label
     return str(row["model"])
+
+
+TRAINED_LAYERS = {"all": "all layers", "hidden": "hidden layers"}
+"""What SGD trains in a mode, in words, where a figure's panel title says it (another mode: its name)."""
+
+
+def trained_layers(mode: str) -> str:
+    """What SGD trains in ``mode`` in words: ``"all layers"``, ``"hidden layers"``, another mode by its name."""
+    return TRAINED_LAYERS.get(mode, mode)
 
 
 def style_of(model: str, mode: str | None = None) -> Style:

@@ -14,17 +14,13 @@ import torch
 
 from .. import validation as V
 from ..targets.concept import Split, data_split
-from .training import PAPER_PROTOCOL, Learner, Protocol, train_models
+from .training import PAPER_PROTOCOL, VAL_FRACTION, Learner, Protocol, train_models
 
 SELECTIONS = ("test", "val")
 VALIDATIONS = ("fresh", "holdout")
 """Where ``select="val"`` finds its validation samples: ``"fresh"`` (the default) draws them anew from the
 target's distribution and trains on all N samples; ``"holdout"`` carves the last fifth out of the N (the rule
 before issue 29: SGD then sees 0.8·N samples, so a verdict mixes the selection rule with a smaller N)."""
-VAL_FRACTION = 0.2
-"""The validation part of a search that selects on validation (``select="val"``), relative to the N training
-samples: a fresh validation set has ⌈0.2·N⌉ samples (:func:`default_val_size`), a hold-out takes the last
-round(0.2·N) of them. Ours (the paper selects on the test set)."""
 VAL_SEED_OFFSET = 2
 """A fresh validation set is drawn with ``data_seed + 2`` unless a seed is given (training samples use
 ``data_seed``, test samples ``data_seed + 1``: :func:`resnetlearn.targets.concept.data_split`)."""

@@ -39,6 +39,11 @@ from . import networks
 from .engine import Data, FrozenGate, Log, Model, State
 from .modes import MODES, Mode
 
+VAL_FRACTION = 0.2
+"""The validation part of a search that selects on validation (``select="val"``), relative to the N training
+samples: a fresh validation set has ⌈0.2·N⌉ samples (:func:`default_val_size`), a hold-out takes the last
+round(0.2·N) of them. Ours (the paper selects on the test set)."""
+
 
 @dataclass(frozen=True)
 class Learner:
@@ -84,6 +89,21 @@ class Learner:
         """How a stored row names it: ``model`` (its architecture), ``mode`` and, when it is not §8.1's,
         ``init`` (the stored keys of the points that never named one stay as they are)."""
         return dict(model=self.arch, mode=self.mode, **({} if self.init == "paper" else {"init": self.init}))
+
+    def sgd_work(self, point: dict, *, dims, batch_size: int) -> tuple[Learner, list[tuple[int, int, int]], int]:
+        """The SGD a figure point of this network costs (the work estimate's per-learner part,
+        :mod:`resnetlearn.reproduce.work_estimate`): the network trained (itself), its batched trainings —
+        (networks trained together, SGD steps, parameters of one) for the lr × wd grid and for the fresh-seed
+        reruns of the selected cell (:func:`grid_search`) — and the mini-batch, ``batch_size``. ``dims()`` is
+        the point's target's (d, k); a holdout validation trains on N less its :data:`VAL_FRACTION`."""
+        d, k = dims()
+        holdout = point["select"] == "val" and point.get("validation", "holdout") == "holdout"
+        n_fit = point["n_train"] - (round(VAL_FRACTION * point["n_train"]) if holdout else 0)
+        steps = point["epochs"] * math.ceil(n_fit / batch_size)
+        params = sum(math.prod(s) for s in networks.param_shapes(self.arch, d, k, self.m).values())
+        groups = [len(point["lrs"]) * len(point["wds"]) * len(point.get("grid_seeds") or [0]),
+                  len(point.get("rerun_seeds") or [])]
+        return self, [(g, steps, params) for g in groups if g], batch_size
 
     @property
     def mode_record(self) -> Mode:

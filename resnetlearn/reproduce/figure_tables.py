@@ -15,7 +15,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..learners.records import Kernel, Network, from_row, kind_of
 from ..validation import is_finite
+from ..version import __version__
 from .figures import (
     SCALE_NOTES,
     below,
@@ -28,7 +30,7 @@ from .figures import (
 )
 from .figures import spec as figure_spec
 from .points import RUN_KEYS
-from .store import _version, atomic_write, write_checksums
+from .store import atomic_write, write_checksums
 
 
 @dataclass
@@ -93,7 +95,7 @@ def seed_table(result: FigureResult) -> str:
     if not lines:
         raise ValueError(f"{result.name} has no threshold to count seeds against")
     thr = lines[0][0]
-    nets = [r for r in result.rows if r.get("mode") != "kernel"]
+    nets = [r for r in result.rows if kind_of(r) is not Kernel]
     def cell(r):  # a diverged seed is counted apart from one that trained and ended above
         n_below, n = below(r, thr)
         div = sum(1 for e in fresh_errors(r) if not is_finite(e))
@@ -103,10 +105,15 @@ def seed_table(result: FigureResult) -> str:
             + _table(result, cell, rows=nets))
 
 
+def _sgd_kernel_method(r: dict) -> bool:
+    """Whether a row is a network trained by SGD as a kernel method ((last)/(ntk), :attr:`Network.kernel_method`)."""
+    return kind_of(r) is Network and from_row(r).kernel_method
+
+
 def kernel_table(result: FigureResult, digits: int = 3) -> str:
     """For every (last)/(ntk) point: the SGD-trained linear model's median test error next to the
     exact kernel-ridge solution with the same initial network (``SGD / exact``)."""
-    rows = [r for r in result.rows if r.get("mode") in ("last", "ntk")]
+    rows = [r for r in result.rows if _sgd_kernel_method(r)]
     if not rows:
         raise ValueError(f"{result.name} has no (last)/(ntk) points")
     fmt = lambda v: f"{v:.{digits}f}" if is_finite(v) else "div"  # noqa: E731
@@ -132,7 +139,7 @@ def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3
     if scales[0] != scales[1]:
         raise ValueError(f"by_test and by_val must be the same scale, got {sorted(scales[0])} and {sorted(scales[1])}")
     val_rows = {point_id(r): r for r in by_val.rows}
-    nets = [r for r in by_test.rows if r.get("mode") not in (None, "-", "kernel") and point_id(r) in val_rows]
+    nets = [r for r in by_test.rows if kind_of(r) is Network and point_id(r) in val_rows]
     if not nets:
         raise ValueError(f"{by_test.name}: no network point appears in both results")
     fmt = lambda v: f"{v:.{digits}f}" if is_finite(v) else "div"  # noqa: E731
@@ -159,10 +166,10 @@ def runs_text(result: FigureResult) -> str:
     import io
 
     buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=_POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
+    w = csv.DictWriter(buf, fieldnames=POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
     w.writeheader()
     for r in result.rows:
-        point = {k: r.get(k) for k in _POINT_COLS}
+        point = {k: r.get(k) for k in POINT_COLS}
         w.writerows([{**point, **run} for run in r.get("runs") or []])
     return buf.getvalue()
 
@@ -186,9 +193,11 @@ def write_outputs(result: FigureResult, out) -> dict[str, Path]:
     return paths
 
 
-_POINT_COLS = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d", "init",
-               "panel"]
-TABLE_COLS = _POINT_COLS + [
+POINT_COLS = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "epochs", "select", "d", "init",
+              "panel"]
+"""The columns that name a point, first in both tables (``FIG.csv`` and ``FIG_runs.csv``) and read back by
+:mod:`resnetlearn.reproduce.table_reading`."""
+TABLE_COLS = POINT_COLS + [
     "test_error", "median", "seed_min", "seed_max", "n_seeds", "seed_errors", "exact_test_error", "exact_ridge_rel",
     "exact_ridge_at_grid_edge", "plotted", "train_error", "frobenius_W", "lr", "wd", "lr_at_grid_edge",
     "wd_at_grid_edge", "ridge_rel", "setting", "ridge_at_grid_edge", "param_at_grid_edge", "grid_edges", "diverged",
@@ -220,7 +229,7 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
     devices = sorted({r.get("device", "") for r in result.rows})
     info = dict(figure=result.name, scale=scale, scale_note=SCALE_NOTES[scale], settings=scale_settings(scale),
                 command=command,
-                resnetlearn=_version(), torch=_torch.__version__, python=platform.python_version(),
+                resnetlearn=__version__, torch=_torch.__version__, python=platform.python_version(),
                 machine=platform.machine(), device=devices or [describe_device()],
                 torch_threads=_torch.get_num_threads(),  # float32 sums depend on it: rerun with the same setting
                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -248,7 +257,7 @@ def verdict_facts(result: FigureResult) -> dict:
     """What a figure's verdict rests on, read from its shipped rows: the verdict word, scale, selection rule,
     N (per training mode where they differ), widths of the trained networks, fresh seeds, device."""
     rows = result.rows
-    nets = [r for r in rows if r.get("mode") not in (None, "", "-", "kernel")]
+    nets = [r for r in rows if kind_of(r) is Network]
     sel = {r.get("select") for r in rows}
     rule = "test-selected" if sel == {"test"} else "validation-selected (fresh samples, same N)" \
         if sel == {"val"} else "/".join(sorted(map(str, sel)))

@@ -29,8 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
+from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.records import HandBuilt, Kernel, Network, kind_of, label_of
 from ..learners.search import paper_grid
+from ..learners.selection import robust_cell
 from ..validation import is_finite
 from .point import Data, Point, Schedule, Search
 
@@ -288,17 +290,21 @@ FIG3_BETAS = (0.0, 0.2, 0.3, 0.5, 1.0)
 FIG3_ALPHA = 0.3
 
 
-FIG3_N = {"all": (500,), "hidden": (1000,)}
-"""Figure 3's sample sizes per training mode at scales tiny and quick. arXiv v3 gives no N for Figure 3 (its
-caption says only "the same F and G as §8.1"); these follow Figures 2(a) and 2(b) and are ours."""
-FIG3_N_BY_SCALE = {"cpu": {"all": (500, 1000), "hidden": (1000,)}, "paper": {"all": (500, 1000), "hidden": (1000,)}}
+FIG3_MODES = ("all", "hidden")
+"""Figure 3's learners: the §6 ResNet (3resnet) trained in these modes, in this order (panels, verdict rows)."""
+FIG3_N = ((500,), (1000,))
+"""Figure 3's sample sizes per training mode (of :data:`FIG3_MODES`, in its order) at scales tiny and quick.
+arXiv v3 gives no N for Figure 3 (its caption says only "the same F and G as §8.1"); these follow Figures 2(a)
+and 2(b) and are ours."""
+FIG3_N_BY_SCALE = {"cpu": ((500, 1000), (1000,)), "paper": ((500, 1000), (1000,))}
 """At scales cpu and paper (all) also runs at N = 1000, the N of the talk's version of this experiment, beside
 N = 500 (ours, as Figure 2(a)): the paper fixes none."""
 
 
 def fig3_sample_sizes(scale: str) -> dict[str, tuple[int, ...]]:
-    """The N at which each training mode of Figure 3 runs at ``scale`` (:data:`FIG3_N`, :data:`FIG3_N_BY_SCALE`)."""
-    return FIG3_N_BY_SCALE.get(scale, FIG3_N)
+    """The N at which each training mode of Figure 3 runs at ``scale`` (:data:`FIG3_N`, :data:`FIG3_N_BY_SCALE`),
+    by mode."""
+    return dict(zip(FIG3_MODES, FIG3_N_BY_SCALE.get(scale, FIG3_N)))
 
 
 def _fig3_points(scale: str, base: Point) -> list[Point]:
@@ -306,7 +312,7 @@ def _fig3_points(scale: str, base: Point) -> list[Point]:
     ns = fig3_sample_sizes(scale)
     return [base.replace(learner=Network("3resnet", mode, m=m), n_train=n, beta=beta)
             for n_rank in range(max(map(len, ns.values())))
-            for beta in FIG3_BETAS for mode in ("all", "hidden") if n_rank < len(ns[mode])
+            for beta in FIG3_BETAS for mode in FIG3_MODES if n_rank < len(ns[mode])
             for n in (ns[mode][n_rank],) for m in _widths("fig3", s)]
 
 
@@ -329,14 +335,15 @@ def fig3_zero(beta: float) -> float:
 def fig3_label(r: dict) -> str:
     """A Figure 3 curve: ``β=0.5, all``, with ``, N=1000`` added where a mode runs at an N other than its
     first (:func:`fig3_sample_sizes`), so the tables and plots at scales tiny and quick keep their labels."""
-    extra = r.get("n_train") is not None and r["n_train"] != FIG3_N.get(r.get("mode"), (None,))[0]
+    first = dict(zip(FIG3_MODES, FIG3_N)).get(r.get("mode"), (None,))[0]
+    extra = r.get("n_train") is not None and r["n_train"] != first
     return f"β={r['beta']:g}, {r['mode']}" + (f", N={r['n_train']}" if extra else "")
 
 
 def _fig3_rows(rows: list[dict]) -> list[tuple[str, int, float, list[dict]]]:
     """(mode, N, β, its finite points by width) for every row of Figure 3, in the order the verdict reads them."""
     groups = sorted({(r["mode"], r.get("n_train")) for r in rows},
-                    key=lambda g: (("all", "hidden").index(g[0]) if g[0] in ("all", "hidden") else 2, g[1] or 0))
+                    key=lambda g: (FIG3_MODES.index(g[0]) if g[0] in FIG3_MODES else 2, g[1] or 0))
     return [(mode, n, beta, sorted((r for r in rows if (r["mode"], r.get("n_train")) == (mode, n)
                                     and r["beta"] == beta and has_number(r)), key=lambda r: r["m"]))
             for mode, n in groups for beta in sorted(FIG3_BETAS, reverse=True)]
@@ -490,8 +497,6 @@ def _fit_note(runs: list) -> str:
 
 # ----------------------------------------------------------------- the §7 hard instance
 def _thm3_points(scale: str, base: Point) -> list[Point]:
-    from ..kernels.registry import DEFAULT_KERNELS
-
     ns = {"tiny": [50], "quick": [250, 500, 1000], "cpu": [250, 500, 1000, 2000, 5000],
           "paper": [500, 1000, 2000, 5000, 10000]}[scale]
     kerns = DEFAULT_KERNELS if scale != "tiny" else ("gaussian", "ntk_inf:2layer")
@@ -557,8 +562,6 @@ def robust_errors(row: dict) -> dict | None:
     """The robust rule's choice for a point whose grid ran several seeds in every cell
     (:func:`resnetlearn.learners.selection.robust_cell`, on the point's ``runs``): its cell and its seeds' errors in
     seed order (seed 0 first); None where the point has no such grid (then only the paper's rule applies)."""
-    from ..learners.selection import robust_cell
-
     key = "val_error" if row.get("select") == "val" else "test_error"
     got = robust_cell(row.get("runs") or [], key) if row.get("runs") else None
     if got is None:

@@ -15,11 +15,12 @@ import time
 import torch
 
 from ..device import select_device
+from ..kernels.experiments import kernel_errors, network_kernel_errors
 from ..learners.records import HandBuilt, Kernel, Network, from_row, kind_of
 from ..learners.search import grid_search, validation_split
 from ..learners.selection import grid_edges
 from ..learners.training import Learner, Protocol, train_models
-from ..targets.concept import HAND_BUILT, companion_figure1, hard_instance, parity6_target, parity_instance
+from ..targets.concept import HAND_BUILT, companion_figure1, data_split, hard_instance, parity6_target, parity_instance
 from .figures import point_label
 from .figures import spec as figure_spec
 
@@ -127,9 +128,6 @@ def _exact_kernel(config: dict, target, *, data_seed: int) -> dict:
     stronger kernel: the fully coupled kN × kN kernel, which is what SGD on the linearised network
     converges to, did worse where we measured it (§8.1, N = m = 500: 10.2 vs 7.4), which is why this
     per-output kernel is the one computed here; the SGD-trained linear model stands beside it."""
-    from ..kernels.experiments import network_kernel_errors
-    from ..targets.concept import data_split
-
     if config["select"] == "val":  # the same validation samples as the point's SGD grid
         split = validation_split(target, config["n_train"], n_test=config["n_test"], data_seed=data_seed,
                                  **validation_of(config), dtype=torch.float64)
@@ -142,8 +140,6 @@ def _exact_kernel(config: dict, target, *, data_seed: int) -> dict:
 
 
 def _kernel_point(config: dict) -> dict:
-    from ..kernels.experiments import kernel_errors
-
     t0 = time.perf_counter()
     r = kernel_errors(target_of(config), config["n_train"], kernels=[config["model"]], select=config["select"],
                       **validation_of(config), n_test=config["n_test"],

@@ -99,39 +99,10 @@ def _finished_result(fut):
     return None
 
 
-def run_figure(figure: str, scale: str = "quick", device=None, out=None, executor=None,
-               select: str = "test", progress: bool = True) -> FigureResult:
-    """Run (or resume) every point of a figure and summarise it against the paper's claim.
-
-    ``out``: a directory for the :class:`ResultsStore` (finished points are
-    reused). ``executor``: ``None`` runs in this process; otherwise anything
-    with ``submit(fn, *args)`` (ProcessPoolExecutor, dask Client, submitit).
-    Rows come back in the figure's own point order, reused or not.
-
-    On Ctrl-C (KeyboardInterrupt) every point that finished is already
-    stored, futures not yet started are cancelled, the point(s) in progress
-    are discarded, and :class:`FigureInterrupted` (a KeyboardInterrupt) is
-    raised; the caller stops its worker processes (:func:`stop_process_pool`).
-    Any other exception does the same before it propagates; an ``OSError``
-    from ``executor.submit`` (the system refused a new worker process)
-    becomes :class:`WorkersUnavailable`.
-    """
+def _work_bar(figure: str, scale: str, pts: list[dict], todo: list[int], *, progress: bool):
+    """The progress bar of :func:`run_figure` over the points ``todo`` (indices into ``pts``), and
+    ``advance(i)``, which moves it on when point ``i`` is done."""
     from tqdm.auto import tqdm
-
-    store = ResultsStore(out) if out is not None else None
-    pts = figure_points(figure, scale, device=device, select=select)
-    t0 = time.perf_counter()
-    results: list[dict | None] = []
-    for p in pts:
-        hit = store.get(p) if store else None
-        results.append(hit["result"] if hit else None)
-    todo = [i for i, r in enumerate(results) if r is None]
-    skipped = len(pts) - len(todo)
-
-    def record(i: int, res: dict) -> None:
-        if store:
-            store.put(pts[i], res)
-        results[i] = res
 
     # the bar advances by each point's share of the work (point_work: SGD steps × networks × parameters), so
     # that its time estimate does not extrapolate from the narrow points that come first; a kernel point
@@ -149,6 +120,42 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
         bar.set_description_str(f"{figure} ({scale}) {done}/{len(todo)} points", refresh=False)
         bar.update(work[i])
 
+    return bar, advance
+
+
+def run_figure(figure: str, scale: str = "quick", device=None, out=None, executor=None,
+               select: str = "test", progress: bool = True) -> FigureResult:
+    """Run (or resume) every point of a figure and summarise it against the paper's claim.
+
+    ``out``: a directory for the :class:`ResultsStore` (finished points are
+    reused). ``executor``: ``None`` runs in this process; otherwise anything
+    with ``submit(fn, *args)`` (ProcessPoolExecutor, dask Client, submitit).
+    Rows come back in the figure's own point order, reused or not.
+
+    On Ctrl-C (KeyboardInterrupt) every point that finished is already
+    stored, futures not yet started are cancelled, the point(s) in progress
+    are discarded, and :class:`FigureInterrupted` (a KeyboardInterrupt) is
+    raised; the caller stops its worker processes (:func:`stop_process_pool`).
+    Any other exception does the same before it propagates; an ``OSError``
+    from ``executor.submit`` (the system refused a new worker process)
+    becomes :class:`WorkersUnavailable`.
+    """
+    store = ResultsStore(out) if out is not None else None
+    pts = figure_points(figure, scale, device=device, select=select)
+    t0 = time.perf_counter()
+    results: list[dict | None] = []
+    for p in pts:
+        hit = store.get(p) if store else None
+        results.append(hit["result"] if hit else None)
+    todo = [i for i, r in enumerate(results) if r is None]
+    skipped = len(pts) - len(todo)
+
+    def record(i: int, res: dict) -> None:
+        if store:
+            store.put(pts[i], res)
+        results[i] = res
+
+    bar, advance = _work_bar(figure, scale, pts, todo, progress=progress)
     futures: dict[int, object] = {}
     try:
         if executor is None:

@@ -24,10 +24,6 @@ from ..learners.records import label_of
 from ..version import __version__
 
 
-def _version() -> str:
-    return __version__
-
-
 def _describe(config: dict) -> str:
     """A stored point named from its configuration alone (its learner, width and N), e.g.
     ``3resnet(last) m=8 n_train=500``: what a warning says of a file found under another point's key."""
@@ -65,8 +61,9 @@ def shipped_results(path) -> Path | None:
     return None
 
 
-def _rerun_out(directory) -> str:
-    """``--out DIR`` for a rerun hint, with ``--into-shipped`` when DIR is a shipped results folder."""
+def rerun_out(directory) -> str:
+    """``--out DIR`` for a rerun hint, with ``--into-shipped`` when DIR is a shipped results folder (the hint every
+    message about a missing or damaged table ends with, here and in :mod:`resnetlearn.reproduce.table_reading`)."""
     return f"--out {directory}" + (" --into-shipped" if shipped_results(directory) is not None else "")
 
 
@@ -174,7 +171,7 @@ class ResultsStore:
     @staticmethod
     def key(config: dict) -> str:
         """20 hex digits of the sha256 of the configuration, library version and schema."""
-        blob = json.dumps({"config": config, "version": _version(), "schema": ResultsStore.SCHEMA},
+        blob = json.dumps({"config": config, "version": __version__, "schema": ResultsStore.SCHEMA},
                           sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
@@ -183,7 +180,7 @@ class ResultsStore:
 
     def put(self, config: dict, result: dict) -> Path:
         """Store the result of a finished point (only call it for a point that ran to its end)."""
-        body = {"schema": self.SCHEMA, "key": self.key(config), "version": _version(), "complete": True,
+        body = {"schema": self.SCHEMA, "key": self.key(config), "version": __version__, "complete": True,
                 "config": _as_json(config), "result": _as_json(result)}
         payload = dict(body, sha256=_checksum(body))
         return atomic_write(self.path(config), json.dumps(payload, indent=1, default=str) + "\n")
@@ -233,7 +230,7 @@ class ResultsStore:
         if _checksum(body) != payload["sha256"]:
             return "fails its sha256 checksum (edited or corrupted)", None
         key = self.key(config)
-        if payload["key"] != key or payload["config"] != _as_json(config) or payload["version"] != _version():
+        if payload["key"] != key or payload["config"] != _as_json(config) or payload["version"] != __version__:
             other = payload["config"] if isinstance(payload["config"], dict) else {}
             return (f"belongs to another point ({_describe(other)}, key {payload['key']}, "
                     f"version {payload['version']}), not to key {key}"), None
@@ -274,7 +271,7 @@ def _recorded_checksums(name: str, directory: Path, scale: str | None) -> dict[s
     """File name -> sha256 from ``FIG.sha256``; a ValueError naming the file when it is missing or unreadable."""
     path = checksum_path(name, directory)
     redo = (f"rewrite the tables from their store: python -m resnetlearn reproduce {name}"
-            + (f" --scale {scale}" if scale else "") + f" {_rerun_out(directory)} (stored points are reused)")
+            + (f" --scale {scale}" if scale else "") + f" {rerun_out(directory)} (stored points are reused)")
     try:
         text = path.read_text()
     except FileNotFoundError:
@@ -306,4 +303,4 @@ def verify_table(path, scale: str | None = None) -> None:
                          f"({got[:12]}… instead of {recorded[path.name][:12]}…): the table was edited or "
                          f"corrupted, and its numbers are not the computed ones. Rewrite it from its store: "
                          f"python -m resnetlearn reproduce {name}" + (f" --scale {scale}" if scale else "")
-                         + f" {_rerun_out(path.parent)} (stored points are reused)")
+                         + f" {rerun_out(path.parent)} (stored points are reused)")

@@ -13,10 +13,11 @@ import json
 import math
 from pathlib import Path
 
-from .figure_tables import _POINT_COLS, FigureResult
+from ..learners.records import HandBuilt, Network, kind_of
+from .figure_tables import POINT_COLS, FigureResult
 from .figures import SCALES, point_id, point_label, summarise
 from .figures import points as figure_points
-from .store import _rerun_out, verify_table
+from .store import rerun_out, verify_table
 
 
 def _parse(row: dict, ints=(), floats=(), bools=(), where: str = "") -> None:
@@ -84,7 +85,7 @@ def rerun_command(name: str, directory, scale: str | None = None) -> str:
     directory = Path(directory)
     scale = scale or (directory.name if directory.name in SCALES else None)
     return (f"python -m resnetlearn reproduce {name}" + (f" --scale {scale}" if scale else "")
-            + f" {_rerun_out(directory)}")
+            + f" {rerun_out(directory)}")
 
 
 def _provenance(name: str, directory: Path) -> dict:
@@ -180,7 +181,7 @@ def load_figure(name: str, directory) -> FigureResult:
     for p in expected:
         r = groups[point_id(p)][0]
         want = (len(p["grid_seeds"]) if p.get("grid_seeds") else 1 + len(p.get("rerun_seeds") or [])) \
-            if p["model"] != "hand_built" and p["mode"] != "kernel" else None
+            if kind_of(p) is Network else None
         if want is not None and r.get("n_seeds") is not None and r["n_seeds"] not in (0, want):
             raise ValueError(f"{path}: {point_label(p)} has {r['n_seeds']} seeds, its configuration has {want}")
     verify_table(path, prov["scale"])  # last, so that a damaged table is named for what is wrong with it
@@ -224,7 +225,7 @@ def load_runs(name: str, directory) -> list[dict]:
     file's checksum is the one recorded when it was written.
     """
     directory, path, prov, expected = _open_table(name, directory, f"{name}_runs.csv", "per-run table")
-    rows = _read_csv(path, tuple(c for c in _POINT_COLS if c not in ("init", "panel")) + ("wd", "selected"))
+    rows = _read_csv(path, tuple(c for c in POINT_COLS if c not in ("init", "panel")) + ("wd", "selected"))
     for line, r in rows:
         _parse(r, ("m", "n_train", "epochs", "seed", "d"),
                ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"),
@@ -233,9 +234,9 @@ def load_runs(name: str, directory) -> list[dict]:
     groups = _match_points(path, rows, name=name, scale=prov["scale"], expected=expected, one_row_each=False)
     for p in expected:
         runs = groups[point_id(p)]
-        grid = p["model"] != "hand_built" and p["mode"] != "kernel"
-        want = len(p["lrs"]) * len(p["wds"]) * len(p.get("grid_seeds") or [0]) if grid \
-            else 1 if p["model"] == "hand_built" else None
+        kind = kind_of(p)
+        want = len(p["lrs"]) * len(p["wds"]) * len(p.get("grid_seeds") or [0]) if kind is Network \
+            else 1 if kind is HandBuilt else None
         n_grid = sum(r.get("role") != "rerun" for r in runs)
         if want is not None and n_grid != want:
             raise ValueError(f"{path}: {point_label(p)} has {n_grid} runs, its grid has {want}")

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass
 
 from ..device import select_device
-from ..learners.records import kind_of
-from ..learners.search import VAL_FRACTION
-from ..learners.training import Learner, Protocol
-from ..targets.concept import HAND_BUILT, parity_instance
+from ..learners.networks import param_shapes
+from ..learners.records import Network, from_row
+from ..learners.training import Protocol, train_models
+from ..targets.concept import parity_instance
 from .figures import points as figure_points
 from .points import BATCH, target_of
 from .store import ResultsStore
@@ -32,24 +32,14 @@ def _target_dims(target: str, *, d, k, alpha, beta) -> tuple[int, int]:
     return t.d, t.k
 
 
-def _sgd_batches(config: dict) -> list[tuple[int, int, int]]:
-    """The batched trainings of one network point: (models trained together, SGD steps, parameters of one
-    model) for its lr × wd grid and for the fresh-seed reruns of the selected cell (:func:`grid_search`)."""
-    from ..learners.networks import param_shapes
-
-    if config["model"] == "hand_built":  # footnote 16: one network trained on all the inputs of the d = 6 problem
-        hb = HAND_BUILT
-        params = sum(math.prod(s) for s in param_shapes(hb.arch, hb.d, 1, hb.m).values())
-        return [(1, hb.steps(config["epochs"]), params)]
-    d, k = _target_dims(config["target"], d=config.get("d"), k=config.get("k"), alpha=config.get("alpha"),
-                        beta=config.get("beta"))
-    holdout = config["select"] == "val" and config.get("validation", "holdout") == "holdout"  # points.validation_of
-    n_fit = config["n_train"] - (round(VAL_FRACTION * config["n_train"]) if holdout else 0)
-    steps = config["epochs"] * math.ceil(n_fit / config.get("batch_size", BATCH))
-    params = sum(math.prod(s) for s in param_shapes(config["model"], d, k, config["m"]).values())
-    groups = [len(config["lrs"]) * len(config["wds"]) * len(config.get("grid_seeds") or [0]),
-              len(config.get("rerun_seeds") or [])]
-    return [(g, steps, params) for g in groups if g]
+def _sgd_work(config: dict):
+    """The SGD of one point, as its learner counts it (``sgd_work`` of :mod:`resnetlearn.learners.records`):
+    (the network trained, its batched trainings — (models trained together, SGD steps, parameters of one model)
+    for its lr × wd grid and for the fresh-seed reruns of the selected cell (:func:`grid_search`) — and its
+    mini-batch), or None for a point that trains no network."""
+    dims = functools.partial(_target_dims, config["target"], d=config.get("d"), k=config.get("k"),
+                             alpha=config.get("alpha"), beta=config.get("beta"))
+    return from_row(config).sgd_work(config, dims=dims, batch_size=config.get("batch_size", BATCH))
 
 
 STEP_OVERHEAD = 50_000
@@ -60,15 +50,14 @@ a step of G networks of P parameters cost about as much as G·P + 20 000 to 70 0
 def point_work(config: dict) -> float:
     """The relative cost of a network point (0 for a kernel point): Σ over its batched trainings of
     steps × (networks × parameters + :data:`STEP_OVERHEAD`); the progress bar advances by it."""
-    if not kind_of(config).trained_by_sgd:
+    work = _sgd_work(config)
+    if work is None:
         return 0.0
-    return float(sum(n * (g * params + STEP_OVERHEAD) for g, n, params in _sgd_batches(config)))
+    return float(sum(n * (g * params + STEP_OVERHEAD) for g, n, params in work[1]))
 
 
 def _seconds_per_step(learner, *, models: int, device) -> float:
     """Wall time of one SGD step of ``models`` networks of ``learner`` (a Learner) here, measured on a few steps."""
-    from ..learners.training import train_models
-
     sample = parity_instance().sample(3 * BATCH, seed=0)  # 3 steps an epoch
 
     def run(epochs: int) -> float:
@@ -147,26 +136,23 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
                 continue
             damaged += 1
         pending.append(p)
-    nets = [p for p in pending if kind_of(p).trained_by_sgd]
+    work = [w for p in pending if (w := _sgd_work(p)) is not None]
     cost: dict[tuple, tuple[float, float]] = {}
     networks = steps = 0
     seconds = 0.0
-    for p in nets:
-        arch, mode = (HAND_BUILT.arch, HAND_BUILT.mode) if p["model"] == "hand_built" else (p["model"], p["mode"])
-        if (arch, mode) not in cost:
-            from ..learners.networks import param_shapes
-
+    for net, batches, _ in work:
+        key = (net.arch, net.mode)
+        if key not in cost:
             widths = (10, probe_width)  # d = 30, k = 15
-            t = [_seconds_per_step(Learner(arch, mode, m=w), models=4, device=dev) for w in widths]
-            P = [sum(math.prod(s) for s in param_shapes(arch, 30, 15, w).values()) for w in (10, probe_width)]
+            t = [_seconds_per_step(Network(net.arch, net.mode, m=w), models=4, device=dev) for w in widths]
+            P = [sum(math.prod(s) for s in param_shapes(net.arch, 30, 15, w).values()) for w in widths]
             b = max(0.0, (t[1] - t[0]) / (4 * (P[1] - P[0])))
-            cost[(arch, mode)] = (max(0.0, t[0] - 4 * b * P[0]), b)
-        a, b = cost[(arch, mode)]
-        for g, n_steps, params in _sgd_batches(p):
+            cost[key] = (max(0.0, t[0] - 4 * b * P[0]), b)
+        a, b = cost[key]
+        for g, n_steps, params in batches:
             networks += g
             steps += g * n_steps
             seconds += n_steps * (a + b * g * params)
-    batches = tuple(sorted({HAND_BUILT.batch_size if p["model"] == "hand_built" else p.get("batch_size", BATCH)
-                            for p in nets})) or (BATCH,)
-    return WorkEstimate(points=len(pending), kernel_points=len(pending) - len(nets), networks=networks, steps=steps,
+    batches = tuple(sorted({batch for _, _, batch in work})) or (BATCH,)
+    return WorkEstimate(points=len(pending), kernel_points=len(pending) - len(work), networks=networks, steps=steps,
                         seconds=seconds, device=str(dev), batch_sizes=batches, damaged=damaged)
