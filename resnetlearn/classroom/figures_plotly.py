@@ -27,7 +27,7 @@ import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from ..kernels.registry import DEFAULT_KERNELS
-from ..learners.networks import ARCHS
+from ..learners.networks import ARCHITECTURES
 from ..learners.records import HandBuilt, Network, kind_of, trained_layers
 from ..reproduce.figures import FIG3_MODES, learner, median_error, plotted_error
 from ..reproduce.figures import spec as figure_spec
@@ -313,9 +313,9 @@ def series_style(label: str, index: int = 0) -> dict:
     import re
 
     m = re.fullmatch(r"(\w+)\((\w+)\)", label)
-    if m and m.group(1) in ARCHS:
+    if m and m.group(1) in ARCHITECTURES:
         return learner_style(m.group(1), m.group(2))
-    if label in DEFAULT_KERNELS or label in ARCHS:
+    if label in DEFAULT_KERNELS or label in ARCHITECTURES:
         return learner_style(label)
     return {"color": QUALITATIVE[index % len(QUALITATIVE)], "dash": "solid", "marker": "circle", "family": "other"}
 
