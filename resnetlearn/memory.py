@@ -3,7 +3,8 @@
 Every entry point that allocates by width (the networks' training,
 :class:`~resnetlearn.classroom.live.LiveConfig`, :class:`~resnetlearn.classroom.race.RaceConfig`,
 the kernels' Gram matrices and feature maps) estimates the bytes it will hold
-with :func:`training_bytes` / :func:`gram_bytes` and passes them to
+with :func:`resnetlearn.learners.training.training_bytes` (the networks' part, read from their layer
+graph) / :func:`gram_bytes` and passes them to
 :func:`check_memory`, which refuses a request that does not fit in
 :data:`MEMORY_FRACTION` of the memory available now (free RAM, or free GPU
 memory on a CUDA device), naming the width, the need, the limit and a width
@@ -31,8 +32,6 @@ import os
 import torch
 
 from . import validation as V
-from .learners.modes import mode_of
-from .learners.networks import param_shapes
 
 MEMORY_FRACTION = 0.8
 """A request may use at most this share of the memory available when it starts."""
@@ -70,31 +69,14 @@ def _gib(n: float) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
-def _itemsize(dtype) -> int:
+def itemsize(dtype) -> int:
+    """Bytes of one number of the floating ``dtype`` (refused with a clear error if not floating)."""
     return torch.finfo(V.float_dtype(dtype)).bits // 8
-
-
-def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_eval: int,
-                   mode: str = "all", dtype=torch.float32) -> int:
-    """Bytes held while training ``n_models`` networks of width ``m`` together (see the module
-    docstring); ``n_eval``: the largest number of samples one forward pass sees."""
-    n_models = V.integer("n_models", n_models, lo=1)
-    n_eval = V.integer("n_eval", n_eval, lo=1)
-    P = sum(_prod(s) for s in param_shapes(arch, d, k, m).values())
-    acts = ACTIVATION_COPIES * (2 if mode_of(mode).linearised else 1) * n_eval * m
-    return _itemsize(dtype) * n_models * (PARAM_COPIES * P + acts + n_eval * (d + k))
 
 
 def gram_bytes(n1: int, n2: int, copies: int = 3) -> int:
     """Bytes of ``copies`` float64 matrices of n1 × n2 (a Gram matrix and its working copies)."""
     return 8 * V.integer("n1", n1, lo=0) * V.integer("n2", n2, lo=0) * V.integer("copies", copies, lo=1)
-
-
-def _prod(shape) -> int:
-    out = 1
-    for s in shape:
-        out *= s
-    return out
 
 
 def check_memory(need: int, *, what: str, width_name: str | None = None, width: int | None = None,

@@ -211,11 +211,11 @@ def test_training_refuses_an_integer_dtype():
 def test_training_bytes_hand_count():
     # 2layer, d = 2, k = 1, m = 3: W 3×2, b1 3, A 1×3 → P = 12; n_eval = 4; float32
     want = 4 * (memory.PARAM_COPIES * 12 + memory.ACTIVATION_COPIES * 4 * 3 + 4 * (2 + 1))
-    assert memory.training_bytes("2layer", 2, 1, 3, n_eval=4) == want
-    assert memory.training_bytes("2layer", 2, 1, 3, n_eval=4, dtype=F64) == 2 * want
-    assert memory.training_bytes("2layer", 2, 1, 3, n_eval=4, n_models=5) == 5 * want
+    assert training.training_bytes("2layer", 2, 1, 3, n_eval=4) == want
+    assert training.training_bytes("2layer", 2, 1, 3, n_eval=4, dtype=F64) == 2 * want
+    assert training.training_bytes("2layer", 2, 1, 3, n_eval=4, n_models=5) == 5 * want
     # 3layer: V is m×m, so the need grows like m²
-    assert memory.training_bytes("3layer", 30, 15, 100_000, n_eval=1000) > 2e11
+    assert training.training_bytes("3layer", 30, 15, 100_000, n_eval=1000) > 2e11
     assert memory.gram_bytes(1000, 500) == 3 * 8 * 1000 * 500
 
 

@@ -31,7 +31,7 @@ from ..kernels.experiments import kernel_errors
 from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
 from ..learners.records import Kernel
-from ..learners.training import Learner, Protocol, train_models
+from ..learners.training import Learner, Protocol, train_models, training_bytes
 from ..targets.concept import data_split, parity_instance
 from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
 from .plots import has_threshold, learner_style, threshold_label
@@ -66,7 +66,7 @@ def check_learners_fit(learners, *, m: int, n_eval: int, n_gram: int | None, wha
     gram = 0 if n_gram is None else memory.gram_bytes(n_gram, n_gram)
 
     def need(w):
-        return gram + sum(memory.training_bytes(x.arch, d, k, w, n_eval=n_eval, mode=x.mode) for x in learners)
+        return gram + sum(training_bytes(x.arch, d, k, w, n_eval=n_eval, mode=x.mode) for x in learners)
 
     memory.check_memory(need(m), what=what, width_name="m", width=m, need_at=need, device=dev)
 

@@ -37,12 +37,23 @@ from .. import validation as V
 from ..device import select_device
 from . import networks
 from .engine import Data, FrozenGate, Log, Model, State
-from .modes import MODES, Mode
+from .modes import MODES, Mode, mode_of
 
 VAL_FRACTION = 0.2
 """The validation part of a search that selects on validation (``select="val"``), relative to the N training
 samples: a fresh validation set has ⌈0.2·N⌉ samples (:func:`default_val_size`), a hold-out takes the last
 round(0.2·N) of them. Ours (the paper selects on the test set)."""
+
+
+def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_eval: int,
+                   mode: str = "all", dtype=torch.float32) -> int:
+    """Bytes held while training ``n_models`` networks of width ``m`` together (the accounting of
+    :mod:`resnetlearn.memory`'s docstring); ``n_eval``: the largest number of samples one forward pass sees."""
+    n_models = V.integer("n_models", n_models, lo=1)
+    n_eval = V.integer("n_eval", n_eval, lo=1)
+    P = sum(math.prod(s) for s in networks.param_shapes(arch, d, k, m).values())
+    acts = memory.ACTIVATION_COPIES * (2 if mode_of(mode).linearised else 1) * n_eval * m
+    return memory.itemsize(dtype) * n_models * (memory.PARAM_COPIES * P + acts + n_eval * (d + k))
 
 
 @dataclass(frozen=True)
@@ -397,10 +408,10 @@ def _capture_choice(capture: bool | None, dev: torch.device) -> tuple[bool, bool
 
 
 def _check_memory(learner: Learner, train, test, holdout, *, G: int, device, dtype) -> None:
-    """Refuse a batch whose training would not fit in memory (:func:`resnetlearn.memory.training_bytes`)."""
+    """Refuse a batch whose training would not fit in memory (:func:`training_bytes`)."""
     n_eval = max(train.x.shape[-2], test.x.shape[-2], 0 if holdout is None else holdout.x.shape[-2])
     d_in, k_out = train.x.shape[-1], train.y.shape[-1]
-    need = lambda w: memory.training_bytes(learner.arch, d_in, k_out, w, n_models=G, n_eval=n_eval,
+    need = lambda w: training_bytes(learner.arch, d_in, k_out, w, n_models=G, n_eval=n_eval,
                                            mode=learner.mode, dtype=dtype)
     memory.check_memory(need(learner.m), what=f"training {G} {learner.label} model(s) on {n_eval} samples",
                         width_name="m", width=learner.m, need_at=need, device=device)
