@@ -31,6 +31,8 @@ import torch
 from resnetlearn.device import describe_device
 from resnetlearn.reproduce import ResultsStore, run_point
 from resnetlearn.reproduce import figures as F
+from resnetlearn.reproduce import rows as R
+from resnetlearn.reproduce import verdicts as V
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,7 +94,7 @@ def main() -> None:
         + f"_{args.select}{'fresh' if args.select == 'val' and args.validation == 'fresh' else ''}" \
         + f"{'holdout' if args.select == 'val' and args.validation == 'holdout' else ''}_{args.scale}"
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"{name}.txt"
-    store, thr = ResultsStore(args.store), F.parity_threshold()
+    store, thr = ResultsStore(args.store), V.parity_threshold()
     n_val = math.ceil(0.2 * base["n_train"])
     how = ("test error" if args.select == "test" else
            f"{n_val} validation samples drawn fresh, SGD on all {base['n_train']}" if args.validation == "fresh"
@@ -112,10 +114,10 @@ def main() -> None:
             row = run_point(cfg)
             store.put(cfg, row)
             print(f"m={m}: {time.perf_counter() - t0:.0f} s", flush=True)
-        n_below, n = F.below(row, thr)
-        verdict = "below kα² (majority)" if F.majority_below(row, thr) else "not below kα²"
+        n_below, n = R.below(row, thr)
+        verdict = "below kα² (majority)" if R.majority_below(row, thr) else "not below kα²"
         lines.append(f"{m:5d} {row['lr']:5g} {row['wd']:6g} {row['test_error']:7.3f} {f'{n_below}/{n}':>18} "
-                     f"{F.median_error(row):7.3f} {row.get('seconds', float('nan')):7.0f}s  {verdict}")
+                     f"{R.median_error(row):7.3f} {row.get('seconds', float('nan')):7.0f}s  {verdict}")
     lines.append(f"computed on {describe_device()} (torch {torch.__version__}, {platform.machine()}); "
                  f"report written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     lines.append("command: python benchmarks/probe_point.py " + " ".join(

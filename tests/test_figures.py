@@ -1,17 +1,20 @@
-"""The experiments' definitions (resnetlearn.reproduce.figures): points, verdict rules in the paper's terms."""
+"""The experiments' definitions (resnetlearn.reproduce.figures) and the reading of their rows
+(resnetlearn.reproduce.rows): points, verdict rules in the paper's terms."""
 
 import math
 
 import pytest
 
 from resnetlearn.reproduce import figures as F
+from resnetlearn.reproduce import rows as R
+from resnetlearn.reproduce import verdicts as V
 
 THR = 1.35  # kα² of the §8.1 instance (α = 0.3, k = 15)
 
 
 def test_threshold_and_zero_line_are_the_paper_facts():
-    assert F.parity_threshold() == pytest.approx(15 * 0.3**2)
-    assert F.parity_zero() == pytest.approx(15 * (1 + 0.3**2))
+    assert V.parity_threshold() == pytest.approx(15 * 0.3**2)
+    assert V.parity_zero() == pytest.approx(15 * (1 + 0.3**2))
 
 
 @pytest.mark.parametrize("name", F.NAMES)
@@ -44,12 +47,12 @@ def test_seed_counts_per_scale():
 def test_majority_rule_and_medians():
     # seed 0 (first) selected the cell by test error: only the fresh seeds vote
     row = dict(test_error=0.5, seed_errors=[0.5, 1.0, 2.0, 1.1, math.nan, 1.2])
-    assert F.below(row, THR) == (3, 5) and F.majority_below(row, THR)
-    assert F.median_error(row) == pytest.approx(1.15)  # over the finite fresh seeds
-    assert not F.majority_below(dict(seed_errors=[0.5, 0.5, 2.0, 3.0, math.nan]), THR)  # 1 of 4 fresh
-    assert not F.majority_below(dict(seed_errors=[0.1, 0.5, 0.6, 2.0, 3.0]), THR)  # 2 of 4 is no majority
-    assert F.best_error(dict(seed_errors=[5.0, 4.0], exact_test_error=3.0)) == 3.0
-    assert F.best_error(dict(seed_errors=[1.0, 4.0])) == 1.0  # a competitor keeps its seed 0
+    assert R.below(row, THR) == (3, 5) and R.majority_below(row, THR)
+    assert R.median_error(row) == pytest.approx(1.15)  # over the finite fresh seeds
+    assert not R.majority_below(dict(seed_errors=[0.5, 0.5, 2.0, 3.0, math.nan]), THR)  # 1 of 4 fresh
+    assert not R.majority_below(dict(seed_errors=[0.1, 0.5, 0.6, 2.0, 3.0]), THR)  # 2 of 4 is no majority
+    assert R.best_error(dict(seed_errors=[5.0, 4.0], exact_test_error=3.0)) == 3.0
+    assert R.best_error(dict(seed_errors=[1.0, 4.0])) == 1.0  # a competitor keeps its seed 0
 
 
 def _fig2_rows(winner_seeds, other=2.0, exact=None):
@@ -78,7 +81,7 @@ def test_fig3_judges_every_beta_in_the_papers_terms():
     def rows(learned):
         out = []
         for mode in ("all", "hidden"):
-            for beta in F.FIG3_BETAS:
+            for beta in V.FIG3_BETAS:
                 e = 0.5 if learned(beta, mode) else 2.0
                 out.append(dict(model="3resnet", mode=mode, m=200, beta=beta, test_error=e, seed_errors=[e] * 3))
         return out
@@ -112,7 +115,7 @@ def test_fig4_verdict_states_the_papers_number():
 
 
 def test_thm3_states_the_theorems_hypotheses():
-    text = F.thm3_hypotheses()
+    text = V.thm3_hypotheses()
     assert "α²/4" in text and "α²/16" in text and "0.99" in text and "illustration" in text
     assert "6.7" in text  # d^(k/2)/log^k d at d = 30, k = 4
 
@@ -156,9 +159,9 @@ def test_the_robust_rule_does_not_reward_the_edge_of_stability():
     # a point whose grid has seeds in every cell: both rules, side by side where they disagree
     row = dict(model="3resnet", mode="all", n_train=250, test_error=edge[0], seed_errors=edge, lr=0.2, wd=1e-3,
                runs=runs, select="test")
-    note = F.rules_side_by_side(row, 0.0225)
+    note = R.rules_side_by_side(row, 0.0225)
     assert "test-best lr 0.2, wd 0.001: 4/8 below (4 diverged)" in note and "robust lr 0.1, wd 0.001: 8/8 below" in note
-    assert F.seed_counts([0.01, 0.5, nan, nan], 0.0225) == (1, 1, 2)  # below, converged above, diverged
+    assert R.seed_counts([0.01, 0.5, nan, nan], 0.0225) == (1, 1, 2)  # below, converged above, diverged
     kern = dict(model="gaussian", mode="kernel", n_train=250, test_error=0.3)
     text, ok = F.spec("thm3").verdict([kern, row])
     assert ok is True and "ResNet half (holds under the robust rule; fails under the test-best rule)" in text
