@@ -46,7 +46,7 @@ FIGURE_NAMES = {"fig2a", "fig2b", "fig3", "fig4", "fig4b", "thm3", "thm2", "comp
 KIND_WORDS = {"hand_built", "kernel"}
 """Learner kinds that no registry names: the §8.2 hand-built network (``model="hand_built"``) and the figure
 points' ``mode="kernel"`` marking a kernel learner."""
-RECORDS = {"kernels", "kernels.registry", "learners.networks", "learners.records", "learners.modes"}
+RECORDS = {"kernels", "kernels.registry", "learners.networks", "reproduce.learner", "learners.modes"}
 """Modules (dotted names under the package; a subpackage's ``__init__`` is the subpackage's name) that define the
 architectures, the kernels' Grams and registry, the modes and the learner records: comparisons with a learner's
 name there are the records answering, not counted. Any module defining ``ARCHITECTURES`` or ``KERNEL_REGISTRY``

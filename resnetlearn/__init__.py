@@ -9,12 +9,13 @@ targets), and three helpers at the top:
 * :mod:`resnetlearn.targets` — what is learned: the concept class H = β·F + α·G(F) and its instances (§5, §7, §8.1),
   smooth activations (§5), the complexity measures ℭ_ε, ℭ_s (§4; companion §2) and the Taylor-series engine they sum
 * :mod:`resnetlearn.learners` — who learns it: the networks 3resnet / 3layer / 2layer as one layer graph (eq 2.1, §6),
-  the SGD protocol of arXiv v3 §8.1 batched over many models, the learner records (network, kernel, hand-built
-  solution: label, style), the grid-edge rule of every search
+  the SGD protocol of arXiv v3 §8.1 batched over many models, its hyperparameter search, the grid-edge rule of
+  every search
 * :mod:`resnetlearn.kernels` — the kernels of §3.1, one entry each (Gaussian, arcsine, conjugate, NTK, infinite
   width), kernel ridge regression (eq 3.1–3.3) and the experiments that tune them on the networks' samples
 * :mod:`resnetlearn.reproduce` — the papers' experiments, one definition per figure (arXiv v3 §8, the §7 kernel
-  theorem, companion Figure 1), a point as a record, a verified results store, ``python -m resnetlearn reproduce``
+  theorem, companion Figure 1), the learner records (network, kernel, hand-built solution), a point as a record,
+  a verified results store, ``python -m resnetlearn reproduce``
 * :mod:`resnetlearn.classroom` — what the notebooks show: plots and interactive figures, the live widgets and the
   race of notebooks 00 and 03, answer checks, student copies, small experiments
 * :mod:`resnetlearn.validation`, :mod:`resnetlearn.memory`, :mod:`resnetlearn.device` — parameter checks, memory

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from resnetlearn.learners import networks
-from resnetlearn.learners.records import HandBuilt, Kernel, Network, from_row, kind_of, label_of, style_of
 from resnetlearn.learners.training import Learner
 from resnetlearn.reproduce import figures
+from resnetlearn.reproduce.learner import HandBuilt, Kernel, Network, from_row, kind_of, label_of, style_of
 from resnetlearn.reproduce.point import Point
 from resnetlearn.reproduce.store import ResultsStore
 

@@ -10,9 +10,9 @@ import csv
 import pytest
 
 from resnetlearn import __main__ as cli
-from resnetlearn.learners.records import Network
 from resnetlearn.reproduce import figures
 from resnetlearn.reproduce.figures import FigureSpec, names_at
+from resnetlearn.reproduce.learner import Network
 
 CLAIM = "Claim (a test's): the wider two-layer network fits the parity better."
 

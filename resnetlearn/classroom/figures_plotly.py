@@ -28,9 +28,9 @@ from plotly.subplots import make_subplots
 
 from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
-from ..learners.records import HandBuilt, Network, kind_of, trained_layers
 from ..reproduce.figures import learner
 from ..reproduce.figures import spec as figure_spec
+from ..reproduce.learner import HandBuilt, Network, kind_of, trained_layers
 from ..reproduce.rows import median_error, plotted_error
 from ..reproduce.verdicts import FIG3_MODES
 from ..targets.concept import parity_instance

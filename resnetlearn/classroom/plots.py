@@ -13,14 +13,14 @@ import math
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from ..learners.records import style_of
+from ..reproduce.learner import style_of
 
 THRESHOLD_STYLE = dict(color="crimson", linestyle="--", linewidth=1.5)
 THRESHOLD_COLOUR = "#dc143c"  # crimson: the kα² line in every figure
 
 # ----------------------------------------------------------------- one style for every figure
 # Each learner's style (colour by family, line by training mode, marker by architecture or kernel) is its
-# record's (resnetlearn.learners.records); shared by the matplotlib figures and the plotly ones
+# record's (resnetlearn.reproduce.learner); shared by the matplotlib figures and the plotly ones
 # (resnetlearn.classroom.figures_plotly).
 MPL_DASH = {"solid": "-", "dot": ":", "dash": "--", "dashdot": "-.", "longdash": (0, (8, 3))}
 """Plotly line names in matplotlib."""
@@ -39,7 +39,7 @@ def family(model: str, mode: str | None = None) -> str:
 def learner_style(model: str, mode: str | None = None) -> dict:
     """Colour (by architecture / kernel), dash (by mode; infinite-width kernels dash-dot) and marker
     (by architecture) of one learner, as plotly names: ``{"color", "dash", "marker", "family"}``, read
-    from its record (:func:`resnetlearn.learners.records.style_of`)."""
+    from its record (:func:`resnetlearn.reproduce.learner.style_of`)."""
     s = style_of(model, mode)
     return {"color": s.colour, "dash": s.line, "marker": s.marker, "family": s.family}
 

@@ -30,8 +30,8 @@ from ..device import select_device
 from ..kernels.experiments import kernel_errors
 from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
-from ..learners.records import Kernel
 from ..learners.training import Learner, Protocol, train_models, training_bytes
+from ..reproduce.learner import Kernel
 from ..targets.concept import data_split, parity_instance
 from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
 from .plots import has_threshold, learner_style, threshold_label

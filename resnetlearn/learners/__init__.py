@@ -1,5 +1,6 @@
 """Who learns, and how: the networks of eq 2.1 / §6 as one layer graph (:mod:`.networks`), the SGD protocol of
 arXiv v3 §8.1 batched over many models (:mod:`.training`, its engine :mod:`.engine`, the modes :mod:`.modes`)
-with its CUDA-graph capture (:mod:`.capture`), the hyperparameter search (:mod:`.search`), the
-learner records (:mod:`.records`: a network, a kernel, the hand-built §8.2 solution) and the grid-edge rule of
-every hyperparameter search (:mod:`.selection`)."""
+with its CUDA-graph capture (:mod:`.capture`), the hyperparameter search (:mod:`.search`) and the
+grid-edge rule of every hyperparameter search (:mod:`.selection`). The records of every kind of learner (a
+network, a kernel, the hand-built §8.2 solution) hold kernels too, so they live above both, in
+:mod:`resnetlearn.reproduce.learner`."""

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..kernels.registry import DEFAULT_KERNELS
-from ..learners.records import HandBuilt, Kernel, Network, kind_of, label_of
 from ..learners.search import paper_grid
+from .learner import HandBuilt, Kernel, Network, kind_of, label_of
 from .point import Data, Point, Schedule, Search
 from .rows import has_number, verdict_word
 from .verdicts import (
@@ -87,7 +87,7 @@ def scale_settings(scale: str) -> dict:
 
 
 learner = label_of
-"""The one name of a learner (:func:`resnetlearn.learners.records.label_of`), e.g. ``3resnet(all)``."""
+"""The one name of a learner (:func:`resnetlearn.reproduce.learner.label_of`), e.g. ``3resnet(all)``."""
 
 
 # ----------------------------------------------------------------- the specification

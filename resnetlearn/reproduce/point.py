@@ -1,6 +1,6 @@
 """A figure point as a record: one learner, the data it learns from, its search and its protocol.
 
-A point of a figure (:mod:`~resnetlearn.reproduce.figures`) is one learner (:mod:`~resnetlearn.learners.records`) at
+A point of a figure (:mod:`~resnetlearn.reproduce.figures`) is one learner (:mod:`~resnetlearn.reproduce.learner`) at
 one width
 or sample size with its whole search: a network its lr × wd grid by SGD with the selected cell retrained
 on fresh seeds (arXiv v3 §8.1), a kernel its ridge and parameter search (§7), the hand-built solution its
@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import KW_ONLY, dataclass
 
-from ..learners.records import HandBuilt, Kernel, Network, from_row
+from .learner import HandBuilt, Kernel, Network, from_row
 from .store import ResultsStore
 
 

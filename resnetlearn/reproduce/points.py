@@ -16,13 +16,13 @@ import torch
 
 from ..device import select_device
 from ..kernels.experiments import kernel_errors, network_kernel_errors
-from ..learners.records import HandBuilt, Kernel, Network, from_row, kind_of
 from ..learners.search import grid_search, validation_split
 from ..learners.selection import grid_edges
 from ..learners.training import Learner, Protocol, train_models
 from ..targets.concept import HAND_BUILT, companion_figure1, data_split, hard_instance, parity6_target, parity_instance
 from .figures import point_label
 from .figures import spec as figure_spec
+from .learner import HandBuilt, Kernel, Network, from_row, kind_of
 
 BATCH = Protocol().batch_size
 """The mini-batch of a network point that names none (§8.1: 50); a point's ``batch_size`` overrides it."""
@@ -181,7 +181,7 @@ def _hand_built_point(config: dict) -> dict:
 
 
 _RUNS = {Network: _sgd_point, Kernel: _kernel_point, HandBuilt: _hand_built_point}
-"""What a point of each kind of learner (:mod:`resnetlearn.learners.records`) runs."""
+"""What a point of each kind of learner (:mod:`resnetlearn.reproduce.learner`) runs."""
 
 TARGET_BUILDERS = {
     "parity": lambda c: parity_instance(alpha=c["alpha"], beta=c["beta"]),  # §8.1: β·F + α·G(F)

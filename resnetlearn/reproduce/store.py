@@ -20,8 +20,8 @@ import time
 import warnings
 from pathlib import Path
 
-from ..learners.records import label_of
 from ..version import __version__
+from .learner import label_of
 
 
 def _describe(config: dict) -> str:

@@ -13,10 +13,10 @@ import json
 import math
 from pathlib import Path
 
-from ..learners.records import HandBuilt, Network, kind_of
 from .figure_tables import POINT_COLS, FigureResult
 from .figures import SCALES, point_id, point_label, summarise
 from .figures import points as figure_points
+from .learner import HandBuilt, Network, kind_of
 from .store import rerun_out, verify_table
 
 

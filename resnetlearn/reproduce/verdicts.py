@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from functools import cache
 
-from ..learners.records import HandBuilt, kind_of, label_of
 from ..validation import is_finite
+from .learner import HandBuilt, kind_of, label_of
 from .rows import (
     SEED_RULE,
     below,

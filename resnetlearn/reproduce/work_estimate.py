@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from ..device import select_device
 from ..learners.networks import param_shapes
-from ..learners.records import Network, from_row
 from ..learners.training import Protocol, train_models
 from ..targets.concept import parity_instance
 from .figures import points as figure_points
+from .learner import Network, from_row
 from .points import BATCH, target_of
 from .store import ResultsStore
 
@@ -33,7 +33,7 @@ def _target_dims(target: str, *, d, k, alpha, beta) -> tuple[int, int]:
 
 
 def _sgd_work(config: dict):
-    """The SGD of one point, as its learner counts it (``sgd_work`` of :mod:`resnetlearn.learners.records`):
+    """The SGD of one point, as its learner counts it (``sgd_work`` of :mod:`resnetlearn.reproduce.learner`):
     (the network trained, its batched trainings — (models trained together, SGD steps, parameters of one model)
     for its lr × wd grid and for the fresh-seed reruns of the selected cell (:func:`grid_search`) — and its
     mini-batch), or None for a point that trains no network."""

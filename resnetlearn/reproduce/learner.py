@@ -22,10 +22,10 @@ import math
 from dataclasses import KW_ONLY, dataclass
 
 from ..kernels.registry import KERNEL_REGISTRY
+from ..learners.modes import MODES
+from ..learners.networks import ARCHITECTURES, Style, param_shapes
+from ..learners.training import Learner as Network
 from ..targets.concept import HAND_BUILT
-from .modes import MODES
-from .networks import ARCHITECTURES, Style, param_shapes
-from .training import Learner as Network
 
 __all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style",
            "trained_layers"]
