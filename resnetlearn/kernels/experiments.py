@@ -89,6 +89,16 @@ def _given_split(split, target, *, n_train, n_test, select):
     return split.to(device="cpu")
 
 
+def _split_of(target, split, *, n_train, n_test, select, data_seed, rule) -> Split:
+    """The samples of :func:`kernel_errors` in float64: ``split`` checked (:func:`_given_split`), or drawn as the
+    networks draw them (``rule``: the validation keywords of :func:`~resnetlearn.learners.search.validation_split`)."""
+    if split is not None:
+        return _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
+    if select == "val":
+        return validation_split(target, n_train, n_test=n_test, data_seed=data_seed, **rule, dtype=F64)
+    return data_split(target, n_train, n_test=n_test, seed=data_seed, dtype=F64)
+
+
 def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str = "test",
                   validation: str = "fresh", val_size: int | None = None, val_seed: int | None = None,
                   val_fraction: float = VAL_FRACTION, n_test: int = 2000, data_seed: int = 0, m: int = 1000,
@@ -142,12 +152,8 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     progress = V.boolean("progress", progress)
     predictors = V.boolean("predictors", predictors)
     plan = _plan(kernels, grids)
-    if split is None:
-        split = (validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
-                                  val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, dtype=F64)
-                 if select == "val" else data_split(target, n_train, n_test=n_test, seed=data_seed, dtype=F64))
-    else:
-        split = _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
+    split = _split_of(target, split, n_train=n_train, n_test=n_test, select=select, data_seed=data_seed,
+                      rule=dict(validation=validation, val_size=val_size, val_seed=val_seed, val_fraction=val_fraction))
     chosen_by = split.test if select == "test" else split.val
     ctx = KernelContext(split.train.x, k=split.train.y.shape[1], m=m, seed=kernel_seed)
     _check_memory(plan, ctx, n_points=split.train.x.shape[0] + split.test.x.shape[0]
