@@ -11,6 +11,11 @@ legends, its style in every figure):
   (§3.1, §7);
 * :class:`HandBuilt` — the small-norm solution of §8.2, footnote 16, built by hand.
 
+Each has ``fit(samples, search, *, schedule, device)``: the learner fitted to a figure point's samples
+(:class:`resnetlearn.reproduce.fit.Samples`, drawn by each learner in its own dtype) by the point's search
+(:class:`resnetlearn.reproduce.point.Search`), returning a result whose ``predict(x)`` is the selected model
+(:mod:`resnetlearn.reproduce.fit`: the §8.1 grid by SGD, the §3.1/§7 kernel ridge search, the §8.2 construction).
+
 A stored row names its learner by the keys ``model`` and ``mode`` (kept because they are in the store's
 keys); :func:`from_row` is the one place that reads a kind from them, so no other code compares a learner's
 kind, mode or architecture name.
