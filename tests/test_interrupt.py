@@ -14,7 +14,7 @@ import pytest
 
 from resnetlearn import __main__ as cli
 from resnetlearn.learners.search import GridResult
-from resnetlearn.reproduce import FigureInterrupted, ResultsStore, figures, points, run_figure
+from resnetlearn.reproduce import FigureInterrupted, ResultsStore, figures, fit, points, run_figure
 from resnetlearn.reproduce.figures import points as figure_points
 
 EPOCHS = 80
@@ -114,7 +114,7 @@ def test_an_interrupted_grid_is_not_stored(tmp_path, monkeypatch):
                    selected=True)
         return GridResult([row], row, "test", True, 0.1)
 
-    monkeypatch.setattr(points, "grid_search", interrupted_grid)
+    monkeypatch.setattr(fit, "search_split", interrupted_grid)
     with pytest.raises(KeyboardInterrupt, match="interrupted during training"):
         points.run_point(figure_points("fig2a", "tiny", device="cpu")[0])
     with pytest.raises(FigureInterrupted) as err:
@@ -158,9 +158,9 @@ def test_the_hand_built_point_checks_the_engine_flag(monkeypatch):
         res.interrupted = True
         return res
 
-    monkeypatch.setattr(points, "train_models", stopped)
+    monkeypatch.setattr(fit, "train_models", stopped)
     with pytest.raises(KeyboardInterrupt, match="hand_built"):
-        points._hand_built_point(dict(figure="fig4", model="hand_built", mode="-", wd=0.0, epochs=1, d=8, m=200))
+        points.run_point(next(p for p in figure_points("fig4", "tiny", device="cpu") if p["model"] == "hand_built"))
 
 
 # ----------------------------------------------------------------- workers end with their parent, however it ends

@@ -72,12 +72,9 @@ def test_executor_seam_with_local_dask_cluster(tmp_path):
 
 def test_hand_built_solution_invariants():
     # §8.2 footnote 16: padding to d scales ‖W‖_F by √(d/6); duplicating rows to width m keeps it
-    from resnetlearn.reproduce.points import _hand_built_point
+    from resnetlearn.reproduce.fit import fit_hand_built
 
-    base = dict(figure="fig4", wd=0.0, epochs=5, seed=0)
-    a = _hand_built_point(dict(base, d=12, m=200))
-    b = _hand_built_point(dict(base, d=12, m=400))
-    c = _hand_built_point(dict(base, d=24, m=200))
+    a, b, c = (fit_hand_built(0.0, d=d, m=m, epochs=5).stored() for d, m in ((12, 200), (12, 400), (24, 200)))
     assert b["frobenius_W"] == pytest.approx(a["frobenius_W"], rel=1e-12)
     assert c["frobenius_W"] / a["frobenius_W"] == pytest.approx(2**0.5, rel=1e-12)
     assert a["test_error"] == b["test_error"] == c["test_error"]
@@ -291,15 +288,15 @@ def test_figure_4b_runs_at_tiny_scale_with_its_own_mini_batch(tmp_path, capsys, 
     """Figure 4(b) (arXiv v3 §8.2) is one entry in resnetlearn.reproduce.figures: the command line lists it, runs it at
     tiny scale with §8.2's mini-batch 100 (Figure 4(a) keeps §8.1's 50), and refuses the scales that do not
     define it before any point starts."""
-    from resnetlearn.reproduce import points
+    from resnetlearn.reproduce import fit
 
-    real, batches = points.grid_search, []
+    real, batches = fit.search_split, []
 
     def spy(*args, **kwargs):
         batches.append(kwargs["protocol"].batch_size)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(points, "grid_search", spy)
+    monkeypatch.setattr(fit, "search_split", spy)
     with pytest.raises(SystemExit):
         cli.main(["reproduce", "--help"])
     assert "fig4b" in capsys.readouterr().out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from dataclasses import dataclass
 
 import torch
 from tqdm.auto import tqdm
@@ -88,11 +89,21 @@ def _given_split(split, target, *, n_train, n_test, select):
     return split.to(device="cpu")
 
 
+def _split_of(target, split, *, n_train, n_test, select, data_seed, rule) -> Split:
+    """The samples of :func:`kernel_errors` in float64: ``split`` checked (:func:`_given_split`), or drawn as the
+    networks draw them (``rule``: the validation keywords of :func:`~resnetlearn.learners.search.validation_split`)."""
+    if split is not None:
+        return _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
+    if select == "val":
+        return validation_split(target, n_train, n_test=n_test, data_seed=data_seed, **rule, dtype=F64)
+    return data_split(target, n_train, n_test=n_test, seed=data_seed, dtype=F64)
+
+
 def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str = "test",
                   validation: str = "fresh", val_size: int | None = None, val_seed: int | None = None,
                   val_fraction: float = VAL_FRACTION, n_test: int = 2000, data_seed: int = 0, m: int = 1000,
                   kernel_seed: int = 0, ridges=RELATIVE_RIDGES, grids: dict | None = None,
-                  split: Split | None = None, progress: bool = True) -> list[dict]:
+                  split: Split | None = None, progress: bool = True, predictors: bool = False):
     """Best test error of kernel ridge regression for each kernel, each tuned over its own grid.
 
     Data from :func:`resnetlearn.targets.concept.data_split` (``n_train`` samples
@@ -127,7 +138,8 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     its grid whose inward neighbour is more than 1 % worse, other than a hard
     bound such as σ_b² = 0: the optimum may lie beyond the grid; see
     :func:`resnetlearn.learners.selection.grid_edges`; ``grid_edges`` names them), and ``path``:
-    (setting, ridge_rel, selection error) for every candidate.
+    (setting, ridge_rel, selection error) for every candidate. With ``predictors=True`` it returns (rows, predictors):
+    beside each row the :class:`KernelPredictor` of its selected candidate (its outputs on new inputs).
     """
     select = V.choice("select", select, ("test", "val"))
     n_train = V.integer("n_train", n_train, lo=2)
@@ -138,18 +150,15 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     m = V.integer("m", m, lo=1)
     ridges = V.reals("ridges", ridges, lo=0)
     progress = V.boolean("progress", progress)
+    predictors = V.boolean("predictors", predictors)
     plan = _plan(kernels, grids)
-    if split is None:
-        split = (validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
-                                  val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, dtype=F64)
-                 if select == "val" else data_split(target, n_train, n_test=n_test, seed=data_seed, dtype=F64))
-    else:
-        split = _given_split(split, target, n_train=n_train, n_test=n_test, select=select)
+    split = _split_of(target, split, n_train=n_train, n_test=n_test, select=select, data_seed=data_seed,
+                      rule=dict(validation=validation, val_size=val_size, val_seed=val_seed, val_fraction=val_fraction))
     chosen_by = split.test if select == "test" else split.val
     ctx = KernelContext(split.train.x, k=split.train.y.shape[1], m=m, seed=kernel_seed)
     _check_memory(plan, ctx, n_points=split.train.x.shape[0] + split.test.x.shape[0]
                   + (0 if select == "test" else chosen_by.x.shape[0]))
-    rows = []
+    rows, fitted = [], []
     for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):
         t0 = time.perf_counter()
         best, path, errors = _search(entry, arch, grid, ctx=ctx, train=split.train, chosen_by=chosen_by,
@@ -157,23 +166,47 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
         edges = grid_edges({**grid, "ridge_rel": ridges}, {**best["point"], "ridge_rel": ridges[best["i"]]},
                            hard_bounds=entry.hard_bounds, errors=errors, profiled="ridge_rel")
         ridge_edge = any(e.startswith("ridge_rel=") for e in edges)
+        predict = _predictor(best, split.train)
+        fitted += [predict] if predictors else []  # kept only when asked: each holds its N × N Gram
         rows.append(dict(kernel=spec, label=kernel_label(spec), setting=best["label"], params=best["point"],
                          ridge_rel=ridges[best["i"]], n_train=n_train, n_fit=split.train.x.shape[0],
                          n_val=0 if select == "test" else chosen_by.x.shape[0],
-                         test_error=best["sel_error"] if select == "test" else _test_error(best, split),
+                         test_error=best["sel_error"] if select == "test" else _error(predict, split.test),
                          sel_error=best["sel_error"],
                          select=select, ridge_at_grid_edge=ridge_edge, param_at_grid_edge=len(edges) > ridge_edge,
                          grid_edges="; ".join(edges), n_test=n_test, data_seed=data_seed, m=m,
                          seconds=round(time.perf_counter() - t0, 2),
                          path=path))  # (setting, ridge_rel, selection error) of every candidate
-    return rows
+    return (rows, fitted) if predictors else rows
 
 
-def _test_error(best: dict, split) -> float:
-    """The test error of the candidate selected on validation samples (:func:`_search`'s ``best``)."""
-    fn = best["fn"]
-    pred = ridge_path(best["K"], split.train.y, [fn(split.test.x, split.train.x)], [best["lam"]])[0][0]
-    return float(((pred - split.test.y) ** 2).sum(-1).mean())
+@dataclass(frozen=True)
+class KernelPredictor:
+    """The kernel ridge solution a kernel search selected (:func:`kernel_errors` with ``predictors=True``): its
+    Gram function ``fn``, its training inputs and labels, their Gram ``K`` and its ridge ``lam`` (§3.1, eq 3.2
+    with the unpenalised label mean of :func:`~resnetlearn.kernels.ridge.ridge_path`)."""
+
+    fn: object
+    train: Sample
+    K: torch.Tensor
+    lam: float
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """Its outputs (n, k) on inputs ``x`` (n, d), computed in float64 where its training inputs are."""
+        x = as_matrix(x, "x").to(self.train.x.device, F64)
+        if x.shape[1] != self.train.x.shape[1]:
+            raise ValueError(f"x has d = {x.shape[1]}; the kernel was fitted on d = {self.train.x.shape[1]}")
+        return ridge_path(self.K, self.train.y, [self.fn(x, self.train.x)], [self.lam])[0][0]
+
+
+def _predictor(best: dict, train: Sample) -> KernelPredictor:
+    """The predictor of the candidate :func:`_search` selected (its ``best``), fitted on ``train``."""
+    return KernelPredictor(best["fn"], train, best["K"], best["lam"])
+
+
+def _error(predict: KernelPredictor, sample: Sample) -> float:
+    """E‖predict(x) − y‖² on ``sample``: the test error of a candidate selected on validation samples."""
+    return float(((predict(sample.x) - sample.y) ** 2).sum(-1).mean())
 
 
 def _check_memory(plan, ctx: KernelContext, *, n_points: int) -> None:

@@ -14,7 +14,7 @@ import torch
 
 from .. import validation as V
 from ..targets.concept import Split, data_split
-from .training import PAPER_PROTOCOL, VAL_FRACTION, Learner, Protocol, train_models
+from .training import PAPER_PROTOCOL, VAL_FRACTION, Learner, Protocol, TrainResult, train_models
 
 SELECTIONS = ("test", "val")
 VALIDATIONS = ("fresh", "holdout")
@@ -82,7 +82,8 @@ class GridResult:
     the rule, its ``role`` (``"grid"`` for the lr × wd search, ``"rerun"``
     for the selected cell retrained with a fresh initialisation seed) and
     whether it was selected. ``reruns`` are the rerun rows alone: they show
-    whether the selected result survives a new initialisation.
+    whether the selected result survives a new initialisation. ``trained`` holds, row by row, the trained
+    result that holds the row's model and its index there: :meth:`predict` evaluates any row's model.
     """
 
     rows: list[dict]
@@ -91,6 +92,31 @@ class GridResult:
     interrupted: bool
     wall_time: float
     reruns: list[dict] = field(default_factory=list)
+    trained: list[tuple[TrainResult, int]] = field(default_factory=list, repr=False, compare=False)
+
+    def predict(self, row: dict, x: torch.Tensor) -> torch.Tensor:
+        """The outputs (n, k) on ``x`` of the model of ``row`` (one of :attr:`rows`, e.g. :attr:`best`), as
+        :meth:`~resnetlearn.learners.training.TrainResult.predict` evaluates it: its reported errors bit for bit
+        for a model trained on the CPU."""
+        i = next((i for i, r in enumerate(self.rows) if r is row), None)
+        if i is None or i >= len(self.trained):
+            raise ValueError("row must be one of this grid's rows (its trained model is kept with it)")
+        result, g = self.trained[i]
+        return result.predict(x)[g]
+
+
+def _checked(learner, *, select, lrs, wds, seeds, rerun_seeds, max_batch) -> tuple:
+    """A search's arguments, each refused with its name before any sample is drawn or model trained."""
+    Learner.check(learner)
+    V.choice("select", select, SELECTIONS)
+    lrs = V.reals("lrs (learning rates)", lrs, lo=0, lo_open=True)
+    wds = V.reals("wds (weight decays)", wds, lo=0)
+    seeds = V.seeds("seeds", seeds)
+    rerun_seeds = V.seeds("rerun_seeds", rerun_seeds) if len(V.sequence("rerun_seeds", rerun_seeds)) else []
+    if set(rerun_seeds) & set(seeds):
+        raise ValueError(f"rerun_seeds must be fresh: {sorted(set(rerun_seeds) & set(seeds))} already in seeds")
+    max_batch = None if max_batch is None else V.integer("max_batch", max_batch, lo=1)
+    return lrs, wds, seeds, rerun_seeds, max_batch
 
 
 def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,), rerun_seeds=(),
@@ -110,23 +136,34 @@ def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,),
     instead. ``max_batch`` caps how many models train at once (memory).
     The reruns use the same data and mini-batch seeds derived from their own
     initialisation seed, so they measure the spread over initialisations
-    that one shipped number hides.
+    that one shipped number hides. The samples drawn, the search is :func:`search_split`.
     """
-    Learner.check(learner)
-    V.choice("select", select, SELECTIONS)
-    lrs = V.reals("lrs (learning rates)", lrs, lo=0, lo_open=True)
-    wds = V.reals("wds (weight decays)", wds, lo=0)
-    seeds = V.seeds("seeds", seeds)
-    rerun_seeds = V.seeds("rerun_seeds", rerun_seeds) if len(V.sequence("rerun_seeds", rerun_seeds)) else []
-    if set(rerun_seeds) & set(seeds):
-        raise ValueError(f"rerun_seeds must be fresh: {sorted(set(rerun_seeds) & set(seeds))} already in seeds")
-    max_batch = None if max_batch is None else V.integer("max_batch", max_batch, lo=1)
+    _checked(learner, select=select, lrs=lrs, wds=wds, seeds=seeds, rerun_seeds=rerun_seeds, max_batch=max_batch)
     if select == "val":
         split = validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
                                  val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, device=device,
                                  dtype=dtype)
     else:
         split = data_split(target, n_train, n_test=n_test, seed=data_seed, device=device, dtype=dtype)
+    return search_split(split, learner, lrs=lrs, wds=wds, seeds=seeds, rerun_seeds=rerun_seeds, select=select,
+                        validation=validation, val_fraction=val_fraction, data_seed=data_seed, protocol=protocol,
+                        device=device, dtype=dtype, progress=progress, max_batch=max_batch, callback=callback,
+                        cancel=cancel)
+
+
+def search_split(split: Split, learner: Learner, *, lrs, wds, seeds=(0,), rerun_seeds=(), select: str = "test",
+                 validation: str = "fresh", val_fraction: float = VAL_FRACTION, data_seed: int = 0,
+                 protocol: Protocol = PAPER_PROTOCOL, device=None, dtype=torch.float32, progress: bool = True,
+                 max_batch: int | None = None, callback=None, cancel=None) -> GridResult:
+    """The search of :func:`grid_search` on samples already drawn: ``split`` (a
+    :class:`~resnetlearn.targets.concept.Split`; with ``select="val"`` its validation part chooses, as
+    :func:`validation_split` draws it). ``validation``, ``val_fraction`` and ``data_seed`` say how ``split`` was
+    drawn: the rows record them (and a hold-out's protocol is checked against the samples SGD keeps)."""
+    lrs, wds, seeds, rerun_seeds, max_batch = _checked(learner, select=select, lrs=lrs, wds=wds, seeds=seeds,
+                                                       rerun_seeds=rerun_seeds, max_batch=max_batch)
+    if not isinstance(split, Split) or (split.val is None) != (select == "test"):
+        raise ValueError(f"split must be a Split {'without' if select == 'test' else 'with'} a validation part "
+                         f"for select={select!r} (data_split or validation_split)")
     if select == "val" and validation == "holdout" and isinstance(protocol, Protocol):  # name the hold-out
         n_val = split.val.x.shape[0]
         protocol.check(split.train.x.shape[0] + n_val, held_out=n_val,
@@ -134,32 +171,35 @@ def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,),
     combos = [(lr, wd, s) for lr in lrs for wd in wds for s in seeds]
     kw = dict(protocol=protocol, device=device, dtype=dtype, progress=progress, callback=callback,
               cancel=cancel, holdout=split.val)
-    rows, t0 = [], time.perf_counter()
-    interrupted = _train_chunks(split, learner, combos, max_batch=max_batch, kw=kw, rows=rows, role="grid")
+    rows, trained, t0 = [], [], time.perf_counter()
+    interrupted = _train_chunks(split, learner, combos, max_batch=max_batch, kw=kw, rows=rows, role="grid",
+                                trained=trained)
     key = "test_error" if select == "test" else "val_error"
     finite = [r for r in rows if not r["diverged"] and math.isfinite(r[key])]
     best = min(finite, key=lambda r: r[key]) if finite and not interrupted else None
     reruns = []
     if best is not None and rerun_seeds:
         interrupted = _train_chunks(split, learner, [(best["lr"], best["wd"], s) for s in rerun_seeds],
-                                    max_batch=max_batch, kw=kw, rows=reruns, role="rerun")
+                                    max_batch=max_batch, kw=kw, rows=reruns, role="rerun", trained=trained)
+    n_test = split.test.x.shape[0]
     for r in rows + reruns:
         r.update(select=select, selected=r is best, n_test=n_test, data_seed=data_seed)
         if select == "val":
             r.update(validation=validation, n_val=split.val.x.shape[0])
     return GridResult(rows + reruns, best, select, interrupted=interrupted, wall_time=time.perf_counter() - t0,
-                      reruns=reruns)
+                      reruns=reruns, trained=trained)
 
 
-def _train_chunks(split, learner, combos, *, max_batch, kw, rows, role) -> bool:
+def _train_chunks(split, learner, combos, *, max_batch, kw, rows, role, trained) -> bool:
     """Train (lr, wd, seed) combinations of ``learner`` in batches of at most ``max_batch``;
-    append rows; True if interrupted."""
+    append rows, and to ``trained`` each row's (result, index); True if interrupted."""
     size = max_batch or len(combos)
     for start in range(0, len(combos), size):
         chunk = combos[start:start + size]
         res = train_models(split.train, split.test, learner, lrs=[c[0] for c in chunk],
                            wds=[c[1] for c in chunk], seeds=[c[2] for c in chunk], **kw)
         rows += [dict(r, role=role) for r in res.rows()]
+        trained += [(res, g) for g in range(len(chunk))]
         if res.interrupted:
             return True
     return False

@@ -11,6 +11,11 @@ legends, its style in every figure):
   (§3.1, §7);
 * :class:`HandBuilt` — the small-norm solution of §8.2, footnote 16, built by hand.
 
+Each has ``fit(samples, search, *, schedule, device)``: the learner fitted to a figure point's samples
+(:class:`resnetlearn.reproduce.fit.Samples`, drawn by each learner in its own dtype) by the point's search
+(:class:`resnetlearn.reproduce.point.Search`), returning a result whose ``predict(x)`` is the selected model
+(:mod:`resnetlearn.reproduce.fit`: the §8.1 grid by SGD, the §3.1/§7 kernel ridge search, the §8.2 construction).
+
 A stored row names its learner by the keys ``model`` and ``mode`` (kept because they are in the store's
 keys); :func:`from_row` is the one place that reads a kind from them, so no other code compares a learner's
 kind, mode or architecture name.
@@ -26,6 +31,7 @@ from ..learners.modes import MODES
 from ..learners.networks import ARCHITECTURES, Style, param_shapes
 from ..learners.training import Learner as Network
 from ..targets.concept import HAND_BUILT
+from .fit import HandBuiltFit, KernelFit, Samples, fit_hand_built, fit_kernel
 
 __all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style",
            "trained_layers"]
@@ -72,6 +78,14 @@ class Kernel:
         """How a stored row names it: ``model`` (its spec) and ``mode`` ``"kernel"``."""
         return dict(model=self.spec, mode=KERNEL_MODE)
 
+    def fit(self, samples: Samples, search, *, schedule=None, device=None) -> KernelFit:
+        """This kernel fitted to ``samples`` by the ridge and parameter search that ``search.select`` chooses
+        (arXiv v3 §3.1, the §7 hard instance; :func:`resnetlearn.reproduce.fit.fit_kernel`), in float64; a network
+        point's ``schedule`` and ``device`` play no part. Its ``predict(x)`` is the selected ridge solution."""
+        if self.m is None:
+            raise ValueError(f"kernel {self.spec!r} needs m, the width of the network behind a finite kernel")
+        return fit_kernel(self.spec, samples, search, m=self.m)
+
     @property
     def spec(self) -> str:
         """``name`` or ``name:arch``, as the kernel experiments and the stored rows name it."""
@@ -114,6 +128,17 @@ class HandBuilt:
         hb = HAND_BUILT
         params = sum(math.prod(s) for s in param_shapes(hb.arch, hb.d, 1, hb.m).values())
         return Network(hb.arch, hb.mode, m=hb.m), [(1, hb.steps(point["epochs"]), params)], hb.batch_size
+
+    def fit(self, samples: Samples, search=None, *, schedule, device=None) -> HandBuiltFit:
+        """The footnote-16 construction (:func:`resnetlearn.reproduce.fit.fit_hand_built`) for ``samples``' target
+        dimension d, trained for ``schedule.epochs`` epochs with this record's ``wd`` and widened to its ``m``: a
+        construction, not a search (``search`` and ``device`` play no part; it is trained in float64 on the CPU).
+        Its ``predict(x)`` is the d-dimensional network it describes."""
+        if not isinstance(samples, Samples):
+            raise TypeError(f"samples must be a resnetlearn.reproduce.fit.Samples, got {type(samples).__name__}")
+        if self.m is None or self.wd is None:
+            raise ValueError("the hand-built solution needs its wd and width m (HandBuilt(wd, m=...))")
+        return fit_hand_built(self.wd, d=samples.target.d, m=self.m, epochs=schedule.epochs)
 
     def row_fields(self) -> dict:
         """How a stored row names it: ``model`` ``"hand_built"``, ``mode`` ``"-"`` and its ``wd``."""

@@ -10,8 +10,8 @@ the flat configuration the results store keys (:meth:`resnetlearn.reproduce.stor
 already has (a key that changed would recompute the point).
 
 Which keys a configuration carries is part of its key: ``alpha`` and ``beta`` always (None where the target
-has none); ``d``, ``k``, ``validation``, ``grid_seeds``, ``batch_size``, ``panel`` only when set; ``init`` only
-when it is not §8.1's ``"paper"``; ``wd`` only for the hand-built solution (its weight decay).
+has none); ``d``, ``k``, ``validation``, ``grid_seeds``, ``batch_size``, ``panel``, ``n_val`` only when set;
+``init`` only when it is not §8.1's ``"paper"``; ``wd`` only for the hand-built solution (its weight decay).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import KW_ONLY, dataclass
 
+from .fit import NetworkFit, Samples, fit_network
 from .learner import HandBuilt, Kernel, Network, from_row
 from .store import ResultsStore
 
@@ -51,6 +52,26 @@ class Search:
     _: KW_ONLY
     validation: str | None = None
     grid_seeds: tuple | None = None
+    n_val: int | None = None
+    """The size of a fresh validation set (None: :func:`resnetlearn.learners.search.default_val_size`)."""
+
+    def validation_rule(self) -> dict:
+        """How a ``select="val"`` search finds its validation samples, as keyword arguments of
+        :func:`~resnetlearn.learners.search.validation_split` (and :class:`resnetlearn.reproduce.fit.Samples`): its
+        ``validation`` (``"fresh"``, which :func:`resnetlearn.reproduce.figures.points` writes into every
+        ``select="val"`` point, with ``n_val`` as ``val_size``), or ``"holdout"`` for a point that names none (the
+        rule its stored results were computed with before issue 29, so their keys still mean what they meant).
+        Empty for ``select="test"``."""
+        if self.select != "val":
+            return {}
+        rule = self.validation or "holdout"
+        return dict(validation=rule, val_size=self.n_val) if rule == "fresh" else dict(validation=rule)
+
+    def fit_network(self, learner: Network, samples: Samples, *, schedule: Schedule, device=None) -> NetworkFit:
+        """:meth:`Network.fit <resnetlearn.learners.training.Learner.fit>` by this search
+        (:func:`resnetlearn.reproduce.fit.fit_network`): the network hands itself to its search, which lives here,
+        above the kernels that solve a (last)/(ntk) network's exact kernel method (arXiv v3 §8.1)."""
+        return fit_network(learner, samples, self, schedule=schedule, device=device)
 
 
 @dataclass(frozen=True)
@@ -100,7 +121,8 @@ class Point:
                    data=Data(c["target"], c["n_train"], c["n_test"], alpha=c["alpha"], beta=c["beta"],
                              d=c.get("d"), k=c.get("k")),
                    search=Search(tup(c["lrs"]), tup(c["wds"]), c["select"], tup(c["rerun_seeds"]),
-                                 validation=c.get("validation"), grid_seeds=tup(c.get("grid_seeds"))),
+                                 validation=c.get("validation"), grid_seeds=tup(c.get("grid_seeds")),
+                                 n_val=c.get("n_val")),
                    protocol=Schedule(c["epochs"], c.get("batch_size")),
                    scale=c["scale"], device=c.get("device"), panel=c.get("panel"))
 
@@ -115,7 +137,7 @@ class Point:
                    **self.learner.row_fields())
         optional = dict(validation=self.search.validation, d=self.data.d, k=self.data.k,
                         grid_seeds=lst(self.search.grid_seeds), batch_size=self.protocol.batch_size,
-                        panel=self.panel)
+                        panel=self.panel, n_val=self.search.n_val)
         return {**out, **{k: v for k, v in optional.items() if v is not None}}
 
     def key(self) -> str:

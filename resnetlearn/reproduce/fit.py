@@ -1,0 +1,290 @@
+"""A learner fitted to its samples by its search, and what the fit leaves: the selected model, which predicts.
+
+Each learner record (:mod:`resnetlearn.reproduce.learner`) has ``fit(samples, search, *, schedule, device)``; the
+work is done here, one function per kind of learner, and each returns a result with ``predict(x)`` (the selected
+model's outputs (n, k) on inputs x), ``interrupted``, the ``device`` it ran on and :meth:`stored`, the dict the
+results store keeps for a figure point (:func:`resnetlearn.reproduce.points.run_point`):
+
+* :func:`fit_network` → :class:`NetworkFit`: the lr × wd grid by SGD, the selected cell retrained on fresh seeds
+  (arXiv v3 §8.1), and for a (last)/(ntk) network the exact kernel solution it stands for;
+* :func:`fit_kernel` → :class:`KernelFit`: a kernel's ridge and parameter search (§3.1, §7);
+* :func:`fit_hand_built` → :class:`HandBuiltFit`: the construction of §8.2, footnote 16.
+
+The learners do not all compute in one dtype, and one split cast to another dtype is not the other's numbers: the
+networks draw their samples in float32 on their device, the kernels and the exact (last)/(ntk) solution in
+float64. So a fit receives :class:`Samples`, what the samples are, and draws them in its own dtype
+(:meth:`Samples.split`) by exactly the calls each of them always made.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import KW_ONLY, dataclass, field
+
+import torch
+
+from .. import validation as V
+from ..device import select_device
+from ..kernels.experiments import KernelPredictor, kernel_errors, network_kernel_errors
+from ..learners import networks
+from ..learners.search import VALIDATIONS, GridResult, search_split, validation_split
+from ..learners.selection import grid_edges
+from ..learners.training import Learner, Protocol, TrainResult, train_models
+from ..targets.concept import HAND_BUILT, Split, data_split
+
+BATCH = Protocol().batch_size
+"""The mini-batch of a network point that names none (§8.1: 50); a point's ``batch_size`` overrides it."""
+
+RUN_KEYS = ("role", "lr", "wd", "seed", "setting", "ridge_rel", "train_error", "test_error", "val_error", "diverged",
+            "frobenius_W", "selected")
+"""Columns of the per-run table (``FIG_runs.csv``): one row per trained model or kernel candidate."""
+
+
+@dataclass(frozen=True)
+class Samples:
+    """What a learner fits: ``n_train`` training and ``n_test`` test samples of ``target`` drawn with ``data_seed``
+    (:func:`resnetlearn.targets.concept.data_split`, the test samples with ``data_seed + 1``), and for a search that
+    selects on validation (``validation`` not None) its validation samples
+    (:func:`resnetlearn.learners.search.validation_split`: ``"fresh"``, ``val_size`` new samples, or ``"holdout"``,
+    the last fifth of the N). Every learner of a figure point sees these same samples, each in its own dtype."""
+
+    target: object
+    n_train: int
+    n_test: int
+    _: KW_ONLY
+    data_seed: int = 0
+    validation: str | None = None
+    val_size: int | None = None
+
+    def __post_init__(self):
+        if self.validation is not None:
+            V.choice("validation", self.validation, VALIDATIONS)
+        if self.validation != "fresh" and self.val_size is not None:
+            raise ValueError(f"val_size describes a fresh validation set; validation={self.validation!r} takes none")
+
+    def rule(self) -> dict:
+        """The validation keywords of :func:`~resnetlearn.learners.search.validation_split` (empty without one)."""
+        if self.validation is None:
+            return {}
+        return dict(validation=self.validation, **({"val_size": self.val_size} if self.validation == "fresh" else {}))
+
+    def split(self, *, dtype: torch.dtype, device=None) -> Split:
+        """The samples in ``dtype`` on ``device`` (None: as the draw places them), drawn as every learner draws them."""
+        if self.validation is None:
+            return data_split(self.target, self.n_train, n_test=self.n_test, seed=self.data_seed, device=device,
+                              dtype=dtype)
+        return validation_split(self.target, self.n_train, n_test=self.n_test, data_seed=self.data_seed,
+                                **self.rule(), device=device, dtype=dtype)
+
+    def check(self, select: str) -> None:
+        """Refuse samples whose validation part does not fit a search selecting by ``select``."""
+        if (self.validation is None) != (select == "test"):
+            raise ValueError(f"samples.validation = {self.validation!r} does not fit select={select!r}: a search "
+                             "selects on validation samples (validation 'fresh' or 'holdout') exactly when "
+                             "select='val'")
+
+
+def _checked_samples(samples, select: str) -> Samples:
+    if not isinstance(samples, Samples):
+        raise TypeError(f"samples must be a resnetlearn.reproduce.fit.Samples, got {type(samples).__name__}")
+    samples.check(select)
+    return samples
+
+
+# ----------------------------------------------------------------- networks (§8.1)
+@dataclass
+class NetworkFit:
+    """A network's search (:func:`fit_network`): every run (``grid``), the selected one (``best``, empty when
+    every run diverged) with its fresh-seed ``reruns``, and for a (last)/(ntk) network its ``exact`` kernel
+    solution's errors."""
+
+    grid: GridResult
+    best: dict
+    reruns: list[dict]
+    _: KW_ONLY
+    lrs: tuple
+    wds: tuple
+    exact: dict | None = None
+    interrupted: bool = False
+    device: str = "cpu"
+
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        """The selected run's outputs (n, k) on ``x``
+        (:meth:`~resnetlearn.learners.training.TrainResult.predict`: its errors bit for bit, trained on the CPU)."""
+        if not self.best:
+            raise ValueError("no run was selected (every run of the grid diverged or training was interrupted)")
+        return self.grid.predict(self.best, x)
+
+    def stored(self, *, keeps_grid: bool = False) -> dict:
+        """What the results store keeps: the runs, the selected test error, lr and wd (at a grid edge?), the
+        seeds' errors, and with ``keeps_grid`` every grid run's (train error, test error, ‖W‖_F) (§8.2)."""
+        best, grid_rows = self.best, [r for r in self.grid.rows if r["role"] == "grid"]
+        kept = {"train_error": best.get("train_error"), "frobenius_W": best.get("frobenius_W"),
+                "grid": [[r["train_error"], r["test_error"], r["frobenius_W"]] for r in grid_rows
+                         if not r["diverged"]]} if keeps_grid else {}
+        runs = [{k: r.get(k) for k in RUN_KEYS if k in r} for r in self.grid.rows]
+        seeds = [best.get("test_error", math.nan)] + [r["test_error"] for r in self.reruns] if best else []
+        out = {**kept, "runs": runs, "test_error": best.get("test_error", math.nan), "lr": best.get("lr"),
+               "wd": best.get("wd"), "lr_at_grid_edge": _at_edge("lr", best, self.lrs),
+               "wd_at_grid_edge": _at_edge("wd", best, self.wds),
+               "seed_errors": seeds, "diverged": sum(r["diverged"] for r in grid_rows), "grid_size": len(grid_rows)}
+        return {**out, **(self.exact or {})}
+
+
+def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=None) -> NetworkFit:
+    """The search of a network figure point (arXiv v3 §8.1): every lr × wd cell of ``search`` (a
+    :class:`resnetlearn.reproduce.point.Search`) trained by SGD for ``schedule.epochs`` epochs in mini-batches of
+    ``schedule.batch_size`` (None: :data:`BATCH`) on ``samples`` drawn in float32 on ``device``
+    (:func:`~resnetlearn.learners.search.search_split`), the cell selected by test or validation error and
+    retrained with the fresh ``rerun_seeds``; with ``grid_seeds`` every cell trains those seeds and seed 0 alone
+    selects (:func:`_seed0_choice`). A (last)/(ntk) network also gets the exact kernel solution it stands for
+    (:func:`_exact_kernel`, float64). An interrupted search returns at once, marked ``interrupted``."""
+    Learner.check(learner)
+    samples = _checked_samples(samples, search.select)
+    batch = BATCH if schedule.batch_size is None else schedule.batch_size
+    protocol = Protocol(epochs=schedule.epochs, batch_size=batch, eval_every=schedule.epochs)
+    grid_seeds = search.grid_seeds  # several seeds in every cell: the robust rule can be applied
+    g = search_split(samples.split(dtype=torch.float32, device=device), learner, lrs=search.lrs, wds=search.wds,
+                     seeds=grid_seeds or (0,), rerun_seeds=search.rerun_seeds, select=search.select,
+                     validation=samples.validation or "fresh", data_seed=samples.data_seed, protocol=protocol,
+                     device=device, progress=False)
+    fit = dict(lrs=search.lrs, wds=search.wds, device=str(select_device(device)))
+    if g.interrupted:  # the engine stopped early on Ctrl-C: these numbers are not the point's result
+        return NetworkFit(g, {}, [], interrupted=True, **fit)
+    best, reruns = g.best or {}, g.reruns
+    if grid_seeds:  # the paper's rule reads seed 0 alone; the cell's other seeds play the fresh seeds' part
+        best, reruns = _seed0_choice([r for r in g.rows if r["role"] == "grid"],
+                                     "test_error" if search.select == "test" else "val_error")
+    exact = _exact_kernel(learner, samples, select=search.select) if learner.kernel_method else None
+    return NetworkFit(g, best, reruns, exact=exact, **fit)
+
+
+def _seed0_choice(grid_rows: list[dict], key: str) -> tuple[dict, list[dict]]:
+    """In a grid trained with several seeds per cell: the seed-0 run with the lowest ``key`` error (arXiv v3
+    §8.1's rule, as a one-seed grid selects) and the same cell's runs with the other seeds, in seed order; the
+    ``selected`` flags are set to that one run."""
+    seed0 = [r for r in grid_rows if r["seed"] == 0 and not r["diverged"] and math.isfinite(r[key])]
+    best = min(seed0, key=lambda r: r[key]) if seed0 else None
+    for r in grid_rows:
+        r["selected"] = r is best
+    if best is None:
+        return {}, []
+    return best, sorted((r for r in grid_rows if (r["lr"], r["wd"]) == (best["lr"], best["wd"]) and r["seed"] != 0),
+                        key=lambda r: r["seed"])
+
+
+def _at_edge(axis: str, best: dict, grid) -> bool:
+    """Whether the selected lr or wd sits on an end of its grid (the optimum may lie outside: widen the grid),
+    by the project's one grid-edge rule (:func:`~resnetlearn.learners.selection.grid_edges`); wd = 0 cannot be
+    extended."""
+    return bool(grid_edges({axis: grid}, {axis: best.get(axis)}, hard_bounds={"wd": 0.0}))
+
+
+def _exact_kernel(learner: Learner, samples: Samples, *, select: str) -> dict:
+    """The kernel method a (last)/(ntk) network stands for, solved exactly on the same samples drawn in float64:
+    ridge regression with the conjugate kernel / empirical NTK of the same initial network (seed 0, the
+    learner's init), the ridge chosen by the point's own selection rule
+    (:func:`resnetlearn.kernels.experiments.network_kernel_errors`; with ``select="val"`` the same validation
+    samples as the SGD grid).
+
+    The NTK is used output by output (``coupling="per_output"``: the scalar empirical NTK of each
+    output, the kernel usually meant by "the NTK"). It is cheap (an N × N Gram) and on §8.1 it is the
+    stronger kernel: the fully coupled kN × kN kernel, which is what SGD on the linearised network
+    converges to, did worse where we measured it (§8.1, N = m = 500: 10.2 vs 7.4), which is why this
+    per-output kernel is the one computed here; the SGD-trained linear model stands beside it."""
+    split = samples.split(dtype=torch.float64)
+    r = network_kernel_errors(split.train, split.test, learner, seed=0, select=select, holdout=split.val,
+                              coupling="per_output")
+    return {"exact_test_error": r["test_error"], "exact_train_error": r["train_error"],
+            "exact_ridge_rel": r["ridge_rel"], "exact_ridge_at_grid_edge": r["ridge_at_grid_edge"]}
+
+
+# ----------------------------------------------------------------- kernels (§3.1, §7)
+@dataclass
+class KernelFit:
+    """A kernel's search (:func:`fit_kernel`): its row of :func:`~resnetlearn.kernels.experiments.kernel_errors`
+    (the selected setting and ridge, their test error, every candidate's selection error) and the selected
+    kernel ridge solution (``predictor``)."""
+
+    row: dict
+    predictor: KernelPredictor = field(repr=False)
+    interrupted: bool = False
+    device: str = "cpu"
+
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        """The selected kernel ridge solution's outputs (n, k) on ``x``, in float64."""
+        return self.predictor(x)
+
+    def stored(self, *, keeps_grid: bool = False) -> dict:
+        """What the results store keeps: every candidate (setting, ridge, selection error), the selected one's
+        test error, ridge and setting, and whether they sit at an edge of their grid."""
+        r = self.row
+        err = "test_error" if r["select"] == "test" else "val_error"
+        runs = [{"setting": lab, "ridge_rel": rel, err: e, "selected": (lab, rel) == (r["setting"], r["ridge_rel"])}
+                for lab, rel, e in r["path"]]
+        return {"runs": runs, "test_error": r["test_error"], "ridge_rel": r["ridge_rel"], "setting": r["setting"],
+                "ridge_at_grid_edge": r.get("ridge_at_grid_edge"), "param_at_grid_edge": r.get("param_at_grid_edge"),
+                "grid_edges": r.get("grid_edges")}
+
+
+def fit_kernel(spec: str, samples: Samples, search, *, m: int) -> KernelFit:
+    """The search of kernel ``spec`` (the kernel behind a width-``m`` network where it is a finite one): its ridge
+    and parameters chosen by ``search.select`` on ``samples`` (arXiv v3 §3.1, the §7 hard instance), by
+    :func:`~resnetlearn.kernels.experiments.kernel_errors`, which draws the samples in float64 itself (as it always
+    did for a figure point: on a GPU machine its Grams are then computed where the draw lands, where a split
+    handed to it would be moved to the CPU)."""
+    samples = _checked_samples(samples, search.select)
+    rows, predictors = kernel_errors(samples.target, samples.n_train, kernels=[spec], select=search.select,
+                                     **samples.rule(), n_test=samples.n_test, data_seed=samples.data_seed, m=m,
+                                     progress=False, predictors=True)
+    return KernelFit(rows[0], predictors[0])
+
+
+# ----------------------------------------------------------------- the hand-built solution (§8.2)
+@dataclass
+class HandBuiltFit:
+    """The footnote-16 construction (:func:`fit_hand_built`): the d = 6 network trained on all 64 inputs
+    (``trained``, its test error exact) and the network it describes in d dimensions at width m, whose first-layer
+    weights are ``W`` (m, d) and output weights ``A`` (1, m)."""
+
+    trained: TrainResult = field(repr=False)
+    W: torch.Tensor = field(repr=False)
+    A: torch.Tensor = field(repr=False)
+    wd: float
+    interrupted: bool = False
+    device: str = "cpu"
+
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        """The d-dimensional network's outputs (n, 1) on ``x`` (n, d), in float64 on the CPU: on {±1/√d}^d the
+        d = 6 network's outputs on the first six coordinates, so its error on the §8.2 target is the stored one."""
+        x = V.tensor("x", x, ndim=2).to("cpu", torch.float64)
+        if x.shape[1] != self.W.shape[1]:
+            raise ValueError(f"x has d = {x.shape[1]}; the hand-built network is built for d = {self.W.shape[1]}")
+        return networks.forward(HAND_BUILT.arch, {"W": self.W[None], "A": self.A[None]}, x)[0]
+
+    def stored(self, *, keeps_grid: bool = False) -> dict:
+        """What the results store keeps: its one run, its (exact) test error, equal to its train error on all the
+        inputs of d = 6, and ‖W‖_F of the d-dimensional, width-m network (Figure 4's reference)."""
+        error, norm = float(self.trained.test_error[0]), float(self.W.norm())
+        run = {"wd": self.wd, "seed": 0, "train_error": error, "test_error": error, "frobenius_W": norm,
+               "selected": True}
+        return {"runs": [run], "test_error": error, "train_error": error, "frobenius_W": norm}
+
+
+def fit_hand_built(wd: float, *, d: int, m: int, epochs: int) -> HandBuiltFit:
+    """§8.2 footnote 16: train aᵀσ(Wx) with m = 200 on all 64 inputs of the d = 6 problem (so its test error is
+    exact) with weight decay ``wd`` for ``epochs`` epochs (the lr drops at two thirds), then pad W with d − 6 zero
+    columns (scaling the 6 used columns by √(d/6), since inputs are ±1/√d) and duplicate rows (and the output
+    signs) up to width ``m`` with rescaling by √(200/m): the same function, the same test error,
+    ‖W‖_F = √(d/6)·‖W₆‖_F at every width."""
+    hb = HAND_BUILT
+    full = hb.sample()
+    res = train_models(full, full, Learner(hb.arch, hb.mode, m=hb.m), lrs=[hb.lr], wds=[wd], seeds=[0],
+                       protocol=Protocol(epochs=epochs, batch_size=hb.batch_size, lr_drop_epoch=epochs * 2 // 3,
+                                         eval_every=epochs),
+                       dtype=torch.float64, device="cpu", progress=False)
+    Wd = torch.zeros(hb.m, d, dtype=torch.float64)
+    Wd[:, :hb.d] = res.params["W"][0] * (d / hb.d) ** 0.5
+    scale = (hb.m / m) ** 0.5
+    return HandBuiltFit(res, Wd.repeat(m // hb.m, 1) * scale, res.params["A"][0].repeat(1, m // hb.m) * scale, wd,
+                        interrupted=res.interrupted)
