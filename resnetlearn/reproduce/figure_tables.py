@@ -253,8 +253,8 @@ def verdict_facts(result: FigureResult) -> dict:
     sel = {r.get("select") for r in rows}
     rule = "test-selected" if sel == {"test"} else "validation-selected (fresh samples, same N)" \
         if sel == {"val"} else "/".join(sorted(map(str, sel)))
-    if result.name == "thm3":
-        rule += "; ResNet half: robust rule beside test-best"
+    if note := figure_spec(result.name).rule_note:  # a second rule the figure reports beside this one
+        rule += f"; {note}"
     by_mode: dict[str, set] = {}
     for r in nets or rows:
         by_mode.setdefault(r.get("mode") or "-", set()).add(r.get("n_train"))
