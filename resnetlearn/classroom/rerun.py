@@ -11,7 +11,7 @@ from pathlib import Path
 import ipywidgets as W
 
 from ..device import describe_device, select_device
-from ..reproduce import DEFAULT_OUT, FIGURES, SCALES, run_figure, shipped_results, write_outputs, write_provenance
+from ..reproduce import DEFAULT_OUT, SCALES, every_scale, run_figure, shipped_results, write_outputs, write_provenance
 from ..reproduce.figure_tables import VERDICT_WORDS, error_table
 from ..reproduce.table_reading import load_figure, rerun_command
 from .figures_plotly import result_figure
@@ -34,8 +34,8 @@ class FigureRerun:
 
     def __init__(self, figure: str = "fig2a", scale: str = "quick", *, out="results/live/store", device=None,
                  shipped=None, mine=None):
-        if figure not in FIGURES:
-            raise ValueError(f"figure must be one of {FIGURES}, got {figure!r}")
+        if figure not in every_scale():
+            raise ValueError(f"figure must be one of {every_scale()}, got {figure!r}")
         if scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
         self.figure, self.scale, self.out, self.device = figure, scale, out, select_device(device)
