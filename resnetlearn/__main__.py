@@ -25,6 +25,7 @@ import textwrap
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from .classroom.figures_plotly import result_png
 from .device import select_device
 from .reproduce import (
     DEFAULT_OUT,
@@ -186,7 +187,7 @@ def main(argv=None) -> int:
         for fig in figures:
             res = run_figure(fig, args.scale, args.device, out=out / "store", executor=executor,
                              select=args.select)
-            paths = write_outputs(res, out)
+            paths = write_outputs(res, out, picture=result_png)
             write_provenance(res, out, args.scale, command)
             finished.append(fig)
             print(res.summary)
