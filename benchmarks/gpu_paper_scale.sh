@@ -37,6 +37,7 @@ start=$(date +%s)
 save() {
   [ -n "${OUT:-}" ] || return 0
   cp benchmarks/results/gpu_check.json benchmarks/results/race_headless_gpu.json "$OUT/" 2>/dev/null
+  [ -d "results/${SCALE}" ] || return 0  # nothing computed at this scale yet (the first save, before any figure)
   tar czf "$OUT/results_${SCALE}.tgz" "results/${SCALE}"
 }
 case "$CHECK" in

@@ -25,6 +25,7 @@ import textwrap
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from .classroom.figures_plotly import result_png
 from .device import select_device
 from .reproduce import (
     DEFAULT_OUT,
@@ -37,7 +38,7 @@ from .reproduce import (
     write_outputs,
     write_provenance,
 )
-from .reproduce.figures import SCALE_NOTES, SCALES, SPECS, names_at
+from .reproduce.figures import SCALE_NOTES, SCALES, SPECS, names, names_at
 from .reproduce.figures import points as figure_points
 from .reproduce.store import shipped_results
 
@@ -85,7 +86,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                                     "Before the first point it says how much work lies ahead.",
                         formatter_class=argparse.RawTextHelpFormatter)
     only = [f"{name} ({', '.join(s.scales)} only)" for name, s in SPECS.items() if s.scales != SCALES]
-    rp.add_argument("figure", choices=(*SPECS, "all"),  # read when the parser is built: a new entry is listed
+    rp.add_argument("figure", choices=(*names(), "all"),  # read when the parser is built: a new entry is listed
                     help="the experiment; all: every figure defined at --scale"
                          + (f"; defined at some scales only: {'; '.join(only)}" if only else ""))
     rp.add_argument("--scale", choices=SCALES, default="quick",
@@ -186,7 +187,7 @@ def main(argv=None) -> int:
         for fig in figures:
             res = run_figure(fig, args.scale, args.device, out=out / "store", executor=executor,
                              select=args.select)
-            paths = write_outputs(res, out)
+            paths = write_outputs(res, out, picture=result_png)
             write_provenance(res, out, args.scale, command)
             finished.append(fig)
             print(res.summary)

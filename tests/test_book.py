@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from browser import CHROMIUM, NO_CHROMIUM, launch_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts" / "book"
@@ -98,11 +99,6 @@ def test_committed_outputs_only(book):
 
 
 # ----------------------------------------------------------------- in a browser
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
-
-
 @contextlib.contextmanager
 def _serve(folder: Path):
     class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -121,16 +117,13 @@ def _serve(folder: Path):
 
 @pytest.fixture(scope="module")
 def browser_page(book):
-    import shutil
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no chromium executable on PATH (Debian: apt-get install chromium); .ci/run installs it")
+    if CHROMIUM is None:
+        pytest.skip(NO_CHROMIUM)
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
     html, _ = book
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with _serve(html) as base, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         remote: list[str] = []
         page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((base, "data:", "blob:")) else None)

@@ -23,18 +23,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser import CHROMIUM, NO_CHROMIUM, launch_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 NOTEBOOK = "03_hierarchical_learning.ipynb"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable on PATH "
-                                "(Debian: apt-get install chromium); .ci/run installs it")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 
 
 def _free_port() -> int:
@@ -88,7 +84,7 @@ def test_live_widget_renders_and_retrains(lab):
     base, token = lab
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         _open_and_run_all(page, f"{base}/lab/tree/{NOTEBOOK}?token={token}")
         # the live trainer's sliders must render as widgets
@@ -162,7 +158,7 @@ def test_race_and_plotly_figures_in_the_browser(lab):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     _put_notebook(base, token, "race.ipynb", RACE_NOTEBOOK)
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         _open_and_run_all(page, f"{base}/lab/workspaces/race/tree/race.ipynb?reset&token={token}")  # fresh workspace
         race = page.locator(".widget-vbox").filter(has=page.locator("button:has-text('Train')")).first
@@ -270,7 +266,7 @@ def nb05(lab05):
     base, token = lab05
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     pw = playwright.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    browser = launch_chromium(pw)
     try:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         # the shipped outputs cleared first, so that everything checked below is what this run drew
@@ -508,7 +504,7 @@ def _open_fresh(url: str, shot: str) -> tuple[dict, str, list[str]]:
 
 def _open_fresh_here(url: str, shot: str) -> tuple[dict, str, list[str]]:
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

@@ -17,7 +17,7 @@ def test_threshold_and_zero_line_are_the_paper_facts():
     assert V.parity_zero() == pytest.approx(15 * (1 + 0.3**2))
 
 
-@pytest.mark.parametrize("name", F.NAMES)
+@pytest.mark.parametrize("name", F.names())
 @pytest.mark.parametrize("scale", F.SCALES)
 def test_every_point_is_a_complete_distinct_configuration(name, scale):
     if scale not in F.spec(name).scales:  # defined at some scales only: a clear error naming them
@@ -202,7 +202,7 @@ def test_figure_4b_is_the_papers_setting_at_paper_scale():
     a = F.points("fig4", "paper")
     assert [dict(p, figure="fig4b", d=100, n_train=50000) for p in a] == \
         [{k: v for k, v in p.items() if k != "batch_size"} for p in pts]
-    assert F.names_at("paper") == F.NAMES and "fig4b" not in F.names_at("quick") + F.EVERY_SCALE
+    assert F.names_at("paper") == F.names() and "fig4b" not in F.names_at("quick") + F.every_scale()
     spec = F.spec("fig4b")
     assert (spec.plot, spec.keeps_grid, spec.xkey, spec.scales) == ("norm_vs_error", True, None, ("tiny", "paper"))
 

@@ -111,6 +111,21 @@ def test_errors_are_shown_in_the_status():
     bad_frame.stop()
 
 
+def test_a_drawing_failure_stays_in_the_final_status():
+    # the run ends after its frames: "done" must not hide that they failed to draw
+    job = ticking_job()
+    job.frame_fn = lambda data, settings: 1 / 0
+    job.start({"name": "a", "n": 3})
+    assert job.wait(10)
+    assert job.status_text == "done: 3 ticks of a (drawing failed: ZeroDivisionError: division by zero)"
+    assert job.frames == [] and isinstance(job.last_error, ZeroDivisionError) and job.last_result == 3
+    # a run whose frames draw ends with its own words only
+    job.frame_fn = lambda data, settings: PNG
+    job.start({"name": "b", "n": 3})
+    assert job.wait(10)
+    assert job.status_text == "done: 3 ticks of b" and job.frames[-1].data["i"] == 3
+
+
 # ----------------------------------------------------------------- LiveConfig: declared checks
 @pytest.mark.parametrize("kw, error, match", [
     (dict(alpha=1.0), ValueError, r"alpha must lie in \[0, 1\)"),

@@ -252,6 +252,12 @@ def test_training_and_kernels_check_before_allocating(eight_gib, monkeypatch):
     with pytest.raises(memory.InsufficientMemoryError, match=r"training 1 3layer\(all\) .* m = 60000 needs"):
         training.train_models(s.train, s.test, Learner("3layer", "all", m=60_000), lrs=[0.1], wds=[0.0], seeds=[0],
                               progress=False)
+    # fixed output signs take even widths only: the hint's search over the widths below must not stop at an odd
+    # one (it raised "2layer_signs needs an even width m", hiding the refusal; fig4b at paper scale on one GPU)
+    with pytest.raises(memory.InsufficientMemoryError,
+                       match=r"training 1 2layer_signs\(hidden\) .* m = 50000000 needs .* m = \d+ fits"):
+        training.train_models(s.train, s.test, Learner("2layer_signs", "hidden", m=50_000_000), lrs=[0.1],
+                              wds=[0.0], seeds=[0], progress=False)
     X = torch.randn(10, 30, dtype=F64)
     with pytest.raises(memory.InsufficientMemoryError, match=r"3layer network kernel .* m = 60000 .* m = \d+ fits"):
         kernels.ntk(X, arch="3layer", m=60_000)

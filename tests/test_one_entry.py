@@ -56,3 +56,17 @@ def test_a_new_figure_is_one_entry(newfig, tmp_path, capsys):
     assert summary in capsys.readouterr().out
     assert (out / "newfig.png").read_bytes()[:4] == b"\x89PNG" and (out / "newfig.sha256").exists()
     assert len(list((out / "store" / "newfig").glob("*.json"))) == 2  # each point stored under its figure
+
+
+def test_a_new_figure_is_listed_wherever_the_figures_are_listed(monkeypatch):
+    """The lists of figures are read from SPECS when asked for, not snapshotted at import: an entry added later
+    (at every scale here) is in ``names()``, ``every_scale()`` and the notebooks' ``FIGURES`` and ``NAMES``."""
+    from dataclasses import replace
+
+    import resnetlearn.reproduce as R
+
+    before = figures.every_scale()
+    monkeypatch.setitem(figures.SPECS, "newfig_all", replace(NEWFIG, name="newfig_all", scales=figures.SCALES))
+    assert figures.names()[-1] == "newfig_all" and figures.every_scale() == (*before, "newfig_all")
+    assert R.FIGURES == figures.every_scale() and figures.NAMES == figures.names()
+    assert "newfig_all" in names_at("quick") and "fig4b" not in figures.every_scale()

@@ -171,6 +171,9 @@ def test_training_curves_two_panels_and_alpha_zero():
     fig = fp.training_curves([10, 20, 30, 40, 50], curves, 1.35, ["3resnet(all)"], total_epochs=100)
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.title.text  # the right panel has a y label
     assert fig.layout.xaxis.range[1] == 100
+    # whole-epoch ticks in both panels, from the figures' one epoch axis (100 epochs: every 20)
+    assert fig.layout.xaxis.dtick == fig.layout.xaxis2.dtick == 20 and fig.layout.xaxis2.title.text == "epoch"
+    assert fig.layout.xaxis.tick0 == fig.layout.xaxis2.tick0 == 0 and tuple(fig.layout.xaxis2.range) == (0, 100)
     assert any(t.name.startswith("kα²") and t.visible for t in fig.data)
     fig0 = fp.training_curves([10, 20, 30, 40, 50], curves, 0.0, ["3resnet(all)"])
     assert not any(t.visible and t.name.startswith("kα²") for t in fig0.data if t.visible is not None)

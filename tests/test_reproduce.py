@@ -325,11 +325,11 @@ _FIGURE_WORDS = {  # how prose names each figure
 
 def _shipped_verdicts():
     from resnetlearn.reproduce import load_latest
-    from resnetlearn.reproduce.figures import NAMES
+    from resnetlearn.reproduce.figures import names
 
     root = Path(__file__).resolve().parents[1] / "results"
     out = {}
-    for name in NAMES:
+    for name in names():
         try:
             out[name] = load_latest(name, root)
         except ValueError:

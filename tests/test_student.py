@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from browser import CHROMIUM, NO_CHROMIUM, launch_chromium
 from nbclient import NotebookClient
 
 from resnetlearn.classroom import student as S
@@ -169,7 +170,6 @@ def test_make_student_and_gitignore():
 
 
 # ----------------------------------------------------------------- a student copy opens (issue 27, item 3)
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 _STUDENT_VIEW_JS = """async (index) => {
   const w = window.jupyterapp.shell.currentWidget;
   if (!w || !w.context || !w.sessionContext || !w.sessionContext.session) return null;
@@ -199,10 +199,9 @@ def _fake_venv(path: Path) -> Path:
 
 def _open_student_copy(url: str, index: int, shot: Path) -> tuple[dict, list[str]]:
     from playwright.sync_api import sync_playwright
-    from test_browser import CHROMIUM_ARGS
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -218,8 +217,7 @@ def _open_student_copy(url: str, index: int, shot: Path) -> tuple[dict, list[str
     return state, errors
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium executable on PATH (Debian: apt-get install chromium); "
-                    ".ci/run installs it")
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 def test_make_lab_student_opens_a_student_copy_in_the_browser(tmp_path):
     """`make lab-student` in a copy of the repository writes student/ (`make student`) and serves it: notebook
     00's student copy opens in headless Chromium at 1280×800 with its title, a removed fold's title in place of

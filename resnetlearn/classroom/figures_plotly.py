@@ -295,10 +295,10 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
         add(threshold_trace(threshold, 0, x1, showlegend=False), 2)
     lo, hi = _value_range([v for v in vals if v is not None] + ([threshold] if has_threshold(threshold) else []))
     yax = log_axis(lo=min(lo, 0.05), hi=max(hi, 20), title=ERROR_TITLE)
-    fig.update_layout(yaxis=yax, xaxis=dict(title=dict(text="epoch"), range=[0, x1]))
+    fig.update_layout(yaxis=yax, xaxis=epoch_axis(x1))
     if dec:
         fig.update_layout(yaxis2=dict(yax, title=dict(text="error of each block  E‖·‖²")),
-                          xaxis2=dict(title=dict(text="epoch"), range=[0, x1]))
+                          xaxis2=epoch_axis(x1))
     if not has_threshold(threshold):
         title = f"{title}  ({threshold_label(threshold)})" if title else threshold_label(threshold)
     return _finish(fig, title or "test error", width=1100 if dec else 900, height=430)

@@ -161,6 +161,7 @@ class RunContext:
 
     def __init__(self, job: LiveRun, generation: int, *, settings, cancel: threading.Event, t0: float):
         self.job, self.generation, self.settings, self.cancel, self.t0 = job, generation, settings, cancel, t0
+        self.draw_error: str | None = None  # the latest frame of this run that failed to draw, kept for its end
 
     @property
     def current(self) -> bool:
@@ -190,8 +191,9 @@ class LiveRun:
     ``frame(data, settings) -> figure`` (matplotlib for a :class:`PngView`, plotly for a
     :class:`PlotlyView`) draws them; ``done(result, settings, ctx) -> str`` words the final status
     line (default "done in … s"). Errors raised by the run are shown in the status line and kept in
-    ``last_error``. ``frames`` logs every drawn frame (:class:`Frame`), ``first_frame_s`` the seconds
-    from ``start`` to the first frame of the latest run.
+    ``last_error``; so is a frame that fails to draw, and the run's final line still names that failure
+    ("done … (drawing failed: …)"). ``frames`` logs every drawn frame (:class:`Frame`), ``first_frame_s`` the
+    seconds from ``start`` to the first frame of the latest run.
     """
 
     def __init__(self, run: Callable, frame: Callable, *, done: Callable | None = None, view=None,
@@ -244,7 +246,8 @@ class LiveRun:
                 self._draw(ctx, data)
             except Exception as exc:  # shown, not lost in the thread
                 self.last_error = exc
-                ctx.status(f"drawing failed: {type(exc).__name__}: {exc}")
+                ctx.draw_error = f"{type(exc).__name__}: {exc}"
+                ctx.status(f"drawing failed: {ctx.draw_error}")
             finally:
                 with self._cv:
                     self._drawing = False
@@ -360,6 +363,8 @@ class LiveRun:
             self.last_result = result
             self.finished_s = ctx.elapsed
         text = self.done_fn(result, ctx.settings, ctx) if self.done_fn else f"done in {ctx.elapsed:.1f} s"
+        if ctx.draw_error:  # the end does not hide that a frame failed to draw
+            text += f" (drawing failed: {ctx.draw_error})"
         ctx.status(text)
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import ipywidgets as W
 
 from ..device import describe_device, select_device
-from ..reproduce import DEFAULT_OUT, FIGURES, SCALES, run_figure, shipped_results, write_outputs, write_provenance
+from ..reproduce import DEFAULT_OUT, SCALES, every_scale, run_figure, shipped_results, write_outputs, write_provenance
 from ..reproduce.figure_tables import VERDICT_WORDS, error_table
 from ..reproduce.table_reading import load_figure, rerun_command
-from .figures_plotly import result_figure
+from .figures_plotly import result_figure, result_png
 from .live_run import LiveRun, PngView, RunContext, pictured_bundle
 from .plots import to_png
 from .static_picture import to_matplotlib
@@ -34,8 +34,8 @@ class FigureRerun:
 
     def __init__(self, figure: str = "fig2a", scale: str = "quick", *, out="results/live/store", device=None,
                  shipped=None, mine=None):
-        if figure not in FIGURES:
-            raise ValueError(f"figure must be one of {FIGURES}, got {figure!r}")
+        if figure not in every_scale():
+            raise ValueError(f"figure must be one of {every_scale()}, got {figure!r}")
         if scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
         self.figure, self.scale, self.out, self.device = figure, scale, out, select_device(device)
@@ -137,7 +137,7 @@ class FigureRerun:
         try:
             ctx.status(f"running {self.figure} at {self.scale} scale on {describe_device(self.device)} …")
             res = run_figure(self.figure, self.scale, str(self.device), out=self.out, progress=False)
-            write_outputs(res, self.mine)  # the user's run, where the command line writes it
+            write_outputs(res, self.mine, picture=result_png)  # the user's run, where the command line writes it
             write_provenance(res, self.mine, self.scale, f"FigureRerun({self.figure!r}, {self.scale!r}) "
                              f"(store {self.out}; as python -m resnetlearn reproduce {self.figure} --scale "
                              f"{self.scale} --device {self.device.type})")

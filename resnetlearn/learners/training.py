@@ -51,7 +51,9 @@ def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_ev
     :mod:`resnetlearn.memory`'s docstring); ``n_eval``: the largest number of samples one forward pass sees."""
     n_models = V.integer("n_models", n_models, lo=1)
     n_eval = V.integer("n_eval", n_eval, lo=1)
-    P = sum(math.prod(s) for s in networks.param_shapes(arch, d, k, m).values())
+    # the layer graph's shapes at any width (not param_shapes, which refuses an odd m for 2layer_signs): the memory
+    # check's hint (memory.check_memory) tries every width below a refused one
+    P = sum(math.prod(s) for s in networks.ARCHITECTURES[networks.check_arch(arch)].shapes(d, k, m).values())
     acts = memory.ACTIVATION_COPIES * (2 if mode_of(mode).linearised else 1) * n_eval * m
     return memory.itemsize(dtype) * n_models * (memory.PARAM_COPIES * P + acts + n_eval * (d + k))
 

@@ -39,20 +39,25 @@ from .figure_tables import (
     write_outputs,
     write_provenance,
 )
-from .figures import EVERY_SCALE, SCALE_NOTES, SCALES, names_at, summarise
+from .figures import SCALE_NOTES, SCALES, every_scale, names_at, summarise
 from .points import run_point
 from .running import FigureInterrupted, WorkersUnavailable, run_figure, stop_process_pool, worker_init
 from .store import DEFAULT_OUT, ResultsStore, StoreWarning, atomic_write, shipped_results, verify_table
 from .table_reading import grid_table, load_figure, load_latest, load_runs
 from .work_estimate import WorkEstimate, estimate_work, point_work
 
-FIGURES = EVERY_SCALE
-"""The names of the figures every scale defines, in the order ``reproduce all`` runs them (the
-specifications, every figure included, are :data:`resnetlearn.reproduce.figures.SPECS`)."""
+
+def __getattr__(attr: str):
+    # FIGURES, the names of the figures every scale defines (:func:`every_scale`), derived when read (PEP 562) for
+    # the notebooks that still import it (05 and its deep dive); the package, tests and benchmarks call every_scale()
+    if attr == "FIGURES":
+        return every_scale()
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
 
 __all__ = [
-    "DEFAULT_OUT", "FIGURES", "SCALES", "SCALE_NOTES", "FigureInterrupted", "FigureResult", "ResultsStore",
-    "StoreWarning", "WorkEstimate", "WorkersUnavailable", "atomic_write", "error_table", "estimate_work",
+    "DEFAULT_OUT", "SCALES", "SCALE_NOTES", "FigureInterrupted", "FigureResult", "ResultsStore",
+    "StoreWarning", "WorkEstimate", "WorkersUnavailable", "atomic_write", "error_table", "estimate_work", "every_scale",
     "grid_table", "kernel_table", "load_figure", "load_latest", "load_runs", "names_at", "point_work",
     "run_figure", "run_point", "runs_text", "seed_table", "selection_table", "shipped_results", "stop_process_pool",
     "summarise",

@@ -1,6 +1,7 @@
 """A figure's result as tables and a picture: the tidy table ``FIG.csv``, every run ``FIG_runs.csv``,
 the provenance, the static plot (``FIG.png``: the notebooks' picture,
-:func:`resnetlearn.classroom.figures_plotly.result_png`), and the text tables the notebooks print.
+:func:`resnetlearn.classroom.figures_plotly.result_png`, which the caller passes in), and the text tables the
+notebooks print.
 
 Every table and plot reads the figure's specification (:mod:`resnetlearn.reproduce.figures`): its curves
 (:attr:`~resnetlearn.reproduce.figures.FigureSpec.label` against ``xkey``), its reference lines and its plot kind,
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -166,10 +168,14 @@ def runs_text(result: FigureResult) -> str:
     return buf.getvalue()
 
 
-def write_outputs(result: FigureResult, out) -> dict[str, Path]:
+def write_outputs(result: FigureResult, out, *, picture: Callable[[FigureResult], bytes]) -> dict[str, Path]:
     """Write the tidy table (CSV), every run of every grid (CSV), the plot (PNG), the summary (TXT) and
     the tables' checksums (``FIG.sha256``, :func:`write_checksums`), each atomically (a Ctrl-C leaves
-    the previous file or the new one)."""
+    the previous file or the new one).
+
+    ``picture`` draws the plot as PNG bytes: the caller passes the classroom's one renderer
+    (:func:`resnetlearn.classroom.figures_plotly.result_png`, the notebooks' picture), which sits above this
+    module in the import order."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"table": out / f"{result.name}.csv", "runs": out / f"{result.name}_runs.csv",
@@ -178,9 +184,7 @@ def write_outputs(result: FigureResult, out) -> dict[str, Path]:
     atomic_write(paths["table"], tables[paths["table"].name])
     atomic_write(paths["runs"], tables[paths["runs"].name])
     paths["checksums"] = write_checksums(result.name, out, tables)
-    from ..classroom.figures_plotly import result_png  # the notebooks' static picture of the figure, one renderer
-
-    atomic_write(paths["plot"], result_png(result))
+    atomic_write(paths["plot"], picture(result))
     atomic_write(paths["summary"], result.summary + "\n")
     return paths
 
@@ -253,8 +257,8 @@ def verdict_facts(result: FigureResult) -> dict:
     sel = {r.get("select") for r in rows}
     rule = "test-selected" if sel == {"test"} else "validation-selected (fresh samples, same N)" \
         if sel == {"val"} else "/".join(sorted(map(str, sel)))
-    if result.name == "thm3":
-        rule += "; ResNet half: robust rule beside test-best"
+    if note := figure_spec(result.name).rule_note:  # a second rule the figure reports beside this one
+        rule += f"; {note}"
     by_mode: dict[str, set] = {}
     for r in nets or rows:
         by_mode.setdefault(r.get("mode") or "-", set()).add(r.get("n_train"))
