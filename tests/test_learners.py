@@ -32,7 +32,7 @@ def test_a_stored_point_keeps_its_key_through_the_point_record():
     assert seen > 400  # results/quick, quick-val, cpu and cpu-v1 hold 499 points
 
 
-@pytest.mark.parametrize("name", figures.NAMES)
+@pytest.mark.parametrize("name", figures.names())
 def test_every_figure_point_round_trips_through_its_record(name):
     for scale in figures.spec(name).scales:
         for select in ("test", "val"):

@@ -46,15 +46,6 @@ from .store import DEFAULT_OUT, ResultsStore, StoreWarning, atomic_write, shippe
 from .table_reading import grid_table, load_figure, load_latest, load_runs
 from .work_estimate import WorkEstimate, estimate_work, point_work
 
-
-def __getattr__(attr: str):
-    # FIGURES, the names of the figures every scale defines (:func:`every_scale`), derived when read (PEP 562) for
-    # the notebooks that still import it (05 and its deep dive); the package, tests and benchmarks call every_scale()
-    if attr == "FIGURES":
-        return every_scale()
-    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-
-
 __all__ = [
     "DEFAULT_OUT", "SCALES", "SCALE_NOTES", "FigureInterrupted", "FigureResult", "ResultsStore",
     "StoreWarning", "WorkEstimate", "WorkersUnavailable", "atomic_write", "error_table", "estimate_work", "every_scale",

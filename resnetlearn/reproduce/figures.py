@@ -393,14 +393,6 @@ def every_scale() -> tuple[str, ...]:
     return tuple(name for name, s in SPECS.items() if s.scales == SCALES)
 
 
-def __getattr__(attr: str):
-    # NAMES, derived when read (PEP 562), for the callers this change could not edit: notebook 05 and
-    # tests/test_learners.py; the package, the other tests and the benchmarks call names()
-    if attr == "NAMES":
-        return names()
-    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-
-
 def spec(name: str) -> FigureSpec:
     if name not in SPECS:
         raise ValueError(f"unknown figure {name!r}; allowed: {', '.join(names())}")
