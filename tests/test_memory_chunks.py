@@ -4,10 +4,12 @@ models of a batch are independent); a point whose single model does not fit is s
 anything is trained; and workers sharing a GPU each plan with their share of it. The available memory is faked
 (``memory.available_bytes``) at a size computed here from the hand-checked :func:`training_bytes`."""
 
+import importlib.util
 import math
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
@@ -23,6 +25,7 @@ from resnetlearn.reproduce.point import Schedule, Search
 from resnetlearn.reproduce.running import worker_init
 from resnetlearn.targets.concept import parity_instance
 
+ROOT = Path(__file__).resolve().parent.parent
 N, N_TEST, M = 60, 40, 8
 SEARCH = Search((0.05, 0.2, 1.0), (0.0, 1e-3), "test", (1, 2))  # 6 grid models, 2 reruns
 
@@ -156,3 +159,19 @@ def test_train_models_checks_each_chunk_by_the_same_rule(monkeypatch):
     with pytest.raises(memory.InsufficientMemoryError, match="training 4 "):
         training.train_models(split.train, split.test, learner, lrs=[0.1], wds=[0.0], seeds=range(fits + 1),
                               protocol=training.Protocol(epochs=1, eval_every=1), progress=False)
+
+
+def test_the_paper_scale_plan_of_fig4b():
+    """benchmarks/memory_chunks.py at --scale paper: fig4b's m = 1000 point (90 models, N = 50000, d = 100) needs
+    ~102 GiB as one program; on an 80 GiB GPU one worker plans with 64 GiB, so ⌊64 / (102.5 / 90)⌋ = 56 models fit
+    and the grid trains in 2 chunks of 45; six workers plan with 80/6 GiB each: 9 fit, 10 chunks of 9."""
+    spec = importlib.util.spec_from_file_location("memory_chunks", ROOT / "benchmarks" / "memory_chunks.py")
+    mc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mc)
+    point = next(p for p in mc.points("fig4b", "paper") if p.get("m") == 1000 and p["model"] != "hand_built")
+    alone = mc.plan(point, total=80 * 2**30, workers=1)
+    assert 102 < alone["gib"] < 103 and alone["limit"] == 64.0
+    assert alone["fits"] == math.floor(64 / (alone["gib"] / 90)) == 56 and (alone["chunks"], alone["size"]) == (2, 45)
+    six = mc.plan(point, total=80 * 2**30, workers=6)
+    assert six["fits"] == math.floor(0.8 * (80 * 2**30 // 6) / 2**30 / (alone["gib"] / 90)) == 9
+    assert (six["chunks"], six["size"]) == (10, 9)
