@@ -20,6 +20,13 @@
 #
 #   SCALE=cpu FIGURES="fig2a fig2b companion thm3" CHECK=quick bash benchmarks/gpu_paper_scale.sh
 #
+# Memory: each of the WORKERS points running at once on the GPU plans with 1/WORKERS of its memory
+# (resnetlearn.memory.share_device); a network point whose lr x wd grid does not fit in that trains it in
+# the fewest equal chunks that fit, with the same numbers, and says so ("training 90 models in 2 chunks of
+# <= 45 (memory)"). fig4b's points (90 models on N = 50000 each) fill a GPU alone, so fig4b runs with
+# FIG4B_WORKERS (default 1): on an H100 its m = 1000 and 2000 points then train in 2 and 4 chunks instead of
+# 10 and 23 (python benchmarks/memory_chunks.py prints the plan for any figure, GPU size and worker count).
+#
 # The device is left to the default (the GPU when present), so the stored points
 # have the same keys as a CPU run of the same scale: tables can be rewritten from
 # the store on any machine; every row records the device that computed it.
@@ -31,6 +38,7 @@ SCALE=${SCALE:-paper}
 # at another SCALE the command refuses it at once (exit 2, naming its scales) and the loop goes on.
 FIGURES=${FIGURES:-fig2a fig2b fig3 companion thm3 fig4 fig4b}
 WORKERS=${WORKERS:-6}
+FIG4B_WORKERS=${FIG4B_WORKERS:-1}
 CHECK=${CHECK:-full}
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 start=$(date +%s)
@@ -50,8 +58,9 @@ for fig in $FIGURES; do
   left=$(( BUDGET - ($(date +%s) - start) ))
   [ "$left" -gt 30 ] || break
   t0=$(date +%s)
+  workers=$WORKERS; [ "$fig" = fig4b ] && workers=$FIG4B_WORKERS
   timeout -s INT -k 30 "$left" \
-    python -m resnetlearn reproduce "$fig" --scale "$SCALE" --out "results/${SCALE}" --into-shipped --workers "$WORKERS"
+    python -m resnetlearn reproduce "$fig" --scale "$SCALE" --out "results/${SCALE}" --into-shipped --workers "$workers"
   echo "$fig: exit $?, $(( $(date +%s) - t0 )) s wall"
   save
 done

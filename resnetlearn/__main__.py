@@ -182,7 +182,7 @@ def main(argv=None) -> int:
             context = multiprocessing.get_context("spawn" if device.type == "cuda" or not hasattr(os, "fork")
                                                   else "fork")
             executor = ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init,
-                                           initargs=(os.getpid(),))
+                                           initargs=(os.getpid(), workers))
         _announce_work(args, figures, device=device, out=out, workers=workers)
         for fig in figures:
             res = run_figure(fig, args.scale, args.device, out=out / "store", executor=executor,

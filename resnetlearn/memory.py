@@ -10,7 +10,14 @@ graph) / :func:`gram_bytes` and passes them to
 memory on a CUDA device), naming the width, the need, the limit and a width
 that fits. torch's own "can't allocate N bytes" names bytes rather than the
 setting that caused them, and a notebook's kernel may be killed by the
-operating system before torch can raise at all.
+operating system before torch can raise at all. Where a request can be split (the lr × wd grid of a network
+point, trained in chunks of independent models), :func:`largest_fitting` finds the most that fit under the same
+limit instead of refusing.
+
+Several processes running points at once on one CUDA device (``python -m resnetlearn reproduce --workers W``) each
+check the free memory when they start, before the others have allocated; so each worker declares itself one of W
+(:func:`share_device`, called by :func:`resnetlearn.reproduce.running.worker_init`) and plans with at most its
+share of the device (:func:`device_share`: min(free, total / W)). On the CPU the available RAM is read as before.
 
 The estimates are upper bounds of the tensors the code keeps alive at once
 (our accounting, not a measurement of torch's allocator):
@@ -37,21 +44,39 @@ MEMORY_FRACTION = 0.8
 """A request may use at most this share of the memory available when it starts."""
 PARAM_COPIES = 6
 ACTIVATION_COPIES = 6
+_SHARERS = 1
+"""How many processes of this run share a CUDA device (:func:`share_device`); 1 in a single process."""
 
 
 class InsufficientMemoryError(ValueError, MemoryError):
     """A request that would not fit in memory, refused before allocating (a ValueError and a MemoryError)."""
 
 
+def share_device(workers: int) -> None:
+    """Declare this process one of ``workers`` processes that run points at once on one CUDA device: from now on it
+    plans with at most 1/``workers`` of the device's memory (:func:`device_share`). The CPU is not affected."""
+    global _SHARERS
+    _SHARERS = V.integer("workers", workers, lo=1)
+
+
+def device_share(free: int, total: int, workers: int = 1) -> int:
+    """The bytes one of ``workers`` processes sharing a device of ``total`` bytes may plan with when ``free`` are
+    free: all that is free when it is alone, else at most its 1/``workers`` of the total. The shares add up to
+    at most the total however the workers' starts interleave (each one's later allocations stay within its
+    share, which the free memory it saw may exceed)."""
+    return int(free) if workers == 1 else min(int(free), int(total) // workers)
+
+
 def available_bytes(device=None) -> tuple[int | None, str]:
-    """(bytes available now, what they are) on ``device``: free GPU memory for CUDA, else the
-    operating system's available RAM (MemAvailable of /proc/meminfo, or the total RAM where that is
-    missing); (None, reason) when it cannot be read."""
+    """(bytes available now, what they are) on ``device``: free GPU memory for CUDA (this process's share of it,
+    :func:`device_share`), else the operating system's available RAM (MemAvailable of /proc/meminfo, or the total
+    RAM where that is missing); (None, reason) when it cannot be read."""
     dev = torch.device("cpu" if device is None else device)
     if dev.type == "cuda":  # blocks torch keeps cached (e.g. a finished CUDA graph's pool) are free for torch too
-        free, _ = torch.cuda.mem_get_info(dev)
+        free, total = torch.cuda.mem_get_info(dev)
         cached = torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev)
-        return int(free + cached), f"free memory on {dev} (torch's cache included)"
+        share = "" if _SHARERS == 1 else f"; at most 1/{_SHARERS} of its {_gib(total)}, {_SHARERS} workers share it"
+        return device_share(free + cached, total, _SHARERS), f"free memory on {dev} (torch's cache included{share})"
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -79,13 +104,28 @@ def gram_bytes(n1: int, n2: int, copies: int = 3) -> int:
     return 8 * V.integer("n1", n1, lo=0) * V.integer("n2", n2, lo=0) * V.integer("copies", copies, lo=1)
 
 
+def largest_fitting(need_at, most: int, *, device=None, have: int | None = None) -> int:
+    """The largest n ≤ ``most`` whose request ``need_at(n)`` bytes (increasing in n) fits under the limit of
+    :func:`check_memory` (:data:`MEMORY_FRACTION` of ``have`` bytes, by default those available on ``device``);
+    0 when not even n = 1 fits, ``most`` when the memory cannot be read."""
+    if have is None:
+        have, _ = available_bytes(device)
+    if have is None or need_at(most) <= MEMORY_FRACTION * have:
+        return most
+    lo, hi = 0, most
+    while hi - lo > 1:  # need_at(lo) fits (or lo = 0), need_at(hi) does not
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if need_at(mid) <= MEMORY_FRACTION * have else (lo, mid)
+    return lo
+
+
 def check_memory(need: int, *, what: str, width_name: str | None = None, width: int | None = None,
                  need_at=None, device=None) -> None:
     """Refuse (:class:`InsufficientMemoryError`) a request of ``need`` bytes that exceeds
     :data:`MEMORY_FRACTION` of the memory available on ``device``.
 
     The message names ``what``, the need, the limit and, with ``width_name``/``width`` and
-    ``need_at`` (width → bytes, increasing), the largest width that fits."""
+    ``need_at`` (width → bytes, increasing), the largest width that fits (:func:`largest_fitting`)."""
     have, kind = available_bytes(device)
     if have is None:
         return
@@ -94,10 +134,7 @@ def check_memory(need: int, *, what: str, width_name: str | None = None, width: 
         return
     hint = ""
     if width_name is not None and width is not None and need_at is not None:
-        lo, hi = 0, width
-        while hi - lo > 1:  # largest width whose need fits
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if need_at(mid) <= limit else (lo, mid)
+        lo = largest_fitting(need_at, width, have=have)
         hint = (f"; {width_name} = {lo} fits" if lo >= 1 else
                 f"; even {width_name} = 1 does not fit, so reduce the other sizes")
     setting = f" with {width_name} = {width}" if width_name is not None and width is not None else ""

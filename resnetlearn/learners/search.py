@@ -105,6 +105,18 @@ class GridResult:
         return result.predict(x)[g]
 
 
+def chunk_size(n_models: int, fits: int) -> int | None:
+    """The ``max_batch`` of :func:`search_split` that trains ``n_models`` models when ``fits`` of them fit in memory
+    at once (:func:`~resnetlearn.learners.training.models_that_fit`): None (one batched program, as when memory is
+    plentiful) when all fit, else the size of the fewest equal chunks, ⌈n / ⌈n / fits⌉⌉ (90 models of which 60 fit:
+    2 chunks of 45). At least 1: a model that does not fit alone is refused by the training's own check
+    (:func:`~resnetlearn.learners.training.train_models`) before anything is trained. The models of a batch are
+    independent, so chunks change no number (tests/test_training.py: batched == sequential)."""
+    if fits >= n_models:
+        return None
+    return math.ceil(n_models / math.ceil(n_models / max(fits, 1)))
+
+
 def _checked(learner, *, select, lrs, wds, seeds, rerun_seeds, max_batch) -> tuple:
     """A search's arguments, each refused with its name before any sample is drawn or model trained."""
     Learner.check(learner)

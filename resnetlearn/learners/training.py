@@ -421,13 +421,29 @@ def _capture_choice(capture: bool | None, dev: torch.device) -> tuple[bool, bool
     return bool(capture), dev.type == "cuda" if capture is None else capture
 
 
+def sample_sizes(train, test, holdout=None) -> dict:
+    """The sizes :func:`training_bytes` reads from the samples of a training: d, k and the largest n_eval."""
+    return dict(d=train.x.shape[-1], k=train.y.shape[-1],
+                n_eval=max(train.x.shape[-2], test.x.shape[-2], 0 if holdout is None else holdout.x.shape[-2]))
+
+
+def models_that_fit(learner: Learner, n_models: int, *, d: int, k: int, n_eval: int, device=None,
+                    dtype=torch.float32, have: int | None = None) -> int:
+    """How many of ``n_models`` models of ``learner`` can train together in memory
+    (:func:`resnetlearn.memory.largest_fitting` of :func:`training_bytes`: the limit :func:`train_models`
+    checks): ``n_models`` when all fit (or the memory cannot be read), 0 when not even one does. ``have``:
+    the bytes available (default: read on ``device``, :func:`resnetlearn.memory.available_bytes`)."""
+    need = lambda g: training_bytes(learner.arch, d, k, learner.m, n_models=g, n_eval=n_eval, mode=learner.mode,
+                                    dtype=dtype)
+    return memory.largest_fitting(need, V.integer("n_models", n_models, lo=1), device=device, have=have)
+
+
 def _check_memory(learner: Learner, train, test, holdout, *, G: int, device, dtype) -> None:
     """Refuse a batch whose training would not fit in memory (:func:`training_bytes`)."""
-    n_eval = max(train.x.shape[-2], test.x.shape[-2], 0 if holdout is None else holdout.x.shape[-2])
-    d_in, k_out = train.x.shape[-1], train.y.shape[-1]
-    need = lambda w: training_bytes(learner.arch, d_in, k_out, w, n_models=G, n_eval=n_eval,
-                                           mode=learner.mode, dtype=dtype)
-    memory.check_memory(need(learner.m), what=f"training {G} {learner.label} model(s) on {n_eval} samples",
+    sizes = sample_sizes(train, test, holdout)
+    need = lambda w: training_bytes(learner.arch, sizes["d"], sizes["k"], w, n_models=G, n_eval=sizes["n_eval"],
+                                    mode=learner.mode, dtype=dtype)
+    memory.check_memory(need(learner.m), what=f"training {G} {learner.label} model(s) on {sizes['n_eval']} samples",
                         width_name="m", width=learner.m, need_at=need, device=device)
 
 

@@ -19,6 +19,7 @@ float64. So a fit receives :class:`Samples`, what the samples are, and draws the
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import KW_ONLY, dataclass, field
 
 import torch
@@ -27,9 +28,9 @@ from .. import validation as V
 from ..device import select_device
 from ..kernels.experiments import KernelPredictor, kernel_errors, network_kernel_errors
 from ..learners import networks
-from ..learners.search import VALIDATIONS, GridResult, search_split, validation_split
+from ..learners.search import VALIDATIONS, GridResult, chunk_size, search_split, validation_split
 from ..learners.selection import grid_edges
-from ..learners.training import Learner, Protocol, TrainResult, train_models
+from ..learners.training import Learner, Protocol, TrainResult, models_that_fit, sample_sizes, train_models
 from ..targets.concept import HAND_BUILT, Split, data_split
 
 BATCH = Protocol().batch_size
@@ -144,10 +145,12 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
     batch = BATCH if schedule.batch_size is None else schedule.batch_size
     protocol = Protocol(epochs=schedule.epochs, batch_size=batch, eval_every=schedule.epochs)
     grid_seeds = search.grid_seeds  # several seeds in every cell: the robust rule can be applied
-    g = search_split(samples.split(dtype=torch.float32, device=device), learner, lrs=search.lrs, wds=search.wds,
-                     seeds=grid_seeds or (0,), rerun_seeds=search.rerun_seeds, select=search.select,
-                     validation=samples.validation or "fresh", data_seed=samples.data_seed, protocol=protocol,
-                     device=device, progress=False)
+    split = samples.split(dtype=torch.float32, device=device)
+    g = search_split(split, learner, lrs=search.lrs, wds=search.wds, seeds=grid_seeds or (0,),
+                     rerun_seeds=search.rerun_seeds, select=search.select, validation=samples.validation or "fresh",
+                     data_seed=samples.data_seed, protocol=protocol, device=device, progress=False,
+                     max_batch=_max_batch(learner, split, len(search.lrs) * len(search.wds) * len(grid_seeds or (0,)),
+                                          device=device))
     fit = dict(lrs=search.lrs, wds=search.wds, device=str(select_device(device)))
     if g.interrupted:  # the engine stopped early on Ctrl-C: these numbers are not the point's result
         return NetworkFit(g, {}, [], interrupted=True, **fit)
@@ -157,6 +160,23 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
                                      "test_error" if search.select == "test" else "val_error")
     exact = _exact_kernel(learner, samples, select=search.select) if learner.kernel_method else None
     return NetworkFit(g, best, reruns, exact=exact, **fit)
+
+
+def _max_batch(learner: Learner, split: Split, n_models: int, *, device) -> int | None:
+    """How many of the grid's ``n_models`` networks train at once: all of them as one batched program where they fit
+    in the memory this process may plan with on ``device`` (:func:`resnetlearn.memory.available_bytes`, its share of
+    a GPU shared by several workers), else the fewest equal chunks that fit
+    (:func:`~resnetlearn.learners.search.chunk_size`), said on stderr. No number changes: the models are
+    independent."""
+    if n_models < 1:  # an empty grid: refused by the search, naming it
+        return None
+    fits = models_that_fit(learner, n_models, **sample_sizes(split.train, split.test, split.val),
+                           device=select_device(device))
+    size = chunk_size(n_models, fits)
+    if size is not None and fits:
+        print(f"{learner.label} m = {learner.m}: training {n_models} models in {math.ceil(n_models / size)} chunks "
+              f"of ≤ {size} (memory)", file=sys.stderr, flush=True)
+    return size
 
 
 def _seed0_choice(grid_rows: list[dict], key: str) -> tuple[dict, list[dict]]:

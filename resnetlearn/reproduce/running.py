@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import memory
 from .figure_tables import FigureResult
 from .figures import points as figure_points
 from .figures import summarise
@@ -43,15 +44,20 @@ PR_SET_PDEATHSIG = 1
 """Linux ``prctl`` option: the signal a process receives when its parent ends (``<linux/prctl.h>``)."""
 
 
-def worker_init(parent_pid: int | None = None) -> None:
-    """Worker-process initializer: leave Ctrl-C to the parent, and never outlive it.
+def worker_init(parent_pid: int | None = None, workers: int = 1) -> None:
+    """Worker-process initializer: leave Ctrl-C to the parent, never outlive it, and plan with this worker's share
+    of a GPU.
 
     SIGINT is ignored (the parent decides and stops the pool); SIGTERM gets its default action back
     (a forked worker inherits the parent's handler), so terminating a worker ends it at once; on Linux
     ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` asks the kernel to send SIGTERM to the worker when its parent
     ends, however it ends (even SIGKILL); a parent that ended before that request took effect
     (``os.getppid()`` is no longer ``parent_pid``) ends the worker here. So the pool must start its
-    workers by "fork" or "spawn" (their parent is then ``parent_pid``), not "forkserver"."""
+    workers by "fork" or "spawn" (their parent is then ``parent_pid``), not "forkserver". ``workers``: how many
+    workers the pool runs at once; on a CUDA device each plans with at most 1/``workers`` of its memory
+    (:func:`resnetlearn.memory.share_device`: a point checks the free memory when it starts, before the points
+    started beside it have allocated), so a network point trains its grid in smaller chunks where needed."""
+    memory.share_device(workers)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
