@@ -43,6 +43,7 @@ from .plots import (
     log_ticks,
     threshold_label,
     tick_label,
+    to_png,
 )
 from .static_picture import to_matplotlib
 
@@ -562,8 +563,6 @@ def epoch_axis(total_epochs: int) -> dict:
 def result_png(result) -> bytes:
     """The static picture of a reproduced figure as PNG bytes (the command line's ``FIG.png``): the
     notebooks' picture of :func:`result_figure`, drawn by :func:`to_matplotlib`."""
-    from .plots import to_png
-
     return to_png(to_matplotlib(result_figure(result)))
 
 
@@ -576,8 +575,6 @@ def figure_json(fig: go.Figure) -> dict:
 
 def mime_bundle(fig: go.Figure, static=None) -> dict:
     """One display with the interactive figure, a PNG (from matplotlib) and a short text."""
-    from .plots import to_png
-
     png = to_png(static if static is not None else to_matplotlib(fig))
     title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else "figure"
     return {PLOTLY_MIME: figure_json(fig), "image/png": base64.b64encode(png).decode("ascii"),

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from ..reproduce.learner import style_of
+from ..targets.concept import parity_instance
 
 THRESHOLD_STYLE = dict(color="crimson", linestyle="--", linewidth=1.5)
 THRESHOLD_COLOUR = "#dc143c"  # crimson: the kα² line in every figure
@@ -237,8 +238,6 @@ def energy_figure(alpha: float = 0.3, beta: float = 1.0, large: bool = False):
 
     Returns the figure and the instance's :class:`~resnetlearn.targets.concept.ReferenceErrors`.
     """
-    from ..targets.concept import parity_instance
-
     r = parity_instance(alpha=alpha, beta=beta).reference_errors()
     with plt.rc_context(style(large)):
         fig = Figure(figsize=(6.5, 3.4 if large else 3.2))

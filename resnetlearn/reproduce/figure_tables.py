@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..device import describe_device
 from ..validation import is_finite
 from ..version import __version__
 from .figures import SCALE_NOTES, point_id, scale_settings
@@ -219,8 +220,6 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
     import platform
 
     import torch as _torch
-
-    from ..device import describe_device
 
     devices = sorted({r.get("device", "") for r in result.rows})
     info = dict(figure=result.name, scale=scale, scale_note=SCALE_NOTES[scale], settings=scale_settings(scale),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from functools import cache
 
+from ..targets.concept import companion_figure1, parity_instance
 from ..validation import is_finite
 from .learner import HandBuilt, kind_of, label_of
 from .rows import (
@@ -35,16 +36,12 @@ from .rows import (
 @cache
 def parity_threshold() -> float:
     """kα² = 1.35 of the §8.1 instance (α = 0.3, k = 15): the error of learning F but nothing of G."""
-    from ..targets.concept import parity_instance
-
     return parity_instance().reference_errors().f_only
 
 
 @cache
 def parity_zero() -> float:
     """k(1 + α²) = 16.35: the error of predicting 0 on the §8.1 instance."""
-    from ..targets.concept import parity_instance
-
     return parity_instance().reference_errors().zero
 
 
@@ -94,8 +91,6 @@ def _fig3_expected(beta: float) -> bool | None:
 def fig3_zero(beta: float) -> float:
     """The error of predicting 0 on Figure 3's target β·F + α·G(F) (α = 0.3): k(β² + α²) on the §8.1 instance,
     1.35 at β = 0 and 1.95 at β = 0.2, so a row with β ≤ α can sit above kα² and still learn nothing."""
-    from ..targets.concept import parity_instance
-
     return parity_instance(alpha=FIG3_ALPHA, beta=beta).reference_errors().zero
 
 
@@ -324,6 +319,4 @@ def companion_verdict(rows: list[dict]) -> tuple[str, bool | None]:
 @cache
 def companion_zero() -> float:
     """E‖y‖² of the companion's Figure 1 target: the error of predicting 0 (Monte Carlo, seeded)."""
-    from ..targets.concept import companion_figure1
-
     return companion_figure1().reference_errors().zero
