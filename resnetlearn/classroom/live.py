@@ -46,7 +46,7 @@ from ..learners.training import Learner, Protocol, train_models
 from ..targets.concept import data_split, parity_instance
 from .figures_plotly import training_curves
 from .live_run import LiveRun, Panel, RunContext, make_view, pictured_bundle
-from .plots import has_threshold, placeholder_figure, to_png, training_figure
+from .plots import has_threshold, placeholder_figure, to_png
 from .race import (
     RUN_RULES,
     STEP_RULES,
@@ -165,7 +165,8 @@ class LiveTrainer(Panel):
 
     ``cfg`` sets the initial slider values (a width, lr or wd outside the presets is added to them);
     ``auto`` is the initial state of the "retrain on slider change" toggle (off: sliders only stage
-    settings and Train runs them); ``view``: ``"png"`` (matplotlib, default), ``"plotly"`` or ``"auto"``.
+    settings and Train runs them); ``view``: ``"png"`` (the plotly figure's static picture,
+    :func:`resnetlearn.classroom.static_picture.to_matplotlib`; default), ``"plotly"`` or ``"auto"``.
     """
 
     def __init__(self, cfg: LiveConfig | None = None, *, device=None, large: bool = False, auto: bool = False,
@@ -242,11 +243,9 @@ class LiveTrainer(Panel):
 
     def _frame(self, data: dict, cfg: LiveConfig, *, png: bool = False, title: str | None = None):
         title = title or f"3resnet(all), epoch {data['epoch']}/{data['total_epochs']}"
-        if self.view.kind == "plotly" and not png:
-            return training_curves(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
-                                   total_epochs=data["total_epochs"])
-        return training_figure(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
-                               large=self.large, total_epochs=data["total_epochs"])
+        fig = training_curves(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
+                              total_epochs=data["total_epochs"])
+        return fig if self.view.kind == "plotly" and not png else to_matplotlib(fig, large=self.large)
 
     @staticmethod
     def _first_evaluation(cfg: LiveConfig) -> int:
