@@ -43,7 +43,7 @@ def grid(cfg: RaceConfig, device) -> dict:
     out = {}
     for spec in RACE_LEARNERS:
         t0 = time.perf_counter()
-        res = train_models(tr, te, spec.learner(m=cfg.m), lrs=lrs, wds=wds,
+        res = train_models(tr, te, spec.learner, lrs=lrs, wds=wds,
                            seeds=[cfg.seed] * len(lrs), protocol=Protocol.quick(cfg.epochs), device=device,
                            progress=False)
         errs = {f"lr {lr:g}, wd {wd:g}": round(float(e), 3) for lr, wd, e in zip(lrs, wds, res.test_error.tolist())}
@@ -110,7 +110,7 @@ def main():
         "note": "2-core CPU shared with other jobs while measuring (load_average_at_start); times are wall-clock",
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "defaults": {"alpha": cfg.alpha, "beta": cfg.beta, "m": cfg.m, "n_train": cfg.n_train, "n_test": cfg.n_test,
-                     "epochs": cfg.epochs, "chunk": cfg.chunk, "seed": cfg.seed, "kernel": cfg.kernel,
+                     "epochs": cfg.epochs, "chunk": cfg.chunk, "seed": cfg.seed, "kernel": cfg.key()["kernel"],
                      "learners": {x.label: {"lr": x.lr, "wd": x.wd} for x in cfg.learners}},
     }
     if args.grid:

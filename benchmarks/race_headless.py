@@ -40,7 +40,7 @@ def one_race(m: int, device) -> dict:
     if device.type == "cuda":
         torch.cuda.synchronize()
     return {"m": m, "epochs": cfg.epochs, "n_train": cfg.n_train, "learners": [x.label for x in cfg.learners],
-            "kernel": cfg.kernel, "first_curve_s": round(first_curve[0], 2) if first_curve else None,
+            "kernel": cfg.key()["kernel"], "first_curve_s": round(first_curve[0], 2) if first_curve else None,
             "done_s": round(time.perf_counter() - t0, 2), "frames": frames[0], "interrupted": res.interrupted,
             "threshold": round(res.threshold, 4),
             "final_test_errors": {k: round(v, 3) for k, v in res.final_errors().items()}}

@@ -12,11 +12,12 @@ import torch
 from resnetlearn.classroom import race
 from resnetlearn.classroom.live import LiveConfig, LiveRace, LiveTrainer
 from resnetlearn.classroom.live_run import LiveRun, PngView
-from resnetlearn.classroom.race import RaceConfig, Runner, run_race
+from resnetlearn.classroom.race import RACE_KERNEL, RACE_LEARNERS, RaceConfig, Runner, run_race
 from resnetlearn.classroom.static_picture import to_matplotlib
+from resnetlearn.reproduce.learner import Kernel, Network
 
 LONG = LiveConfig(m=20, n_train=200, n_test=200, epochs=3000)  # long enough to be stopped mid-run
-TINY_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=20, chunk=5, kernel="ntk_inf:2layer")
+TINY_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=20, chunk=5, kernel=Kernel("ntk_inf", "2layer"))
 LONG_RACE = RaceConfig(m=20, n_train=100, n_test=100, epochs=3000, chunk=5, kernel=None)
 PNG = b"\x89PNG fake"
 
@@ -165,26 +166,36 @@ def test_widgets_follow_the_config():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(kernel="nope"), "unknown kernel"),
-    (dict(learners=(Runner("3resnet"), Runner("3resnet"))), "must differ"),
+    (dict(kernel=Kernel("nope")), "unknown kernel"),
+    (dict(kernel="ntk_inf:2layer"), r"kernel must be a Kernel record or None, e\.g\. Kernel\.of_spec"),
+    (dict(learners=(Runner(Network("3resnet", m=20)), Runner(Network("3resnet", m=50)))), "must differ"),
     (dict(chunk=0), "chunk must be an integer"),
     (dict(n_train=20), "n_train must be an integer"),
 ])
 def test_race_config_rejects_bad_values(kw, match):
     with pytest.raises((ValueError, TypeError), match=match):
         RaceConfig(**kw)
-    with pytest.raises(ValueError, match="unknown arch"):
-        Runner("4layer")
+    with pytest.raises(TypeError, match=r"learner must be a Learner\(arch, mode, m=\.\.\., init=\.\.\.\), got str"):
+        Runner("3resnet")
 
 
-def test_race_runner_trains_a_learner_at_the_race_width():
-    """A runner is (arch, mode, lr, wd); what it trains is the one Learner record at the race's width."""
-    from resnetlearn.learners.training import Learner
-
-    r = Runner("3layer", "hidden", lr=0.2, wd=0.0)
-    assert r.learner(m=30) == Learner("3layer", "hidden", m=30, init="paper") and r.label == "3layer(hidden)"
+def test_race_runner_is_a_network_record_at_the_race_width():
+    """A runner holds a Network record with its lr and wd; the race holds every runner at its own width, and a
+    frame names a runner by plain values that give the same runner back."""
+    r = Runner(Network("3layer", "hidden", m=7), lr=0.2, wd=0.0)
+    assert r.label == "3layer(hidden)" and r.style == Network("3layer", "hidden", m=1).style
+    cfg = RaceConfig(m=30, learners=(r,), kernel=Kernel("ntk_inf", "2layer", m=5))
+    assert cfg.learners[0].learner == Network("3layer", "hidden", m=30, init="paper")
+    assert cfg.kernel == Kernel("ntk_inf", "2layer", m=30)
+    assert cfg.key()["learners"] == [{"arch": "3layer", "mode": "hidden", "lr": 0.2, "wd": 0.0}]
+    assert cfg.key()["kernel"] == "ntk_inf:2layer"
+    assert Runner.of_state(cfg.learners[0].state_entry(), m=30) == cfg.learners[0]
+    assert [x.learner.m for x in RaceConfig().learners] == [200] * 3 and RaceConfig().kernel == RACE_KERNEL
+    assert [x.label for x in RACE_LEARNERS] == ["3resnet(all)", "3layer(all)", "2layer(all)"]
     with pytest.raises(ValueError, match="unknown mode"):
-        Runner("3layer", "lazy")
+        Network("3layer", "lazy", m=1)
+    with pytest.raises(ValueError, match=r"lr must lie in \(0, 10\], got 0"):
+        Runner(Network("3layer", m=1), lr=0.0)
 
 
 # ----------------------------------------------------------------- the trainer

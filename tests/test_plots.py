@@ -341,9 +341,9 @@ def test_result_figures_draw_error_bars_whole_fit_the_legend_and_keep_the_title_
 
 def race_frame(epochs_total: int, n_evals: int) -> dict:
     """A race frame (:meth:`resnetlearn.classroom.race.RaceResult.state`'s form) with ``n_evals`` evaluations."""
-    learners = [("3resnet(all)", "3resnet", "all", 0.1, 0.01), ("3layer(all)", "3layer", "all", 0.1, 0.005)]
+    learners = [dict(arch="3resnet", mode="all", lr=0.1, wd=0.01), dict(arch="3layer", mode="all", lr=0.1, wd=0.005)]
     curves = {label: {"epochs": list(range(1, n_evals + 1)), "test": [2.0 / (1 + i) for i in range(n_evals)],
-                      "train": [1.0] * n_evals} for label, *_ in learners}
+                      "train": [1.0] * n_evals} for label in ("3resnet(all)", "3layer(all)")}
     return dict(learners=learners, curves=curves, kernel=None, kernel_name=None, threshold=1.35,
                 epochs_total=epochs_total, alpha=0.3, beta=1.0, m=20, n_train=100)
 

@@ -42,11 +42,12 @@ import ipywidgets as W
 
 from .. import validation as V
 from ..device import describe_device, select_device
-from ..learners.training import Learner, Protocol, train_models
+from ..learners.training import Protocol, train_models
+from ..reproduce.learner import Network
 from ..targets.concept import data_split, parity_instance
 from .figures_plotly import training_curves
 from .live_run import LiveRun, Panel, RunContext, make_view, pictured_bundle
-from .plots import has_threshold, placeholder_figure, to_png
+from .plots import has_threshold, placeholder_figure, style_dict, to_png
 from .race import (
     RUN_RULES,
     STEP_RULES,
@@ -82,7 +83,9 @@ LIVE_NOTE = "A picture of the finished run; in JupyterLab with a running kernel 
 
 
 def _config_key(cfg) -> dict:
-    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+    """A configuration as ``widget_results.json`` stores it (plain JSON values: :meth:`RaceConfig.key`,
+    :meth:`LiveConfig.key`)."""
+    return json.loads(json.dumps(cfg.key()))
 
 
 def cached_result(kind: str, cfg) -> dict | None:
@@ -113,8 +116,8 @@ class LiveConfig:
     n_test: int = 1000
     epochs: int = 400
     seed: int = 0
-    LEARNER: ClassVar[tuple[str, str]] = ("3resnet", "all")
-    """The architecture and mode of :attr:`learner` (not a field: a configuration's stored key omits it)."""
+    LEARNER: ClassVar[Network] = Network("3resnet", "all", m=200)
+    """The network it trains, at :attr:`m` in :attr:`learner` (not a field: a configuration's stored key omits it)."""
 
     def __post_init__(self):
         V.check_fields(self, {**RUN_RULES, **STEP_RULES, "layerwise": (V.boolean, {})})
@@ -122,9 +125,13 @@ class LiveConfig:
                            what="this live run")
 
     @property
-    def learner(self) -> Learner:
+    def learner(self) -> Network:
         """What it trains: the §6 ResNet with every layer trained, at width ``m`` (§8.1's initialisation)."""
-        return Learner(*self.LEARNER, m=self.m)
+        return replace(self.LEARNER, m=self.m)
+
+    def key(self) -> dict:
+        """This configuration as plain JSON values, as ``widget_results.json`` stores it (its fields)."""
+        return dataclasses.asdict(self)
 
 
 def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_every: int = 10):
@@ -242,9 +249,10 @@ class LiveTrainer(Panel):
         return thr, res
 
     def _frame(self, data: dict, cfg: LiveConfig, *, png: bool = False, title: str | None = None):
-        title = title or f"3resnet(all), epoch {data['epoch']}/{data['total_epochs']}"
-        fig = training_curves(data["epochs"], data, data["threshold"], ["3resnet(all)"], title=title,
-                              total_epochs=data["total_epochs"])
+        net = cfg.learner
+        title = title or f"{net.label}, epoch {data['epoch']}/{data['total_epochs']}"
+        fig = training_curves(data["epochs"], data, data["threshold"], [net.label], title=title,
+                              styles=[style_dict(net.style)], total_epochs=data["total_epochs"])
         return fig if self.view.kind == "plotly" and not png else to_matplotlib(fig, large=self.large)
 
     @staticmethod
@@ -274,7 +282,7 @@ class LiveTrainer(Panel):
         if got is None:
             cfg = self.current_config()
             return (to_png(self._message_figure(cfg, "press Train to start (needs a running kernel)")),
-                    f"Live training of 3resnet(all) ({self.describe(cfg)}, {cfg.epochs} epochs): "
+                    f"Live training of {cfg.learner.label} ({self.describe(cfg)}, {cfg.epochs} epochs): "
                     "run the notebook and press Train to see it.")
         data, cfg, _ = got
         err = float(data["test"][-1][0])
@@ -283,7 +291,7 @@ class LiveTrainer(Panel):
                    if has_threshold(thr) else "α = 0: no kα² line")
         title = f"finished ({data['total_epochs']} epochs): {verdict}"
         png = to_png(self._frame(data, cfg, png=True, title=title))
-        return png, (f"Live training of 3resnet(all) ({self.describe(cfg)}, {cfg.epochs} epochs): test error "
+        return png, (f"Live training of {cfg.learner.label} ({self.describe(cfg)}, {cfg.epochs} epochs): test error "
                      f"{verdict}. {LIVE_NOTE}")
 
     def _done(self, result, cfg: LiveConfig, ctx: RunContext) -> str:

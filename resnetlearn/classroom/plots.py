@@ -41,7 +41,12 @@ def learner_style(model: str, mode: str | None = None) -> dict:
     """Colour (by architecture / kernel), dash (by mode; infinite-width kernels dash-dot) and marker
     (by architecture) of one learner, as plotly names: ``{"color", "dash", "marker", "family"}``, read
     from its record (:func:`resnetlearn.reproduce.learner.style_of`)."""
-    s = style_of(model, mode)
+    return style_dict(style_of(model, mode))
+
+
+def style_dict(s) -> dict:
+    """A learner record's :class:`~resnetlearn.learners.networks.Style` as the plotly names the figures take:
+    ``{"color", "dash", "marker", "family"}``."""
     return {"color": s.colour, "dash": s.line, "marker": s.marker, "family": s.family}
 
 

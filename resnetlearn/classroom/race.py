@@ -19,7 +19,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, fields, replace
 
 import plotly.graph_objects as go
 import torch
@@ -30,11 +30,11 @@ from ..device import select_device
 from ..kernels.experiments import kernel_errors
 from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
-from ..learners.training import Learner, Protocol, train_models, training_bytes
-from ..reproduce.learner import Kernel
+from ..learners.training import Protocol, train_models, training_bytes
+from ..reproduce.learner import Kernel, Network
 from ..targets.concept import data_split, parity_instance
 from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
-from .plots import has_threshold, learner_style, threshold_label
+from .plots import has_threshold, threshold_label
 
 RUN_RULES = {
     "alpha": (V.real, {"lo": 0, "hi": 1, "hi_open": True}),
@@ -57,7 +57,7 @@ def error_text(x: float, digits: int = 3) -> str:
 
 
 def check_learners_fit(learners, *, m: int, n_eval: int, n_gram: int | None, what: str) -> None:
-    """Refuse, before anything is allocated, a width whose learners (:class:`~resnetlearn.learners.training.Learner`
+    """Refuse, before anything is allocated, a width whose learners (:class:`~resnetlearn.reproduce.learner.Network`
     records, all held at once; their own width is replaced by ``m``) and kernel Gram matrix (``n_gram``
     samples; None: no kernel) would not fit in memory
     (:mod:`resnetlearn.memory`), naming a width that fits."""
@@ -73,58 +73,61 @@ def check_learners_fit(learners, *, m: int, n_eval: int, n_gram: int | None, wha
 
 @dataclass(frozen=True)
 class Runner:
-    """One runner of the race: an architecture trained in a mode with its own lr and weight decay. The
-    width and initialisation are the race's (every runner trains at ``RaceConfig.m`` from §8.1's
-    initialisation), so what it trains is :meth:`learner` of that width."""
+    """One runner of the race: a network (:class:`~resnetlearn.reproduce.learner.Network`: architecture, mode,
+    width, initialisation) with its own lr and weight decay. Its width is the race's: :class:`RaceConfig` holds
+    every runner at ``RaceConfig.m``, so all train at one width."""
 
-    arch: str
-    mode: str = "all"
+    learner: Network
     _: KW_ONLY
     lr: float = 0.1
     wd: float = 0.005
 
     def __post_init__(self):
-        self.learner(m=1)  # the arch / mode checks are the Learner's
+        Network.check(self.learner)
         V.check_fields(self, STEP_RULES)
 
-    def learner(self, *, m: int) -> Learner:
-        """The :class:`~resnetlearn.learners.training.Learner` this runner trains at the race's width ``m``."""
-        return Learner(self.arch, self.mode, m=m)
+    def at_width(self, m: int) -> Runner:
+        """This runner with its network at width ``m`` (the race's)."""
+        return self if self.learner.m == m else replace(self, learner=replace(self.learner, m=m))
 
     @property
     def label(self) -> str:
-        return self.learner(m=1).label
+        return self.learner.label
 
     @property
     def style(self):
-        """Its learner's style (:attr:`resnetlearn.learners.training.Learner.style`)."""
-        return self.learner(m=1).style
+        """Its network's style (:attr:`resnetlearn.reproduce.learner.Network.style`)."""
+        return self.learner.style
 
     @property
     def residual(self) -> bool:
         """Whether its architecture is a ResNet (drawn with a heavier line)."""
-        return ARCHITECTURES[self.arch].residual
+        return ARCHITECTURES[self.learner.arch].residual
 
-    def state_entry(self) -> tuple:
-        """How a race frame lists it (:func:`race_state`): plain values, so a frame is JSON data
-        (``widget_results.json`` keeps the default race's last frame)."""
-        return (self.label, self.arch, self.mode, self.lr, self.wd)
+    def state_entry(self) -> dict:
+        """How a race frame and a stored configuration name it: plain JSON values (``widget_results.json`` keeps
+        the default race's configuration and last frame); the width is the race's, stored once beside."""
+        net = self.learner
+        return dict(arch=net.arch, mode=net.mode, **({} if net.init == "paper" else {"init": net.init}),
+                    lr=self.lr, wd=self.wd)
 
     @classmethod
-    def of_state(cls, entry) -> Runner:
-        """The runner a frame's entry (:meth:`state_entry`, or its JSON list) names."""
-        _label, arch, mode, lr, wd = entry
-        return cls(arch, mode, lr=lr, wd=wd)
+    def of_state(cls, entry: dict, *, m: int) -> Runner:
+        """The runner at width ``m`` that a frame's entry (:meth:`state_entry`) names."""
+        return cls(Network(entry["arch"], entry["mode"], m=m, init=entry.get("init", "paper")),
+                   lr=entry["lr"], wd=entry["wd"])
 
 
+RACE_WIDTH = 200
+"""The race's default width m (:attr:`RaceConfig.m`)."""
 RACE_LEARNERS = (
-    Runner("3resnet", "all", lr=0.1, wd=0.01),
-    Runner("3layer", "all", lr=0.1, wd=0.005),
-    Runner("2layer", "all", lr=0.05, wd=0.01),
+    Runner(Network("3resnet", "all", m=RACE_WIDTH), lr=0.1, wd=0.01),
+    Runner(Network("3layer", "all", m=RACE_WIDTH), lr=0.1, wd=0.005),
+    Runner(Network("2layer", "all", m=RACE_WIDTH), lr=0.05, wd=0.01),
 )
 """The default runners, each with the lr / wd that gave it its lowest test error in a 3 × 3 grid
 (lr 0.05-0.2, wd 0.001-0.01) at the race's default settings (benchmarks/live_race.py)."""
-RACE_KERNEL = "ntk_inf:3resnet_eq21"
+RACE_KERNEL = Kernel("ntk_inf", "3resnet_eq21", m=RACE_WIDTH)
 """The kernel reference: ridge regression with the infinite-width NTK of the ResNet of eq 2.1 as written
 (a full m×m U; no closed-form limit is computed for the §6 ResNet that races, U = VA, whose empirical NTK
 concentrates under §8.1's N(0, 1/m) initialisation, spread ~ 1/√m: kernels.ntk_spread), its ridge
@@ -136,23 +139,25 @@ KERNEL_NAMES = ((Kernel("ntk_inf", "3resnet_eq21"), "NTK ridge (∞-width eq 2.1
 """The race's names for the kernel references it offers, by kernel record (another kernel: its spec)."""
 
 
-def kernel_name(spec: str | None, default: str | None = None) -> str:
-    """What the race's legend calls the kernel reference ``spec`` (:data:`KERNEL_NAMES`); ``default``, or
-    ``"SPEC ridge"``, for a kernel it has no name for."""
-    name = dict(KERNEL_NAMES).get(Kernel.of_spec(spec)) if spec else None
-    return name or (default if default is not None else f"{spec} ridge")
+def kernel_name(kernel: Kernel | None, default: str | None = None) -> str:
+    """What the race's legend calls the kernel reference ``kernel`` (:data:`KERNEL_NAMES`, whatever its width);
+    ``default``, or ``"SPEC ridge"``, for a kernel it has no name for."""
+    name = dict(KERNEL_NAMES).get(replace(kernel, m=None)) if kernel is not None else None
+    return name or (default if default is not None else f"{kernel.spec if kernel else None} ridge")
 
 
 @dataclass(frozen=True)
 class RaceConfig:
     """The race: every learner of ``learners`` trained on the same ``n_train`` samples (seed ``seed``;
     test samples seed + 1) of the §8.1 instance with (α, β), width ``m``, ``epochs`` epochs (lr ÷ 10 at
-    half-time), taking turns of ``chunk`` epochs; ``kernel``: a kernel spec of
-    :func:`resnetlearn.kernels.kernel_errors` drawn as a horizontal line (None: no kernel)."""
+    half-time), taking turns of ``chunk`` epochs; ``learners``: :class:`Runner` records (held at width ``m``);
+    ``kernel``: a :class:`~resnetlearn.reproduce.learner.Kernel` record (one of
+    :data:`resnetlearn.kernels.registry.DEFAULT_KERNELS`, at width ``m``), ridge regression by
+    :func:`resnetlearn.kernels.experiments.kernel_errors` drawn as a horizontal line (None: no kernel)."""
 
     alpha: float = 0.3
     beta: float = 1.0
-    m: int = 200
+    m: int = RACE_WIDTH
     n_train: int = 500
     _: KW_ONLY
     n_test: int = 1000
@@ -160,7 +165,7 @@ class RaceConfig:
     seed: int = 0
     chunk: int = 10
     learners: tuple = RACE_LEARNERS
-    kernel: str | None = RACE_KERNEL
+    kernel: Kernel | None = RACE_KERNEL
 
     def __post_init__(self):
         V.check_fields(self, {**RUN_RULES, "chunk": (V.integer, {"lo": 1, "hi": 100_000})})
@@ -169,12 +174,23 @@ class RaceConfig:
             raise TypeError(f"learners must be a non-empty sequence of Runner, got {self.learners!r}")
         if len({x.label for x in learners}) != len(learners):
             raise ValueError(f"learners must differ in arch/mode, got {[x.label for x in learners]}")
-        object.__setattr__(self, "learners", learners)
+        object.__setattr__(self, "learners", tuple(x.at_width(self.m) for x in learners))
         if self.kernel is not None:
-            V.choice("kernel", self.kernel, DEFAULT_KERNELS)
-        check_learners_fit([x.learner(m=self.m) for x in learners], m=self.m, n_eval=max(self.n_train, self.n_test),
+            if not isinstance(self.kernel, Kernel):
+                raise TypeError(f"kernel must be a Kernel record or None, e.g. Kernel.of_spec('ntk_inf:2layer'); "
+                                f"got {self.kernel!r}")
+            V.choice("kernel", self.kernel.spec, DEFAULT_KERNELS)
+            object.__setattr__(self, "kernel", replace(self.kernel, m=self.m))
+        check_learners_fit([x.learner for x in self.learners], m=self.m, n_eval=max(self.n_train, self.n_test),
                            n_gram=None if self.kernel is None else self.n_train,
                            what=f"this race ({', '.join(x.label for x in learners)})")
+
+    def key(self) -> dict:
+        """This configuration as plain JSON values, as ``widget_results.json`` stores it: each runner by
+        :meth:`Runner.state_entry`, the kernel by its spec."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        return dict(out, learners=[x.state_entry() for x in self.learners],
+                    kernel=None if self.kernel is None else self.kernel.spec)
 
 
 @dataclass
@@ -247,7 +263,7 @@ def race_state(cfg: RaceConfig, threshold: float) -> dict:
     return {"threshold": threshold, "epochs_total": cfg.epochs, "alpha": cfg.alpha, "beta": cfg.beta, "m": cfg.m,
             "n_train": cfg.n_train, "learners": [x.state_entry() for x in cfg.learners],
             "curves": {x.label: {"epochs": [], "test": [], "train": []} for x in cfg.learners},
-            "kernel": None, "kernel_name": cfg.kernel}
+            "kernel": None, "kernel_name": None if cfg.kernel is None else cfg.kernel.spec}
 
 
 def _race_data(cfg: RaceConfig, dev):
@@ -264,18 +280,19 @@ def _kernel_reference(cfg: RaceConfig, inst, split64, *, state: dict, lock, emit
     kernel that fails is reported there and the race goes on."""
     try:
         t = time.perf_counter()
-        row = kernel_errors(inst, cfg.n_train, kernels=[cfg.kernel], n_test=cfg.n_test, data_seed=cfg.seed,
+        row = kernel_errors(inst, cfg.n_train, kernels=[cfg.kernel.spec], n_test=cfg.n_test, data_seed=cfg.seed,
                             m=cfg.m, kernel_seed=cfg.seed, split=split64, progress=False)[0]
         if cancelled():
             return
         with lock:
-            state["kernel"] = {"name": cfg.kernel, "label": kernel_name(cfg.kernel),
+            state["kernel"] = {"name": cfg.kernel.spec, "label": kernel_name(cfg.kernel),
                                "test_error": float(row["test_error"]), "ridge_rel": row["ridge_rel"],
                                "seconds": round(time.perf_counter() - t, 2)}
         emit()
     except Exception as exc:  # a kernel that fails is reported, the race goes on
         with lock:
-            state["kernel"] = {"name": cfg.kernel, "label": f"{cfg.kernel} (failed: {exc})", "test_error": math.nan}
+            state["kernel"] = {"name": cfg.kernel.spec, "label": f"{cfg.kernel.spec} (failed: {exc})",
+                               "test_error": math.nan}
 
 
 def _write_curves(c: dict, epochs, curves) -> None:
@@ -346,7 +363,7 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
                 turns.pass_on(i)
                 turns.wait(i, cancelled)
 
-            res = train_models(tr, te, spec.learner(m=cfg.m), lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed],
+            res = train_models(tr, te, spec.learner, lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed],
                                protocol=protocol, device=dev, progress=False, callback=chunk_done,
                                callback_every=cfg.chunk, cancel=cancelled)
             record(spec.label, res.epochs, res.curves)
@@ -413,7 +430,7 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     (~2 ms instead of ~100 ms a frame on a small CPU)."""
     E = state["epochs_total"]
     traces, ys = [], []
-    for x in map(Runner.of_state, state["learners"]):
+    for x in (Runner.of_state(e, m=state["m"]) for e in state["learners"]):
         label = x.label
         c = state["curves"][label]
         ys += c["test"]
@@ -422,10 +439,12 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
                            line=dict(color=x.style.colour, width=3 if x.residual else 2.2),
                            hovertemplate=f"{label}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"))
     k, kname_ = state.get("kernel"), state.get("kernel_name")
+    kern = Kernel.of_spec(kname_) if kname_ else None
     kerr = k["test_error"] if k else math.nan
-    kline = hline(kerr if k else None, 0, E, colour=learner_style("ntk_inf:3resnet")["color"], dash="dashdot",
+    kstyle = (kern or RACE_KERNEL).style  # the configured kernel's record (no kernel: no line to style)
+    kline = hline(kerr if k else None, 0, E, colour=kstyle.colour, dash=kstyle.line,
                   name=f"{k['label']}: {error_text(kerr)}" if k else
-                  f"{kernel_name(kname_, 'kernel')}: computing …" if kname_ else "no kernel reference")
+                  f"{kernel_name(kern, 'kernel')}: computing …" if kname_ else "no kernel reference")
     if not k:  # keep the legend entry while the kernel computes
         kline.update(showlegend=bool(kname_), visible="legendonly" if kname_ else False)
     traces.append(kline)
