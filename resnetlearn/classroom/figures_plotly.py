@@ -246,7 +246,7 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
     """Test error (solid) and train error (dotted) against epochs, with the kα² line; for the ResNets a
     second panel with what each block learned (E‖out₁ − β·F‖², E‖residual − α·G(F)‖²).
 
-    Same inputs as :func:`resnetlearn.classroom.plots.training_figure`: ``curves`` maps name → (E, G) array-like
+    ``curves`` maps name → (E, G) array-like
     as :func:`resnetlearn.learners.training.train_models` returns; ``styles`` (optional) one
     :func:`~resnetlearn.classroom.plots.learner_style` per model; ``total_epochs`` fixes the x range (live plots).
     """
@@ -262,6 +262,7 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
                         horizontal_spacing=0.1) if dec else go.Figure()
     x = [int(e) for e in epochs]
     x1 = total_epochs or (max(x) if x else 1)
+    mode = "lines+markers" if len(x) == 1 else "lines"  # one evaluation so far (a run stopped early): a dot
     vals = []
 
     def add(trace, col):
@@ -274,21 +275,21 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
         st = styles[g]
         y = _gaps(test[:, g].tolist())
         vals += y
-        add(go.Scatter(x=x, y=y, mode="lines", name=labels[g], legendgroup=labels[g],
+        add(go.Scatter(x=x, y=y, mode=mode, name=labels[g], legendgroup=labels[g],
                        line=dict(color=st["color"], width=2.5),
                        hovertemplate=f"{labels[g]}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"), 1)
         if show_train and "train" in curves:
             ytr = _gaps(torch.as_tensor(curves["train"]).double()[:, g].tolist())
             vals += ytr
-            add(go.Scatter(x=x, y=ytr, mode="lines", name=f"{labels[g]} train", legendgroup=labels[g],
+            add(go.Scatter(x=x, y=ytr, mode=mode, name=f"{labels[g]} train", legendgroup=labels[g],
                            showlegend=False, line=dict(color=st["color"], width=1.5, dash="dot"),
                            hovertemplate=f"{labels[g]}<br>epoch %{{x}}<br>train error %{{y:.3g}}<extra></extra>"), 1)
         if dec:
             for key, dash, what in (("out1_vs_base", "solid", "out₁ vs β·F"),
-                                    ("residual_vs_composite", "dash", "residual vs α·G(F)")):
+                                    ("residual_vs_composite", "dashdot", "residual vs α·G(F)")):
                 yy = _gaps(torch.as_tensor(curves[key]).double()[:, g].tolist())
                 vals += yy
-                add(go.Scatter(x=x, y=yy, mode="lines", name=f"{labels[g]}: {what}", legendgroup=f"{labels[g]} dec",
+                add(go.Scatter(x=x, y=yy, mode=mode, name=f"{labels[g]}: {what}", legendgroup=f"{labels[g]} dec",
                                line=dict(color=st["color"], dash=dash, width=2),
                                hovertemplate=f"{labels[g]}: {what}<br>epoch %{{x}}<br>%{{y:.3g}}<extra></extra>"), 2)
     add(threshold_trace(threshold, 0, x1), 1)

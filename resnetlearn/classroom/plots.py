@@ -130,74 +130,6 @@ def style(large: bool = False) -> dict:
             "lines.linewidth": 2.5 if large else 1.8}
 
 
-def epoch_axis(ax, total_epochs: int | None, epochs=()) -> None:
-    """An epoch axis from 0 to ``total_epochs`` (else the last epoch drawn) with integer ticks only, so a run
-    with one evaluation so far is not drawn on a fractional axis such as 12.4 … 13.6."""
-    from matplotlib.ticker import MaxNLocator
-
-    last = max([int(e) for e in epochs] or [0])
-    ax.set_xlim(0, max(int(total_epochs or 0), last, 1))
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=2))
-    ax.set_xlabel("epoch")
-
-
-def training_figure(epochs, curves: dict, threshold: float | None, labels=None, title: str = "",
-                    large: bool = False, decomposition: bool = True, styles=None,
-                    total_epochs: int | None = None) -> Figure:
-    """Test error (and, for the ResNets, its two parts) against epochs.
-
-    ``curves``: name → (E, G) array-like as produced by
-    :func:`resnetlearn.learners.training.train_models`; one line per model, labelled
-    by ``labels`` (``styles``: optional :func:`learner_style` dicts, one per
-    model). Left panel: test (solid) and train (dotted) error with the kα²
-    line (none when ``threshold`` is None or 0, i.e. α = 0); right panel
-    (when available): E‖out₁ − β·F‖² and E‖residual − α·G(F)‖² — what the
-    first block and the residual branch learned. The epoch axis runs from 0 to ``total_epochs`` (live
-    plots) or the last epoch, with integer ticks; a curve with a single evaluation is drawn as a dot.
-    """
-    import torch
-
-    test = torch.as_tensor(curves["test"])
-    G = test.shape[1]
-    labels = labels or [f"model {g}" for g in range(G)]
-    dec = decomposition and "out1_vs_base" in curves and torch.isfinite(torch.as_tensor(curves["out1_vs_base"])).any()
-    thr = has_threshold(threshold)
-    dot = {"marker": "o", "markersize": 4} if len(epochs) == 1 else {}
-    with plt.rc_context(style(large)):
-        fig = Figure(figsize=(FIGURE_WIDTH * (1.4 if large else 1) if dec else 6.8, 5.8 if large else 4.8))
-        axes = fig.subplots(1, 2 if dec else 1, squeeze=False)[0]
-        ax = axes[0]
-        for g in range(G):
-            kw = {"color": styles[g]["color"]} if styles else {}
-            line, = ax.semilogy(epochs, test[:, g], label=f"{labels[g]} test", **kw, **dot)
-            ax.semilogy(epochs, torch.as_tensor(curves["train"])[:, g], ":", color=line.get_color(), **dot)
-        if thr:
-            ax.axhline(threshold, **THRESHOLD_STYLE, label=threshold_label(threshold))
-        epoch_axis(ax, total_epochs, epochs)
-        ax.set_ylabel("error  E‖out − y‖²  (dotted: train)")
-        ax.set_title(title or ("test error" if thr else f"test error ({threshold_label(threshold)})"))
-        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.16), ncol=2, frameon=False)  # outside the data
-        if dec:
-            ax2 = axes[1]
-            for g in range(G):
-                line, = ax2.semilogy(epochs, torch.as_tensor(curves["out1_vs_base"])[:, g],
-                                     label=f"{labels[g]}: out₁ vs β·F", **dot)
-                ax2.semilogy(epochs, torch.as_tensor(curves["residual_vs_composite"])[:, g], "--",
-                             color=line.get_color(), label=f"{labels[g]}: residual vs α·G(F)", **dot)
-            if thr:  # the residual's yardstick (out₁'s is E‖βF‖², off this scale)
-                ax2.axhline(threshold, **THRESHOLD_STYLE, label=f"{threshold_label(threshold)}: a zero residual branch")
-            epoch_axis(ax2, total_epochs, epochs)
-            ax2.set_ylabel("error of each block  E‖·‖²")
-            ax2.set_title("what each block learned")
-            ax2.legend(loc="upper left", bbox_to_anchor=(0, -0.16), ncol=1, frameon=False)
-        for a in axes:  # plain tick labels (0.5, 1, 2), never 2×10⁰ or 6×10⁻¹
-            lo, hi = a.get_ylim()
-            readable_log_axis(a, "y", lo=max(lo, 1e-12), hi=hi)
-            a.set_ylim(lo, hi)
-        fig.tight_layout()
-    return fig
-
-
 def placeholder_figure(text: str, threshold: float | None = None, large: bool = False,
                        size=(8, 3.2)) -> Figure:
     """An empty plot with a message ("press Train …"), shown before the first run instead of a
@@ -229,7 +161,7 @@ def to_png(fig: Figure) -> bytes:
 
 
 def show(fig: Figure) -> None:
-    """Display a figure made with :func:`training_figure` as a PNG in the
+    """Display a matplotlib figure (e.g. :func:`energy_figure`) as a PNG in the
     notebook (works with any backend, and in committed outputs)."""
     from IPython.display import Image, display
 
