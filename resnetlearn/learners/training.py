@@ -97,6 +97,9 @@ class Learner:
 
     trained_by_sgd = True
     """Whether it is trained by SGD (the work a run's progress counts)."""
+    variant_key = None
+    """A network's points of one figure differ by their width, N and data alone (see
+    :attr:`resnetlearn.reproduce.learner.HandBuilt.variant_key`)."""
 
     def row_fields(self) -> dict:
         """How a stored row names it: ``model`` (its architecture), ``mode`` and, when it is not §8.1's,

@@ -69,6 +69,8 @@ class Kernel:
 
     trained_by_sgd = False
     """Whether the point trains networks by SGD (the work a run's progress counts)."""
+    variant_key = None
+    """A kernel's points of one figure differ by their width, N and data alone (see :attr:`HandBuilt.variant_key`)."""
 
     def sgd_work(self, point: dict, *, dims=None, batch_size=None) -> None:
         """No SGD: a kernel point's ridge solves are not counted in the work estimate."""
@@ -116,6 +118,11 @@ class HandBuilt:
     """How stored rows name it (their ``model``)."""
     trained_by_sgd = True
     """The construction starts from a network trained by SGD on the 64 inputs of d = 6 (footnote 16)."""
+    variant_key = "wd"
+    """The configuration key, besides the learner's name, mode and width, whose value tells its points of one
+    figure apart (:attr:`resnetlearn.reproduce.point.Point.id`, :func:`resnetlearn.reproduce.figures.point_label`):
+    the constructions of §8.2 differ by their weight decay. None for a network or a kernel (a network row's
+    ``wd`` is its selected cell's, not the learner's)."""
 
     @property
     def name(self) -> str:
