@@ -415,24 +415,22 @@ def names_at(scale: str) -> tuple[str, ...]:
 
 
 # ----------------------------------------------------------------- a point's name, and a figure's verdict
-def point_id(p: dict) -> tuple:
-    """What tells the points of one figure apart (the learner, its width or N, β, and the wd of a hand-built point)."""
-    return (p.get("model"), p.get("mode"), p.get("m"), p.get("n_train"), p.get("beta"), p.get("alpha"), p.get("d"),
-            p.get("wd") if kind_of(p) is HandBuilt else None, p.get("panel") or None)
-
-
 _SYMBOLS = {"beta": "β"}
 
 
 def point_label(p: dict) -> str:
-    """A short human name for a point, e.g. ``3resnet(last) m=200`` or ``gaussian N=250``: the learner, its
-    figure's x (N when the figure plots against N, else m) and the figure's :attr:`FigureSpec.label_keys`."""
+    """A short human name for a point, from its configuration (:meth:`Point.config
+    <resnetlearn.reproduce.point.Point.config>`) or a stored row, e.g. ``3resnet(last) m=200`` or ``gaussian N=250``:
+    the learner, its figure's x (N when the figure plots against N, else m), the figure's
+    :attr:`FigureSpec.label_keys` and, where its learner has one, the value of its ``variant_key`` (a hand-built
+    solution's wd; as in :func:`resnetlearn.reproduce.point.point_id`)."""
     fig = SPECS.get(p.get("figure"))
     parts = [learner({"model": p.get("model"), "mode": p.get("mode")})]
     parts += [f"{_SYMBOLS.get(k, k)}={p.get(k)}" for k in (fig.label_keys if fig else ())]
     parts.append(f"N={p.get('n_train')}" if fig is not None and fig.xkey == "n_train" else f"m={p.get('m')}")
-    if kind_of(p) is HandBuilt:  # its weight decay tells the constructions apart (as in point_id)
-        parts.append(f"wd={p.get('wd')}")
+    variant = kind_of(p).variant_key
+    if variant:
+        parts.append(f"{variant}={p.get(variant)}")
     return " ".join(parts)
 
 

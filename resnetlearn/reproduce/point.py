@@ -20,7 +20,7 @@ import dataclasses
 from dataclasses import KW_ONLY, dataclass
 
 from .fit import NetworkFit, Samples, fit_network
-from .learner import HandBuilt, Kernel, Network, from_row
+from .learner import HandBuilt, Kernel, Network, from_row, kind_of
 from .store import ResultsStore
 
 
@@ -143,6 +143,21 @@ class Point:
     def key(self) -> str:
         """The results store's key of this point (:meth:`resnetlearn.reproduce.store.ResultsStore.key`)."""
         return ResultsStore.key(self.config())
+
+    @property
+    def id(self) -> tuple:
+        """What tells this point from the others of its figure (:func:`point_id` of its configuration)."""
+        return point_id(self.config())
+
+
+def point_id(fields: dict) -> tuple:
+    """What tells the points of one figure apart, read from a point's configuration (:meth:`Point.config`) or a
+    stored row (which holds it): the learner's name and mode, its width, N, β, α, d, the value of its learner's
+    ``variant_key`` (a hand-built solution's wd; None for the others) and the panel."""
+    variant = kind_of(fields).variant_key
+    return (fields.get("model"), fields.get("mode"), fields.get("m"), fields.get("n_train"), fields.get("beta"),
+            fields.get("alpha"), fields.get("d"), fields.get(variant) if variant else None,
+            fields.get("panel") or None)
 
 
 _PARTS = {"data": Data, "search": Search, "protocol": Schedule}
