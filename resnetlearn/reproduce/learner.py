@@ -72,7 +72,7 @@ class Kernel:
     variant_key = None
     """A kernel's points of one figure differ by their width, N and data alone (see :attr:`HandBuilt.variant_key`)."""
 
-    def sgd_work(self, point: dict, *, dims=None, batch_size=None) -> None:
+    def sgd_work(self, point, *, dims=None, batch_size=None) -> None:
         """No SGD: a kernel point's ridge solves are not counted in the work estimate."""
         return None
 
@@ -128,13 +128,14 @@ class HandBuilt:
     def name(self) -> str:
         return self.NAME
 
-    def sgd_work(self, point: dict, *, dims=None, batch_size=None) -> tuple[Network, list[tuple[int, int, int]], int]:
+    def sgd_work(self, point, *, dims=None, batch_size=None) -> tuple[Network, list[tuple[int, int, int]], int]:
         """The SGD its construction costs (:data:`resnetlearn.targets.concept.HAND_BUILT`): one network trained
-        for the point's epochs on all the inputs of the d = 6 problem, in its own mini-batches (the point's
-        target and mini-batch play no part); the form of :meth:`Network.sgd_work`."""
+        for the epochs of ``point`` (a :class:`resnetlearn.reproduce.point.Point`) on all the inputs of the d = 6
+        problem, in its own mini-batches (the point's target and mini-batch play no part); the form of
+        :meth:`Network.sgd_work`."""
         hb = HAND_BUILT
         params = sum(math.prod(s) for s in param_shapes(hb.arch, hb.d, 1, hb.m).values())
-        return Network(hb.arch, hb.mode, m=hb.m), [(1, hb.steps(point["epochs"]), params)], hb.batch_size
+        return Network(hb.arch, hb.mode, m=hb.m), [(1, hb.steps(point.protocol.epochs), params)], hb.batch_size
 
     def fit(self, samples: Samples, search=None, *, schedule, device=None) -> HandBuiltFit:
         """The footnote-16 construction (:func:`resnetlearn.reproduce.fit.fit_hand_built`) for ``samples``' target
