@@ -87,15 +87,16 @@ def test_the_paper_scale_on_a_cpu_says_what_it_costs_before_the_first_point(tmp_
 
 
 def test_point_work_by_hand_and_a_real_step_is_timed():
-    from resnetlearn.reproduce.figures import points as figure_points
+    from resnetlearn.reproduce.figures import point_records
+    from resnetlearn.reproduce.learner import Kernel
     from resnetlearn.reproduce.work_estimate import _seconds_per_step, point_work
 
-    pts = figure_points("fig2a", "quick")
-    p = [q for q in pts if (q["model"], q["mode"], q["m"]) == ("3resnet", "all", 50)]
+    pts = point_records("fig2a", "quick")
+    p = [q for q in pts if q.learner == Learner("3resnet", "all", m=50)]
     # 3resnet, d = 30, k = 15, m = 50: W 1500 + b1 50 + V 750 + b2 50 + A 750 = 3100 parameters; 400 epochs x 10
     # batches = 4000 steps for the 4 x 3 grid (12 networks) and again for the 4 fresh seeds
     assert point_work(p[0]) == 4000 * (12 * 3100 + 50_000) + 4000 * (4 * 3100 + 50_000)
-    assert point_work([q for q in figure_points("thm3", "quick") if q["mode"] == "kernel"][0]) == 0
+    assert point_work(next(q for q in point_records("thm3", "quick") if isinstance(q.learner, Kernel))) == 0
     assert 0 <= _seconds_per_step(Learner("2layer", "all", m=10), models=4, device="cpu") < 0.5
 
 

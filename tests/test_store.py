@@ -23,8 +23,9 @@ from resnetlearn.version import __version__
 POINTS = figure_points("fig2a", "tiny", device="cpu")
 
 
-def fake_point(config: dict) -> dict:
-    """A deterministic stand-in for run_point (milliseconds instead of training)."""
+def fake_point(point) -> dict:
+    """A deterministic stand-in for run_point (milliseconds instead of training); run_figure hands it the Point."""
+    config = point.config()
     return {"test_error": float(config["m"]) + 0.1 * POINTS.index(config), "runs": [], "seconds": 0.0}
 
 
@@ -101,7 +102,7 @@ def test_a_damaged_store_file_is_named_moved_aside_and_recomputed(tmp_path, monk
         again = run_figure("fig2a", "tiny", "cpu", out=tmp_path, progress=False)
     message = str(caught[0].message)
     assert str(path) in message and reason in message and "recomputed" in message
-    assert calls == [cfg] and again.skipped == len(POINTS) - 1  # only the damaged point ran again
+    assert [c.config() for c in calls] == [cfg] and again.skipped == len(POINTS) - 1  # only the damaged point ran again
     assert [r["test_error"] for r in again.rows] == [r["test_error"] for r in first.rows]
     aside = [f for f in path.parent.iterdir() if f.name.startswith(path.name + ".corrupt-")]
     assert len(aside) == 1  # kept for inspection, not deleted

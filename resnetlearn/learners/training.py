@@ -97,25 +97,29 @@ class Learner:
 
     trained_by_sgd = True
     """Whether it is trained by SGD (the work a run's progress counts)."""
+    variant_key = None
+    """A network's points of one figure differ by their width, N and data alone (see
+    :attr:`resnetlearn.reproduce.learner.HandBuilt.variant_key`)."""
 
     def row_fields(self) -> dict:
         """How a stored row names it: ``model`` (its architecture), ``mode`` and, when it is not §8.1's,
         ``init`` (the stored keys of the points that never named one stay as they are)."""
         return dict(model=self.arch, mode=self.mode, **({} if self.init == "paper" else {"init": self.init}))
 
-    def sgd_work(self, point: dict, *, dims, batch_size: int) -> tuple[Learner, list[tuple[int, int, int]], int]:
+    def sgd_work(self, point, *, dims, batch_size: int) -> tuple[Learner, list[tuple[int, int, int]], int]:
         """The SGD a figure point of this network costs (the work estimate's per-learner part,
-        :mod:`resnetlearn.reproduce.work_estimate`): the network trained (itself), its batched trainings —
-        (networks trained together, SGD steps, parameters of one) for the lr × wd grid and for the fresh-seed
-        reruns of the selected cell (:func:`grid_search`) — and the mini-batch, ``batch_size``. ``dims()`` is
-        the point's target's (d, k); a holdout validation trains on N less its :data:`VAL_FRACTION`."""
+        :mod:`resnetlearn.reproduce.work_estimate`; ``point`` a :class:`resnetlearn.reproduce.point.Point`): the
+        network trained (itself), its batched trainings — (networks trained together, SGD steps, parameters of
+        one) for the lr × wd grid and for the fresh-seed reruns of the selected cell (:func:`grid_search`) — and
+        the mini-batch, ``batch_size``. ``dims()`` is the point's target's (d, k); a holdout validation trains on
+        N less its :data:`VAL_FRACTION`."""
         d, k = dims()
-        holdout = point["select"] == "val" and point.get("validation", "holdout") == "holdout"
-        n_fit = point["n_train"] - (round(VAL_FRACTION * point["n_train"]) if holdout else 0)
-        steps = point["epochs"] * math.ceil(n_fit / batch_size)
+        search, n_train = point.search, point.data.n_train
+        holdout = search.validation_rule().get("validation") == "holdout"
+        n_fit = n_train - (round(VAL_FRACTION * n_train) if holdout else 0)
+        steps = point.protocol.epochs * math.ceil(n_fit / batch_size)
         params = sum(math.prod(s) for s in networks.param_shapes(self.arch, d, k, self.m).values())
-        groups = [len(point["lrs"]) * len(point["wds"]) * len(point.get("grid_seeds") or [0]),
-                  len(point.get("rerun_seeds") or [])]
+        groups = [len(search.lrs) * len(search.wds) * len(search.grid_seeds or [0]), len(search.rerun_seeds or [])]
         return self, [(g, steps, params) for g in groups if g], batch_size
 
     @property

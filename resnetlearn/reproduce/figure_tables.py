@@ -20,9 +20,10 @@ from pathlib import Path
 from ..device import describe_device
 from ..validation import is_finite
 from ..version import __version__
-from .figures import SCALE_NOTES, point_id, scale_settings
+from .figures import SCALE_NOTES, scale_settings
 from .figures import spec as figure_spec
 from .learner import Kernel, Network, from_row, kind_of
+from .point import point_id
 from .points import RUN_KEYS
 from .rows import below, fresh_errors, median_error, plotted_error, seed_errors
 from .store import atomic_write, write_checksums

@@ -10,7 +10,7 @@ points, stores them and writes tables and plots from these definitions and
 never from a figure's name, so a new experiment is one new entry here: its
 titles, source and claim, a point builder (scale, the figure's template
 :class:`~resnetlearn.reproduce.point.Point` -> its points, each a learner record with its data, search and protocol;
-:func:`points` writes each as the complete configuration that is its store key), a verdict
+:func:`point_records` returns them, :func:`points` their flat configurations, each its store key), a verdict
 (:mod:`resnetlearn.reproduce.verdicts`, reading rows through :mod:`resnetlearn.reproduce.rows`), and
 where it differs from the defaults its target, plot kind, labels, reference lines and scales (a wrong
 plot kind, target or scale fails when the module is imported, before any
@@ -134,7 +134,7 @@ class FigureSpec:
     keeps_grid: bool = False
     """Whether a network point keeps every grid run's (train error, test error, ‖W‖_F) (§8.2 plots them)."""
     scales: tuple[str, ...] = SCALES
-    """The scales at which the figure is defined; :func:`points` refuses the others."""
+    """The scales at which the figure is defined; :func:`point_records` refuses the others."""
     rule_note: str = ""
     """Said after the selection rule in the verdict table (:func:`resnetlearn.reproduce.figure_tables.verdict_facts`)
     where the figure reports a second rule beside it; empty for none."""
@@ -399,13 +399,20 @@ def spec(name: str) -> FigureSpec:
     return SPECS[name]
 
 
-def points(name: str, scale: str, *, device=None, select: str = "test") -> list[dict]:
-    """Every point of a figure at a scale, each a complete configuration (its store key)."""
+def point_records(name: str, scale: str, *, device=None, select: str = "test") -> list[Point]:
+    """Every point of a figure at a scale, in the figure's order, each a :class:`~resnetlearn.reproduce.point.Point`
+    record (what a run passes: :func:`resnetlearn.reproduce.running.run_figure`, the work estimate)."""
     s = scale_settings(scale)
     fig = spec(name)
     if scale not in fig.scales:
         raise ValueError(f"{name} is defined at scale(s) {', '.join(fig.scales)} only, not at scale {scale!r}")
-    return [p.config() for p in fig.points(scale, _base(fig, scale, s=s, select=select, device=device))]
+    return fig.points(scale, _base(fig, scale, s=s, select=select, device=device))
+
+
+def points(name: str, scale: str, *, device=None, select: str = "test") -> list[dict]:
+    """Every point of a figure at a scale, each as its complete flat configuration (its store key,
+    :meth:`Point.config <resnetlearn.reproduce.point.Point.config>`): what a stored row or table holds."""
+    return [p.config() for p in point_records(name, scale, device=device, select=select)]
 
 
 def names_at(scale: str) -> tuple[str, ...]:
@@ -415,24 +422,22 @@ def names_at(scale: str) -> tuple[str, ...]:
 
 
 # ----------------------------------------------------------------- a point's name, and a figure's verdict
-def point_id(p: dict) -> tuple:
-    """What tells the points of one figure apart (the learner, its width or N, β, and the wd of a hand-built point)."""
-    return (p.get("model"), p.get("mode"), p.get("m"), p.get("n_train"), p.get("beta"), p.get("alpha"), p.get("d"),
-            p.get("wd") if kind_of(p) is HandBuilt else None, p.get("panel") or None)
-
-
 _SYMBOLS = {"beta": "β"}
 
 
 def point_label(p: dict) -> str:
-    """A short human name for a point, e.g. ``3resnet(last) m=200`` or ``gaussian N=250``: the learner, its
-    figure's x (N when the figure plots against N, else m) and the figure's :attr:`FigureSpec.label_keys`."""
+    """A short human name for a point, from its configuration (:meth:`Point.config
+    <resnetlearn.reproduce.point.Point.config>`) or a stored row, e.g. ``3resnet(last) m=200`` or ``gaussian N=250``:
+    the learner, its figure's x (N when the figure plots against N, else m), the figure's
+    :attr:`FigureSpec.label_keys` and, where its learner has one, the value of its ``variant_key`` (a hand-built
+    solution's wd; as in :func:`resnetlearn.reproduce.point.point_id`)."""
     fig = SPECS.get(p.get("figure"))
     parts = [learner({"model": p.get("model"), "mode": p.get("mode")})]
     parts += [f"{_SYMBOLS.get(k, k)}={p.get(k)}" for k in (fig.label_keys if fig else ())]
     parts.append(f"N={p.get('n_train')}" if fig is not None and fig.xkey == "n_train" else f"m={p.get('m')}")
-    if kind_of(p) is HandBuilt:  # its weight decay tells the constructions apart (as in point_id)
-        parts.append(f"wd={p.get('wd')}")
+    variant = kind_of(p).variant_key
+    if variant:
+        parts.append(f"{variant}={p.get(variant)}")
     return " ".join(parts)
 
 

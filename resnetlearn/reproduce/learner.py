@@ -69,8 +69,10 @@ class Kernel:
 
     trained_by_sgd = False
     """Whether the point trains networks by SGD (the work a run's progress counts)."""
+    variant_key = None
+    """A kernel's points of one figure differ by their width, N and data alone (see :attr:`HandBuilt.variant_key`)."""
 
-    def sgd_work(self, point: dict, *, dims=None, batch_size=None) -> None:
+    def sgd_work(self, point, *, dims=None, batch_size=None) -> None:
         """No SGD: a kernel point's ridge solves are not counted in the work estimate."""
         return None
 
@@ -116,18 +118,24 @@ class HandBuilt:
     """How stored rows name it (their ``model``)."""
     trained_by_sgd = True
     """The construction starts from a network trained by SGD on the 64 inputs of d = 6 (footnote 16)."""
+    variant_key = "wd"
+    """The configuration key, besides the learner's name, mode and width, whose value tells its points of one
+    figure apart (:attr:`resnetlearn.reproduce.point.Point.id`, :func:`resnetlearn.reproduce.figures.point_label`):
+    the constructions of §8.2 differ by their weight decay. None for a network or a kernel (a network row's
+    ``wd`` is its selected cell's, not the learner's)."""
 
     @property
     def name(self) -> str:
         return self.NAME
 
-    def sgd_work(self, point: dict, *, dims=None, batch_size=None) -> tuple[Network, list[tuple[int, int, int]], int]:
+    def sgd_work(self, point, *, dims=None, batch_size=None) -> tuple[Network, list[tuple[int, int, int]], int]:
         """The SGD its construction costs (:data:`resnetlearn.targets.concept.HAND_BUILT`): one network trained
-        for the point's epochs on all the inputs of the d = 6 problem, in its own mini-batches (the point's
-        target and mini-batch play no part); the form of :meth:`Network.sgd_work`."""
+        for the epochs of ``point`` (a :class:`resnetlearn.reproduce.point.Point`) on all the inputs of the d = 6
+        problem, in its own mini-batches (the point's target and mini-batch play no part); the form of
+        :meth:`Network.sgd_work`."""
         hb = HAND_BUILT
         params = sum(math.prod(s) for s in param_shapes(hb.arch, hb.d, 1, hb.m).values())
-        return Network(hb.arch, hb.mode, m=hb.m), [(1, hb.steps(point["epochs"]), params)], hb.batch_size
+        return Network(hb.arch, hb.mode, m=hb.m), [(1, hb.steps(point.protocol.epochs), params)], hb.batch_size
 
     def fit(self, samples: Samples, search=None, *, schedule, device=None) -> HandBuiltFit:
         """The footnote-16 construction (:func:`resnetlearn.reproduce.fit.fit_hand_built`) for ``samples``' target

@@ -1,13 +1,15 @@
 """A figure point as a record: one learner, the data it learns from, its search and its protocol.
 
 A point of a figure (:mod:`~resnetlearn.reproduce.figures`) is one learner (:mod:`~resnetlearn.reproduce.learner`) at
-one width
-or sample size with its whole search: a network its lr × wd grid by SGD with the selected cell retrained
+one width or sample size with its whole search: a network its lr × wd grid by SGD with the selected cell retrained
 on fresh seeds (arXiv v3 §8.1), a kernel its ridge and parameter search (§7), the hand-built solution its
-construction (§8.2, footnote 16). :class:`Point` holds these parts as records; :meth:`Point.config` writes
-the flat configuration the results store keys (:meth:`resnetlearn.reproduce.store.ResultsStore.key`) and
-:meth:`Point.of_config` reads one back, so :meth:`Point.key` is byte for byte the key every stored point
-already has (a key that changed would recompute the point).
+construction (§8.2, footnote 16). :class:`Point` holds these parts as records and is what a run passes (the
+figures' builders, :func:`resnetlearn.reproduce.points.run_point`, the work estimate through :meth:`Point.sgd_work`);
+it answers its :attr:`Point.id` among its figure's points. The flat configuration lives only at the store's
+boundary: :meth:`Point.config` writes the configuration the results store keys
+(:meth:`resnetlearn.reproduce.store.ResultsStore.key`) and a stored row holds, and :meth:`Point.of_config` reads
+one back, so :meth:`Point.key` is byte for byte the key every stored point already has (a key that changed would
+recompute the point).
 
 Which keys a configuration carries is part of its key: ``alpha`` and ``beta`` always (None where the target
 has none); ``d``, ``k``, ``validation``, ``grid_seeds``, ``batch_size``, ``panel``, ``n_val`` only when set;
@@ -19,8 +21,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import KW_ONLY, dataclass
 
-from .fit import NetworkFit, Samples, fit_network
-from .learner import HandBuilt, Kernel, Network, from_row
+from .fit import BATCH, NetworkFit, Samples, fit_network
+from .learner import HandBuilt, Kernel, Network, from_row, kind_of
 from .store import ResultsStore
 
 
@@ -143,6 +145,30 @@ class Point:
     def key(self) -> str:
         """The results store's key of this point (:meth:`resnetlearn.reproduce.store.ResultsStore.key`)."""
         return ResultsStore.key(self.config())
+
+    @property
+    def id(self) -> tuple:
+        """What tells this point from the others of its figure (:func:`point_id` of its configuration)."""
+        return point_id(self.config())
+
+    def sgd_work(self, *, dims) -> tuple | None:
+        """The SGD this point costs, as its learner counts it (``sgd_work`` of the records of
+        :mod:`resnetlearn.reproduce.learner`): (the network trained, its batched trainings — (models trained
+        together, SGD steps, parameters of one model) for its lr × wd grid and for the fresh-seed reruns of the
+        selected cell — and its mini-batch), or None for a point that trains no network. ``dims()``: its target's
+        (d, k); the mini-batch is its protocol's (None: §8.1's :data:`~resnetlearn.reproduce.fit.BATCH`)."""
+        batch = BATCH if self.protocol.batch_size is None else self.protocol.batch_size
+        return self.learner.sgd_work(self, dims=dims, batch_size=batch)
+
+
+def point_id(fields: dict) -> tuple:
+    """What tells the points of one figure apart, read from a point's configuration (:meth:`Point.config`) or a
+    stored row (which holds it): the learner's name and mode, its width, N, β, α, d, the value of its learner's
+    ``variant_key`` (a hand-built solution's wd; None for the others) and the panel."""
+    variant = kind_of(fields).variant_key
+    return (fields.get("model"), fields.get("mode"), fields.get("m"), fields.get("n_train"), fields.get("beta"),
+            fields.get("alpha"), fields.get("d"), fields.get(variant) if variant else None,
+            fields.get("panel") or None)
 
 
 _PARTS = {"data": Data, "search": Search, "protocol": Schedule}

@@ -1,6 +1,6 @@
 """Running one point of a figure: a learner at one width (or N) with its whole search.
 
-:func:`run_point` reads the point (:meth:`resnetlearn.reproduce.point.Point.of_config`), lets its learner fit the
+:func:`run_point` takes the point (a :class:`resnetlearn.reproduce.point.Point`), lets its learner fit the
 point's samples by its search (:mod:`resnetlearn.reproduce.fit`: a network its lr × wd grid by SGD with the
 selected cell retrained on fresh seeds (arXiv v3 §8.1), and for a (last)/(ntk) point also the exact kernel
 solution it stands for; a kernel its ridge and parameter search (the §7 hard instance); ``hand_built`` the
@@ -22,18 +22,21 @@ from .point import Point
 __all__ = ["run_point", "samples_of", "validation_of", "target_of", "BATCH", "RUN_KEYS"]
 
 
-def run_point(config: dict) -> dict:
+def run_point(point: Point | dict) -> dict:
     """Train one point (a learner at one width, its whole search) and return what the results store keeps, with
-    the wall time and the device. Top-level so executors can pickle it.
+    the wall time and the device. ``point``: a :class:`~resnetlearn.reproduce.point.Point`, or its flat
+    configuration (:meth:`Point.config <resnetlearn.reproduce.point.Point.config>`: what a worker process, a stored
+    file or a script hands over), read once here. Top-level so executors can pickle it.
 
     A point is all or nothing: when training is interrupted (the engine
     catches Ctrl-C and returns ``interrupted=True``) this raises
     KeyboardInterrupt instead of returning numbers from a half-trained grid."""
-    point = Point.of_config(config)
+    if not isinstance(point, Point):
+        point = Point.of_config(point)
     t0 = time.perf_counter()
     fit = point.learner.fit(samples_of(point), point.search, schedule=point.protocol, device=point.device)
     if fit.interrupted:
-        raise KeyboardInterrupt(f"{point_label(config)} was interrupted during training")
+        raise KeyboardInterrupt(f"{point_label(point.config())} was interrupted during training")
     return {**fit.stored(keeps_grid=figure_spec(point.figure).keeps_grid),
             "seconds": round(time.perf_counter() - t0, 2), "device": fit.device}
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from .. import memory
 from .figure_tables import FigureResult
-from .figures import points as figure_points
-from .figures import summarise
+from .figures import point_records, summarise
+from .point import Point
 from .points import run_point
 from .store import ResultsStore
 from .work_estimate import point_work
@@ -105,7 +105,7 @@ def _finished_result(fut):
     return None
 
 
-def _work_bar(figure: str, scale: str, pts: list[dict], todo: list[int], *, progress: bool):
+def _work_bar(figure: str, scale: str, pts: list[Point], todo: list[int], *, progress: bool):
     """The progress bar of :func:`run_figure` over the points ``todo`` (indices into ``pts``), and
     ``advance(i)``, which moves it on when point ``i`` is done."""
     from tqdm.auto import tqdm
@@ -135,7 +135,9 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
 
     ``out``: a directory for the :class:`ResultsStore` (finished points are
     reused). ``executor``: ``None`` runs in this process; otherwise anything
-    with ``submit(fn, *args)`` (ProcessPoolExecutor, dask Client, submitit).
+    with ``submit(fn, *args)`` (ProcessPoolExecutor, dask Client, submitit),
+    to which a point travels as its flat configuration (plain data, its store
+    key), read back once by :func:`~resnetlearn.reproduce.points.run_point`.
     Rows come back in the figure's own point order, reused or not.
 
     On Ctrl-C (KeyboardInterrupt) every point that finished is already
@@ -147,18 +149,19 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
     becomes :class:`WorkersUnavailable`.
     """
     store = ResultsStore(out) if out is not None else None
-    pts = figure_points(figure, scale, device=device, select=select)
+    pts = point_records(figure, scale, device=device, select=select)
+    configs = [p.config() for p in pts]  # the store's keys, the rows' fields, what a worker process receives
     t0 = time.perf_counter()
     results: list[dict | None] = []
-    for p in pts:
-        hit = store.get(p) if store else None
+    for c in configs:
+        hit = store.get(c) if store else None
         results.append(hit["result"] if hit else None)
     todo = [i for i, r in enumerate(results) if r is None]
     skipped = len(pts) - len(todo)
 
     def record(i: int, res: dict) -> None:
         if store:
-            store.put(pts[i], res)
+            store.put(configs[i], res)
         results[i] = res
 
     bar, advance = _work_bar(figure, scale, pts, todo, progress=progress)
@@ -171,7 +174,7 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
         else:
             for i in todo:  # one by one, so that a failure part-way leaves the submitted ones cancellable
                 try:
-                    futures[i] = executor.submit(run_point, pts[i])
+                    futures[i] = executor.submit(run_point, configs[i])
                 except OSError as e:  # fork/spawn refused: BlockingIOError (process limit), ENOMEM
                     raise WorkersUnavailable(
                         f"{figure}: the system refused to start a worker process after {len(futures)} of "
@@ -194,7 +197,7 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
         raise
     finally:
         bar.close()
-    rows = [dict(p, **r) for p, r in zip(pts, results)]
+    rows = [dict(c, **r) for c, r in zip(configs, results)]
     summary, ok = summarise(figure, rows)
     return FigureResult(figure, rows, summary=summary, reproduced=ok, wall_time=time.perf_counter() - t0,
                         skipped=skipped)

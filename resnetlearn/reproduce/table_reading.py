@@ -14,9 +14,10 @@ import math
 from pathlib import Path
 
 from .figure_tables import POINT_COLS, FigureResult
-from .figures import SCALES, point_id, point_label, summarise
+from .figures import SCALES, point_label, summarise
 from .figures import points as figure_points
 from .learner import HandBuilt, Network, kind_of
+from .point import point_id
 from .store import rerun_out, verify_table
 
 

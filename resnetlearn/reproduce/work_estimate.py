@@ -19,8 +19,9 @@ from ..device import select_device
 from ..learners.networks import param_shapes
 from ..learners.training import Protocol, train_models
 from ..targets.concept import parity_instance
-from .figures import points as figure_points
-from .learner import Network, from_row
+from .figures import point_records
+from .learner import Network
+from .point import Point
 from .points import BATCH, target_of
 from .store import ResultsStore
 
@@ -32,14 +33,12 @@ def _target_dims(target: str, *, d, k, alpha, beta) -> tuple[int, int]:
     return t.d, t.k
 
 
-def _sgd_work(config: dict):
-    """The SGD of one point, as its learner counts it (``sgd_work`` of :mod:`resnetlearn.reproduce.learner`):
-    (the network trained, its batched trainings — (models trained together, SGD steps, parameters of one model)
-    for its lr × wd grid and for the fresh-seed reruns of the selected cell (:func:`grid_search`) — and its
-    mini-batch), or None for a point that trains no network."""
-    dims = functools.partial(_target_dims, config["target"], d=config.get("d"), k=config.get("k"),
-                             alpha=config.get("alpha"), beta=config.get("beta"))
-    return from_row(config).sgd_work(config, dims=dims, batch_size=config.get("batch_size", BATCH))
+def _sgd_work(point: Point):
+    """The SGD of one point (:meth:`Point.sgd_work <resnetlearn.reproduce.point.Point.sgd_work>`), with its
+    target's dimensions built once per distinct target."""
+    data = point.data
+    return point.sgd_work(dims=functools.partial(_target_dims, data.target, d=data.d, k=data.k, alpha=data.alpha,
+                                                 beta=data.beta))
 
 
 STEP_OVERHEAD = 50_000
@@ -47,10 +46,10 @@ STEP_OVERHEAD = 50_000
 a step of G networks of P parameters cost about as much as G·P + 20 000 to 70 000 parameter-updates."""
 
 
-def point_work(config: dict) -> float:
+def point_work(point: Point) -> float:
     """The relative cost of a network point (0 for a kernel point): Σ over its batched trainings of
     steps × (networks × parameters + :data:`STEP_OVERHEAD`); the progress bar advances by it."""
-    work = _sgd_work(config)
+    work = _sgd_work(point)
     if work is None:
         return 0.0
     return float(sum(n * (g * params + STEP_OVERHEAD) for g, n, params in work[1]))
@@ -129,8 +128,8 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
     dev = select_device(device)
     st = ResultsStore(store) if store is not None else None
     pending, damaged = [], 0
-    for p in (p for fig in figures for p in figure_points(fig, scale, device=device, select=select)):
-        stored = st.path(p) if st is not None else None
+    for p in (p for fig in figures for p in point_records(fig, scale, device=device, select=select)):
+        stored = st.path(p.config()) if st is not None else None
         if stored is not None and stored.exists():
             if st.verify(stored) is None:  # the run will reuse it
                 continue
