@@ -12,6 +12,7 @@ from resnetlearn.reproduce import figures
 from resnetlearn.reproduce.learner import HandBuilt, Kernel, Network, from_row, kind_of, label_of, style_of
 from resnetlearn.reproduce.point import Point
 from resnetlearn.reproduce.store import ResultsStore
+from resnetlearn.reproduce.table_reading import load_figure, load_runs
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 
@@ -91,3 +92,30 @@ def test_a_new_kernel_brings_its_own_style(monkeypatch):
     assert (s.colour, s.marker, s.line, s.family) == ("#123456", "star", "dot", "polynomial kernel")
     assert Kernel("poly").style.colour == "#abcdef" and style_of("poly").colour == "#abcdef"
     assert Kernel("no_such_kernel").style.colour == "#7f7f7f"  # an unknown kernel: grey, as before
+
+
+@pytest.mark.parametrize("scale", ["quick", "cpu"])
+def test_the_records_answer_what_the_tables_ask(scale):
+    """What the tables, verdicts and figures ask a row's learner (grid_searched, constructed, kernel_method), read
+    back from the shipped tables' own contents: a grid search's runs each have a learning rate, a construction is
+    one run with neither a learning rate nor a ridge, a (last)/(ntk) network has the exact kernel solution's error
+    beside it."""
+    asked = {"grid_searched": 0, "constructed": 0, "kernel_method": 0}
+    for name in figures.names():
+        if not (RESULTS / scale / f"{name}.csv").exists():
+            continue
+        groups = {}
+        for run in load_runs(name, RESULTS / scale):
+            groups.setdefault(figures.point_id(run), []).append(run)
+        for runs in groups.values():
+            kind = kind_of(runs[0])
+            assert kind.grid_searched == all(r["lr"] is not None for r in runs), runs[0]
+            assert kind.constructed == (len(runs) == 1 and runs[0]["lr"] is None and runs[0]["ridge_rel"] is None)
+            asked["grid_searched"] += kind.grid_searched
+            asked["constructed"] += kind.constructed
+        for row in load_figure(name, RESULTS / scale).rows:
+            assert from_row(row).kernel_method == (row.get("exact_test_error") is not None), row
+            asked["kernel_method"] += from_row(row).kernel_method
+    assert all(asked.values()), asked  # each question answered yes somewhere
+    assert [(k.grid_searched, k.constructed) for k in (Network, Kernel, HandBuilt)] == [(True, False), (False, False),
+                                                                                        (False, True)]

@@ -30,7 +30,7 @@ from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
 from ..reproduce.figures import learner
 from ..reproduce.figures import spec as figure_spec
-from ..reproduce.learner import HandBuilt, Network, kind_of, trained_layers
+from ..reproduce.learner import kind_of, trained_layers
 from ..reproduce.rows import median_error, plotted_error
 from ..reproduce.verdicts import FIG3_MODES
 from ..targets.concept import parity_instance
@@ -519,11 +519,11 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
 def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
     floor = 1e-3
     fig = go.Figure()
-    sgd_runs = [r for r in (runs or []) if kind_of(r) is Network]
+    sgd_runs = [r for r in (runs or []) if kind_of(r).grid_searched]
     if sgd_runs:
         pts = [(r["train_error"], r["test_error"], r["frobenius_W"], r) for r in sgd_runs]
     else:
-        pts = [(g[0], g[1], g[2], r) for r in rows if kind_of(r) is Network for g in (r.get("grid") or [])]
+        pts = [(g[0], g[1], g[2], r) for r in rows if kind_of(r).grid_searched for g in (r.get("grid") or [])]
     fields = _present([p[3] for p in pts], (("m", "m", "{}"), ("lr", "lr", "{:g}"), ("wd", "wd", "{:g}"),
                                             ("seed", "seed", "{}")))
     custom, lines = _hover([p[3] for p in pts], fields)
@@ -533,7 +533,7 @@ def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.F
             name=f"SGD runs: {what} error", customdata=custom, legendgroup="SGD",
             marker=dict(symbol=symbol, size=8, color=learner_style("2layer")["color"] if idx else "#1f5fbf"),
             hovertemplate=f"SGD run<br>{what} error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
-    hand = [r for r in rows if kind_of(r) is HandBuilt]
+    hand = [r for r in rows if kind_of(r).constructed]
     custom, lines = _hover(hand, [("wd", "wd", "{:g}"), ("m", "m", "{}")])
     fig.add_trace(go.Scatter(
         x=[max(r["test_error"], floor) for r in hand], y=[r["frobenius_W"] for r in hand], mode="markers",

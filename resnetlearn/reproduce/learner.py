@@ -69,6 +69,13 @@ class Kernel:
 
     trained_by_sgd = False
     """Whether the point trains networks by SGD (the work a run's progress counts)."""
+    grid_searched = False
+    """No lr × wd grid by SGD: a ridge and parameter search, with no seeds (:attr:`Network.grid_searched`)."""
+    constructed = False
+    """Searched for, not built by a construction."""
+    kernel_method = False
+    """Not a network trained by SGD as a kernel method, with an exact solution beside it
+    (:attr:`Network.kernel_method`): the ridge solution is the kernel's own result."""
 
     def sgd_work(self, point: dict, *, dims=None, batch_size=None) -> None:
         """No SGD: a kernel point's ridge solves are not counted in the work estimate."""
@@ -116,6 +123,13 @@ class HandBuilt:
     """How stored rows name it (their ``model``)."""
     trained_by_sgd = True
     """The construction starts from a network trained by SGD on the 64 inputs of d = 6 (footnote 16)."""
+    grid_searched = False
+    """One network per point, no lr × wd grid and no fresh seeds (:attr:`Network.grid_searched`)."""
+    constructed = True
+    """Built by a construction, not searched for: a reference that Figure 4 sets beside SGD's runs, one run per
+    point, told apart from the other constructions by its ``wd``."""
+    kernel_method = False
+    """Not a kernel method (:attr:`Network.kernel_method`)."""
 
     @property
     def name(self) -> str:

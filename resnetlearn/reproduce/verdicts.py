@@ -16,7 +16,7 @@ from functools import cache
 
 from ..targets.concept import companion_figure1, parity_instance
 from ..validation import is_finite
-from .learner import HandBuilt, kind_of, label_of
+from .learner import kind_of, label_of
 from .rows import (
     SEED_RULE,
     below,
@@ -164,8 +164,8 @@ def norm_verdict(paper_best: float, paper_widths: int):
     """§8.2's two statements on these rows: SGD's best test error stays above what a near-minimal-norm fit
     would give, and a hand-built solution fits at least as well as SGD with a smaller ‖W‖_F."""
     def verdict(rows: list[dict]) -> tuple[str, bool | None]:
-        hand = [r for r in rows if kind_of(r) is HandBuilt]
-        sgd = [r for r in rows if kind_of(r) is not HandBuilt]
+        hand = [r for r in rows if kind_of(r).constructed]
+        sgd = [r for r in rows if not kind_of(r).constructed]
         runs = [g for r in sgd for g in (r.get("grid") or []) if all(is_finite(v) for v in g)]  # (train, test, ‖W‖_F)
         if not runs or not hand:
             return "no finite SGD run or no hand-built solution", None
