@@ -164,7 +164,7 @@ class HandBuilt:
 
     @property
     def style(self) -> Style:
-        return Style("#dc143c")  # crimson, the colour of the reference lines
+        return Style("#dc143c", "star")  # crimson, the colour of the reference lines; a star in Figure 4
 
 
 # ----------------------------------------------------------------- rows
