@@ -2,14 +2,25 @@
 (the stored keys on disk, the rows' own fields, the architecture records)."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from resnetlearn.learners import networks
+from resnetlearn.learners.modes import MODES
 from resnetlearn.learners.training import Learner
 from resnetlearn.reproduce import figures
-from resnetlearn.reproduce.learner import HandBuilt, Kernel, Network, from_row, kind_of, label_of, style_of
+from resnetlearn.reproduce.learner import (
+    HandBuilt,
+    Kernel,
+    Network,
+    from_row,
+    kind_of,
+    label_of,
+    style_of,
+    trained_layers,
+)
 from resnetlearn.reproduce.point import Point
 from resnetlearn.reproduce.store import ResultsStore
 from resnetlearn.reproduce.table_reading import load_figure, load_runs
@@ -119,3 +130,10 @@ def test_the_records_answer_what_the_tables_ask(scale):
     assert all(asked.values()), asked  # each question answered yes somewhere
     assert [(k.grid_searched, k.constructed) for k in (Network, Kernel, HandBuilt)] == [(True, False), (False, False),
                                                                                         (False, True)]
+
+
+def test_what_a_mode_trains_is_said_by_its_record(monkeypatch):
+    assert [trained_layers(m) for m in ("all", "hidden", "last", "ntk", "no such mode")] == [
+        "all layers", "hidden layers", "last", "ntk", "no such mode"]  # Figure 3's panel titles as shipped
+    monkeypatch.setitem(MODES, "last", replace(MODES["last"], trained_layers="the readout A"))
+    assert trained_layers("last") == "the readout A"

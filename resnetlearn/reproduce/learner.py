@@ -208,13 +208,11 @@ def label_of(row: dict, *, with_mode: bool = True) -> str:
     return str(row["model"])
 
 
-TRAINED_LAYERS = {"all": "all layers", "hidden": "hidden layers"}
-"""What SGD trains in a mode, in words, where a figure's panel title says it (another mode: its name)."""
-
-
 def trained_layers(mode: str) -> str:
-    """What SGD trains in ``mode`` in words: ``"all layers"``, ``"hidden layers"``, another mode by its name."""
-    return TRAINED_LAYERS.get(mode, mode)
+    """What SGD trains in ``mode`` in words, read from its record (:attr:`Mode.trained_layers
+    <resnetlearn.learners.modes.Mode>`): ``"all layers"``, ``"hidden layers"``; a mode that says nothing (or a
+    name that is no mode) by its name."""
+    return (MODES[mode].trained_layers if mode in MODES else None) or mode
 
 
 def style_of(model: str, mode: str | None = None) -> Style:
