@@ -24,6 +24,7 @@ from resnetlearn.reproduce.learner import (
 from resnetlearn.reproduce.point import Point
 from resnetlearn.reproduce.store import ResultsStore
 from resnetlearn.reproduce.table_reading import load_figure, load_runs
+from resnetlearn.targets.concept import HAND_BUILT
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 
@@ -137,3 +138,10 @@ def test_what_a_mode_trains_is_said_by_its_record(monkeypatch):
         "all layers", "hidden layers", "last", "ntk", "no such mode"]  # Figure 3's panel titles as shipped
     monkeypatch.setitem(MODES, "last", replace(MODES["last"], trained_layers="the readout A"))
     assert trained_layers("last") == "the readout A"
+
+
+def test_the_hand_built_lr_drops_at_two_thirds_of_any_epochs():
+    """The construction's lr drop is its record's fraction: the very epoch the literal ``epochs * 2 // 3`` gave
+    before it moved there, for every number of epochs (the stored hand-built points keep their numbers)."""
+    assert [HAND_BUILT.lr_drop_epoch(e) for e in range(1, 5001)] == [e * 2 // 3 for e in range(1, 5001)]
+    assert HAND_BUILT.lr_drop_epoch(800) == 533 and HAND_BUILT.lr_drop_epoch(3) == 2
