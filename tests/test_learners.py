@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from resnetlearn.kernels.registry import kernel_label
 from resnetlearn.learners import networks
 from resnetlearn.learners.modes import MODES
 from resnetlearn.learners.training import Learner
@@ -145,3 +146,12 @@ def test_the_hand_built_lr_drops_at_two_thirds_of_any_epochs():
     before it moved there, for every number of epochs (the stored hand-built points keep their numbers)."""
     assert [HAND_BUILT.lr_drop_epoch(e) for e in range(1, 5001)] == [e * 2 // 3 for e in range(1, 5001)]
     assert HAND_BUILT.lr_drop_epoch(800) == 533 and HAND_BUILT.lr_drop_epoch(3) == 2
+
+
+def test_a_kernel_is_named_by_its_spec_in_tables_and_by_its_entry_in_words():
+    """Tables and legends name a kernel by its record's label, the spec its stored rows hold; the kernel
+    experiments print its registry entry's words."""
+    row = {"model": "ntk_inf:2layer", "mode": "kernel", "m": 500}
+    assert label_of(row) == label_of(row, with_mode=False) == from_row(row).label == "ntk_inf:2layer"
+    assert label_of({"model": "hand_built", "mode": "-", "wd": 0.0}) == "hand_built"
+    assert kernel_label("ntk_inf:2layer") == "NTK (∞ width) 2layer"

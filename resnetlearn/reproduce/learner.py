@@ -100,6 +100,10 @@ class Kernel:
 
     @property
     def label(self) -> str:
+        """Its name in the reproduction's tables, verdicts and legends (:func:`label_of`): its spec, as the stored
+        rows' ``model`` holds it. The readable name the kernel experiments print (``"NTK (∞ width) 2layer"``) is
+        another thing, :func:`resnetlearn.kernels.registry.kernel_label`, defined once there (the kernels sit below
+        the records and cannot read this one)."""
         return self.spec
 
     @property
@@ -205,6 +209,8 @@ def label_of(row: dict, *, with_mode: bool = True) -> str:
     holds the architecture or kernel; it is a stored key and keeps its name.)"""
     if with_mode and row.get("mode") in MODES:  # a network's row (a row may lack its width: a name alone)
         return from_row(dict(row, m=row.get("m") or 1)).label
+    if kind_of(row) is not Network:  # a kernel by its spec, the hand-built solution by its name: their records'
+        return from_row(row).label
     return str(row["model"])
 
 
