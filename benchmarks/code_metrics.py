@@ -6,9 +6,10 @@ Read from the source with :mod:`ast` and :mod:`tokenize` (nothing is imported or
 
 * learner-name comparisons outside the records: comparisons (``==``, ``!=``, ``in``, ``not in``), ``match`` cases
   and ``startswith``/``endswith`` calls against a learner *kind* (``"hand_built"``, ``"kernel"``, a kernel name of
-  ``KERNEL_REGISTRY`` or a kernel spec ``"name:arch"``), a training *mode* (``MODES``) or an *architecture* name
-  (``ARCHITECTURES``), in modules other than the records (:data:`RECORDS`, and wherever ``ARCHITECTURES`` or
-  ``KERNEL_REGISTRY`` is defined, so a record keeps its place when it moves). The name lists are read from the
+  ``KERNEL_REGISTRY`` or a kernel spec ``"name:arch"``), a training *mode* (``MODES``), an *architecture* name
+  (``ARCHITECTURES``) or a network's label ``"arch(mode)"`` (both), in modules other than the records
+  (:data:`RECORDS`, and wherever ``ARCHITECTURES`` or ``KERNEL_REGISTRY`` is defined, so a record keeps its place
+  when it moves). The name lists are read from the
   source (the ``Architecture(...)`` entries of ``ARCHITECTURES``, the ``KernelEntry(...)`` entries of
   ``KERNEL_REGISTRY``, the ``MODES`` tuple), so a new architecture or kernel is counted without editing this
   file; beside them, dict literals keyed by two or more of these names (name-keyed tables);
@@ -128,7 +129,11 @@ def name_lists(trees: dict[str, ast.AST]) -> dict[str, set[str]]:
 
 
 def _categories(value: str, names: dict[str, set[str]]) -> set[str]:
-    """Which learner names a string is: an architecture, a mode, a kind (a kernel name or spec, or a kind word)."""
+    """Which learner names a string is: an architecture, a mode, a kind (a kernel name or spec, or a kind word), or
+    a network's label ``"arch(mode)"`` (both an architecture and a mode)."""
+    arch, paren, mode = value.partition("(")
+    if paren and mode.endswith(")") and arch in names["architecture"] and mode[:-1] in names["mode"]:
+        return {"architecture", "mode"}
     cats = {c for c in ("architecture", "mode") if value in names[c]}
     if value in KIND_WORDS or value in names["kernel"] or (":" in value and value.partition(":")[0] in names["kernel"]):
         cats.add("kind")

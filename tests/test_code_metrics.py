@@ -67,7 +67,7 @@ def test_comparisons_with_every_kind_mode_and_architecture(tmp_path):
             c = s == "ntk_inf:2layer"
             d = s.startswith("ntk_")
             e = p["model"] != "newnet"
-            g = p["mode"] == "other"
+            g = p["mode"] == "other" or label(p) == "2layer(hidden)"
             h = args.figure == "all"
             match s:
                 case "gaussian":
@@ -81,10 +81,11 @@ def test_comparisons_with_every_kind_mode_and_architecture(tmp_path):
         (4, ["ntk_inf:2layer"], ["kind"]),  # a kernel spec
         (5, ["ntk_inf"], ["kind"]),  # "ntk_" begins a kernel name
         (6, ["newnet"], ["architecture"]),  # read from ARCHITECTURES, no list to edit
+        (7, ["2layer(hidden)"], ["architecture", "mode"]),  # a network's label names both
         (10, ["gaussian"], ["kind"]),  # a match case
     ]  # "other" is no learner; args.figure == "all" is the CLI's every-figure choice, not a mode
-    assert m["learner_name_comparisons_outside_records"] == 7  # the six above and training.py's mode branch
-    assert m["learner_name_comparisons_by_category"] == {"kind": 4, "mode": 1, "architecture": 2}
+    assert m["learner_name_comparisons_outside_records"] == 8  # the seven above and training.py's mode branch
+    assert m["learner_name_comparisons_by_category"] == {"kind": 4, "mode": 2, "architecture": 3}
     assert m["name_keyed_tables_by_file"] == {"resnetlearn/figs.py": [12]}
 
 
