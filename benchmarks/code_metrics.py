@@ -6,12 +6,17 @@ Read from the source with :mod:`ast` and :mod:`tokenize` (nothing is imported or
 
 * learner-name comparisons outside the records: comparisons (``==``, ``!=``, ``in``, ``not in``), ``match`` cases
   and ``startswith``/``endswith`` calls against a learner *kind* (``"hand_built"``, ``"kernel"``, a kernel name of
-  ``KERNEL_REGISTRY`` or a kernel spec ``"name:arch"``), a training *mode* (``MODES``) or an *architecture* name
-  (``ARCHITECTURES``), in modules other than the records (:data:`RECORDS`, and wherever ``ARCHITECTURES`` or
-  ``KERNEL_REGISTRY`` is defined, so a record keeps its place when it moves). The name lists are read from the
+  ``KERNEL_REGISTRY`` or a kernel spec ``"name:arch"``), a training *mode* (``MODES``), an *architecture* name
+  (``ARCHITECTURES``) or a network's label ``"arch(mode)"`` (both), in modules other than the records
+  (:data:`RECORDS`, and wherever ``ARCHITECTURES`` or ``KERNEL_REGISTRY`` is defined, so a record keeps its place
+  when it moves). The name lists are read from the
   source (the ``Architecture(...)`` entries of ``ARCHITECTURES``, the ``KernelEntry(...)`` entries of
   ``KERNEL_REGISTRY``, the ``MODES`` tuple), so a new architecture or kernel is counted without editing this
   file; beside them, dict literals keyed by two or more of these names (name-keyed tables);
+* learner-kind checks by identity or type outside the records: ``kind_of(r) is X`` / ``is not X``,
+  ``type(x) is X`` and ``isinstance(x, X)`` / ``issubclass(x, X)`` where ``X`` is a learner record class
+  (:data:`KIND_CLASSES`) or a ``kind_of`` result, in modules other than the records (a module defining a
+  record class is one too, wherever it lives); these compare no string, so the name comparisons above miss them;
 * private (underscore) names imported across modules and across subpackages: ``from .m import _x`` and
   ``m._x`` on an imported package module;
 * import direction by subpackage order (:data:`LAYERS`: classroom → reproduce → kernels → learners → targets, so
@@ -56,6 +61,12 @@ LAYERS = ("targets", "learners", "kernels", "reproduce", "classroom")
 Top-level modules (``validation``, ``memory``, ``device``, ``version``) lie below all of them; the package's
 ``__init__`` and ``__main__`` above all."""
 TOP = {"__init__", "__main__"}
+KIND_CLASSES = {"Network", "Learner", "Kernel", "HandBuilt"}
+"""The learner record classes (``Network`` is ``training.Learner`` under its records' name): a comparison of a
+learner's kind by identity (``kind_of(r) is Network``) or a type check against one of them asks the kind."""
+KIND_OF = {"kind_of"}
+"""Calls whose result is a learner's kind (a record class): ``kind_of(row) is ...``. (``type(x) is X`` counts when
+``X`` is a record class; ``type(a) is type(b)`` asks no learner's kind.)"""
 NOT_LEARNERS = {"figure"}
 """Operands that hold something other than a learner although their values share a learner's name
 (``args.figure == "all"``, the command line's every-figure choice): a comparison with one is not counted."""
@@ -118,7 +129,11 @@ def name_lists(trees: dict[str, ast.AST]) -> dict[str, set[str]]:
 
 
 def _categories(value: str, names: dict[str, set[str]]) -> set[str]:
-    """Which learner names a string is: an architecture, a mode, a kind (a kernel name or spec, or a kind word)."""
+    """Which learner names a string is: an architecture, a mode, a kind (a kernel name or spec, or a kind word), or
+    a network's label ``"arch(mode)"`` (both an architecture and a mode)."""
+    arch, paren, mode = value.partition("(")
+    if paren and mode.endswith(")") and arch in names["architecture"] and mode[:-1] in names["mode"]:
+        return {"architecture", "mode"}
     cats = {c for c in ("architecture", "mode") if value in names[c]}
     if value in KIND_WORDS or value in names["kernel"] or (":" in value and value.partition(":")[0] in names["kernel"]):
         cats.add("kind")
@@ -190,6 +205,34 @@ def name_keyed_tables(tree: ast.AST, names: dict[str, set[str]]) -> list[int]:
     return sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Dict)
                   and sum(1 for k in n.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
                           and _categories(k.value, names)) >= 2)
+
+
+def _kind_operand(node: ast.AST) -> bool:
+    """Whether an operand is a learner kind: a record class (:data:`KIND_CLASSES`, by name or attribute) or a
+    ``kind_of(...)`` call."""
+    if isinstance(node, ast.Call):
+        return _operand_name(node.func) in KIND_OF
+    return isinstance(node, (ast.Name, ast.Attribute)) and _operand_name(node) in KIND_CLASSES
+
+
+def kind_checks(tree: ast.AST) -> list[int]:
+    """Lines of learner-kind checks by identity or type: ``is`` / ``is not`` comparisons with a kind operand
+    (:func:`_kind_operand`) on either side, and ``isinstance`` / ``issubclass`` calls against a record class."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Compare):
+            operands = [n.left, *n.comparators]
+            if any(isinstance(op, (ast.Is, ast.IsNot)) and (_kind_operand(a) or _kind_operand(b))
+                   for op, a, b in zip(n.ops, operands, operands[1:])):
+                out.append(n.lineno)
+        elif (isinstance(n, ast.Call) and _operand_name(n.func) in ("isinstance", "issubclass") and len(n.args) == 2
+              and any(_kind_operand(c) for c in (n.args[1].elts if isinstance(n.args[1], ast.Tuple) else [n.args[1]]))):
+            out.append(n.lineno)
+    return sorted(out)
+
+
+def _defines_record_class(tree: ast.AST) -> bool:
+    return any(isinstance(n, ast.ClassDef) and n.name in KIND_CLASSES for n in tree.body)
 
 
 def _positional_calls(tree: ast.AST) -> list[int]:
@@ -412,6 +455,8 @@ def measure(root: Path = ROOT) -> dict:
     outside = [m for m in files if m not in records]
     comparisons = {rel[m]: h for m in outside if (h := name_comparisons(trees[m], names))}
     tables = {rel[m]: t for m in outside if (t := name_keyed_tables(trees[m], names))}
+    kind_outside = [m for m in outside if not _defines_record_class(trees[m])]
+    kinds = {rel[m]: k for m in kind_outside if (k := kind_checks(trees[m]))}
     by_cat = {c: sum(1 for hs in comparisons.values() for h in hs if c in h["categories"])
               for c in ("kind", "mode", "architecture")}
     fig = {rel[m]: _branches_on(trees[m], FIGURE_NAMES) for m, p in files.items() if p.name != "figures.py"}
@@ -446,6 +491,8 @@ def measure(root: Path = ROOT) -> dict:
         "learner_name_comparisons_by_category": by_cat,
         "learner_name_comparisons_by_file": comparisons,
         "name_keyed_tables_by_file": tables,
+        "learner_kind_checks_outside_records": sum(map(len, kinds.values())),
+        "learner_kind_checks_by_file": kinds,
         "private_names_imported_across_modules": len(imp["private"]),
         "private_names_imported_across_subpackages": sum(r["across_subpackages"] for r in imp["private"]),
         "private_imports": [f"{r['module']}:{r['line']} {r['from']}.{r['name']}" for r in imp["private"]],
@@ -485,6 +532,9 @@ def report(m: dict) -> str:
            f"{m['learner_name_comparisons_by_category']})"]
     for f, hits in m["learner_name_comparisons_by_file"].items():
         out.append(f"  {f} ({len(hits)}): " + ", ".join(f"{h['line']} {'/'.join(h['names'])}" for h in hits))
+    out.append(f"learner-kind checks by identity or type outside the records (kind_of(r) is X, isinstance(x, X), "
+               f"X one of {sorted(KIND_CLASSES)}): {m['learner_kind_checks_outside_records']}")
+    out += [f"  {f} ({len(v)}): {', '.join(map(str, v))}" for f, v in m["learner_kind_checks_by_file"].items()]
     out.append(f"name-keyed tables (dict literals keyed by learner names): {m['name_keyed_tables_by_file']}")
     out.append(f"private names imported across modules: {m['private_names_imported_across_modules']}; "
                f"across subpackages: {m['private_names_imported_across_subpackages']}")

@@ -67,7 +67,7 @@ def test_comparisons_with_every_kind_mode_and_architecture(tmp_path):
             c = s == "ntk_inf:2layer"
             d = s.startswith("ntk_")
             e = p["model"] != "newnet"
-            g = p["mode"] == "other"
+            g = p["mode"] == "other" or label(p) == "2layer(hidden)"
             h = args.figure == "all"
             match s:
                 case "gaussian":
@@ -81,10 +81,11 @@ def test_comparisons_with_every_kind_mode_and_architecture(tmp_path):
         (4, ["ntk_inf:2layer"], ["kind"]),  # a kernel spec
         (5, ["ntk_inf"], ["kind"]),  # "ntk_" begins a kernel name
         (6, ["newnet"], ["architecture"]),  # read from ARCHITECTURES, no list to edit
+        (7, ["2layer(hidden)"], ["architecture", "mode"]),  # a network's label names both
         (10, ["gaussian"], ["kind"]),  # a match case
     ]  # "other" is no learner; args.figure == "all" is the CLI's every-figure choice, not a mode
-    assert m["learner_name_comparisons_outside_records"] == 7  # the six above and training.py's mode branch
-    assert m["learner_name_comparisons_by_category"] == {"kind": 4, "mode": 1, "architecture": 2}
+    assert m["learner_name_comparisons_outside_records"] == 8  # the seven above and training.py's mode branch
+    assert m["learner_name_comparisons_by_category"] == {"kind": 4, "mode": 2, "architecture": 3}
     assert m["name_keyed_tables_by_file"] == {"resnetlearn/figs.py": [12]}
 
 
@@ -272,3 +273,33 @@ def test_import_cycles(tmp_path):
     m = cm.measure(_package(tmp_path, {**LAYERED, "classroom/race.py": "from . import live\n",
                                        "classroom/plots.py": "from . import race\n"}))
     assert m["import_cycles"] == [["classroom.live", "classroom.plots", "classroom.race"]]
+
+
+def test_kind_checks_by_identity_or_type(tmp_path):
+    # no string is compared here, so the name comparisons count none of these: the kind checks must
+    m = cm.measure(_package(tmp_path, {
+        "learner.py": """
+            class HandBuilt:
+                pass
+
+            def check(x):
+                return isinstance(x, HandBuilt)  # the record's own module: not counted
+        """,
+        "tables.py": """
+            from .learner import HandBuilt, Kernel, Network, kind_of
+
+
+            def f(r, x, a, b):
+                hand = kind_of(r) is HandBuilt
+                nets = kind_of(r) is not Kernel
+                kind = kind_of(r)
+                net = kind is Network
+                t = type(x) is Network
+                i = isinstance(x, (int, Kernel))
+                same = type(a) is type(b)  # no learner's kind
+                none = x is None
+                return kind_of(r).trained_by_sgd, hand, nets, net, t, i, same, none
+        """}))
+    assert m["learner_name_comparisons_outside_records"] == 1  # only training.py's mode branch
+    assert m["learner_kind_checks_by_file"] == {"resnetlearn/tables.py": [5, 6, 8, 9, 10]}
+    assert m["learner_kind_checks_outside_records"] == 5

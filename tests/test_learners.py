@@ -2,16 +2,30 @@
 (the stored keys on disk, the rows' own fields, the architecture records)."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from resnetlearn.kernels.registry import kernel_label
 from resnetlearn.learners import networks
+from resnetlearn.learners.modes import MODES
 from resnetlearn.learners.training import Learner
 from resnetlearn.reproduce import figures
-from resnetlearn.reproduce.learner import HandBuilt, Kernel, Network, from_row, kind_of, label_of, style_of
+from resnetlearn.reproduce.learner import (
+    HandBuilt,
+    Kernel,
+    Network,
+    from_row,
+    kind_of,
+    label_of,
+    style_of,
+    trained_layers,
+)
 from resnetlearn.reproduce.point import Point
 from resnetlearn.reproduce.store import ResultsStore
+from resnetlearn.reproduce.table_reading import load_figure, load_runs
+from resnetlearn.targets.concept import HAND_BUILT
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 
@@ -91,3 +105,53 @@ def test_a_new_kernel_brings_its_own_style(monkeypatch):
     assert (s.colour, s.marker, s.line, s.family) == ("#123456", "star", "dot", "polynomial kernel")
     assert Kernel("poly").style.colour == "#abcdef" and style_of("poly").colour == "#abcdef"
     assert Kernel("no_such_kernel").style.colour == "#7f7f7f"  # an unknown kernel: grey, as before
+
+
+@pytest.mark.parametrize("scale", ["quick", "cpu"])
+def test_the_records_answer_what_the_tables_ask(scale):
+    """What the tables, verdicts and figures ask a row's learner (grid_searched, constructed, kernel_method), read
+    back from the shipped tables' own contents: a grid search's runs each have a learning rate, a construction is
+    one run with neither a learning rate nor a ridge, a (last)/(ntk) network has the exact kernel solution's error
+    beside it."""
+    asked = {"grid_searched": 0, "constructed": 0, "kernel_method": 0}
+    for name in figures.names():
+        if not (RESULTS / scale / f"{name}.csv").exists():
+            continue
+        groups = {}
+        for run in load_runs(name, RESULTS / scale):
+            groups.setdefault(figures.point_id(run), []).append(run)
+        for runs in groups.values():
+            kind = kind_of(runs[0])
+            assert kind.grid_searched == all(r["lr"] is not None for r in runs), runs[0]
+            assert kind.constructed == (len(runs) == 1 and runs[0]["lr"] is None and runs[0]["ridge_rel"] is None)
+            asked["grid_searched"] += kind.grid_searched
+            asked["constructed"] += kind.constructed
+        for row in load_figure(name, RESULTS / scale).rows:
+            assert from_row(row).kernel_method == (row.get("exact_test_error") is not None), row
+            asked["kernel_method"] += from_row(row).kernel_method
+    assert all(asked.values()), asked  # each question answered yes somewhere
+    assert [(k.grid_searched, k.constructed) for k in (Network, Kernel, HandBuilt)] == [(True, False), (False, False),
+                                                                                        (False, True)]
+
+
+def test_what_a_mode_trains_is_said_by_its_record(monkeypatch):
+    assert [trained_layers(m) for m in ("all", "hidden", "last", "ntk", "no such mode")] == [
+        "all layers", "hidden layers", "last", "ntk", "no such mode"]  # Figure 3's panel titles as shipped
+    monkeypatch.setitem(MODES, "last", replace(MODES["last"], trained_layers="the readout A"))
+    assert trained_layers("last") == "the readout A"
+
+
+def test_the_hand_built_lr_drops_at_two_thirds_of_any_epochs():
+    """The construction's lr drop is its record's fraction: the very epoch the literal ``epochs * 2 // 3`` gave
+    before it moved there, for every number of epochs (the stored hand-built points keep their numbers)."""
+    assert [HAND_BUILT.lr_drop_epoch(e) for e in range(1, 5001)] == [e * 2 // 3 for e in range(1, 5001)]
+    assert HAND_BUILT.lr_drop_epoch(800) == 533 and HAND_BUILT.lr_drop_epoch(3) == 2
+
+
+def test_a_kernel_is_named_by_its_spec_in_tables_and_by_its_entry_in_words():
+    """Tables and legends name a kernel by its record's label, the spec its stored rows hold; the kernel
+    experiments print its registry entry's words."""
+    row = {"model": "ntk_inf:2layer", "mode": "kernel", "m": 500}
+    assert label_of(row) == label_of(row, with_mode=False) == from_row(row).label == "ntk_inf:2layer"
+    assert label_of({"model": "hand_built", "mode": "-", "wd": 0.0}) == "hand_built"
+    assert kernel_label("ntk_inf:2layer") == "NTK (∞ width) 2layer"

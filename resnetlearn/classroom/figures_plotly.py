@@ -30,7 +30,7 @@ from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
 from ..reproduce.figures import learner
 from ..reproduce.figures import spec as figure_spec
-from ..reproduce.learner import HandBuilt, Network, kind_of, trained_layers
+from ..reproduce.learner import HandBuilt, kind_of, trained_layers
 from ..reproduce.rows import median_error, plotted_error
 from ..reproduce.verdicts import FIG3_MODES
 from ..targets.concept import parity_instance
@@ -359,7 +359,7 @@ def line_figure(x, series: dict, *, x_title: str, y_title: str = ERROR_TITLE, ti
 # ----------------------------------------------------------------- the paper's figures
 def _family_rank(model: str, mode: str | None) -> tuple:
     order = ["ResNet", "fully connected", "conjugate kernel", "NTK", "classical kernel", "other"]
-    arch = ["3resnet", "3resnet_eq21", "3layer", "2layer"]
+    arch = list(ARCHITECTURES)  # within a family, the architectures in their registry's order
     fam = learner_style(model, mode)["family"]
     return (order.index(fam) if fam in order else 9, arch.index(model) if model in arch else 9, model, mode or "")
 
@@ -517,29 +517,34 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
     return _finish(fig, head, width=1100 if len(panels) <= 2 else 1400)
 
 
+HAND_BUILT_STYLE = HandBuilt().style
+"""How Figure 4 draws the hand-built solutions (its record's style: a crimson star)."""
+
+
 def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
     floor = 1e-3
     fig = go.Figure()
-    sgd_runs = [r for r in (runs or []) if kind_of(r) is Network]
+    sgd_runs = [r for r in (runs or []) if kind_of(r).grid_searched]
     if sgd_runs:
         pts = [(r["train_error"], r["test_error"], r["frobenius_W"], r) for r in sgd_runs]
     else:
-        pts = [(g[0], g[1], g[2], r) for r in rows if kind_of(r) is Network for g in (r.get("grid") or [])]
+        pts = [(g[0], g[1], g[2], r) for r in rows if kind_of(r).grid_searched for g in (r.get("grid") or [])]
     fields = _present([p[3] for p in pts], (("m", "m", "{}"), ("lr", "lr", "{:g}"), ("wd", "wd", "{:g}"),
                                             ("seed", "seed", "{}")))
     custom, lines = _hover([p[3] for p in pts], fields)
+    sgd = learner_style(pts[0][3]["model"], pts[0][3].get("mode"))["color"] if pts else None  # the runs' network
     for idx, what, symbol in ((0, "train", "circle-open"), (1, "test", "circle")):
         fig.add_trace(go.Scatter(
             x=[max(p[idx], floor) for p in pts], y=[p[2] for p in pts], mode="markers",
             name=f"SGD runs: {what} error", customdata=custom, legendgroup="SGD",
-            marker=dict(symbol=symbol, size=8, color=learner_style("2layer")["color"] if idx else "#1f5fbf"),
+            marker=dict(symbol=symbol, size=8, color=sgd if idx else "#1f5fbf"),
             hovertemplate=f"SGD run<br>{what} error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
-    hand = [r for r in rows if kind_of(r) is HandBuilt]
+    hand = [r for r in rows if kind_of(r).constructed]
     custom, lines = _hover(hand, [("wd", "wd", "{:g}"), ("m", "m", "{}")])
     fig.add_trace(go.Scatter(
         x=[max(r["test_error"], floor) for r in hand], y=[r["frobenius_W"] for r in hand], mode="markers",
         name="built by hand (train = test)", customdata=custom,
-        marker=dict(symbol="star", size=15, color=THRESHOLD_COLOUR),
+        marker=dict(symbol=HAND_BUILT_STYLE.marker, size=15, color=HAND_BUILT_STYLE.colour),
         hovertemplate=f"built by hand<br>error %{{x:.3g}}<br>‖W‖_F %{{y:.1f}}{lines}<extra></extra>"))
     xs = [max(p[i], floor) for p in pts for i in (0, 1)] + [max(r["test_error"], floor) for r in hand]
     lo, hi = _headroom(*_value_range(xs, floor))

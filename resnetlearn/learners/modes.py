@@ -11,7 +11,7 @@ A :class:`Mode` says what SGD moves, how the model's output is formed, whether t
 with an exact ridge solution and how a figure draws it. The engine (:mod:`resnetlearn.learners.training`), the
 kernel experiments, the memory estimate and the learner records ask the record; no other code compares a mode's
 name. Adding a mode is one entry of :data:`MODES` (and, if its output is formed in a new way, the engine's
-``_Model``).
+:class:`resnetlearn.learners.engine.Model`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ class Mode:
     * ``kernel``: the :data:`resnetlearn.kernels.registry.KERNEL_REGISTRY` kernel whose ridge regression is the
       mode's exact solution (None: the mode trains the network itself, no kernel method);
     * ``line`` / ``family``: how a figure draws a network trained in it (its line; the legend family, None for
-      its architecture's).
+      its architecture's);
+    * ``trained_layers``: what SGD trains in it, in words, where a figure's panel title says it (Figure 3's
+      "all layers trained"; None: the mode's name).
     """
 
     name: str
@@ -44,6 +46,7 @@ class Mode:
     kernel: str | None = None
     line: str = "solid"
     family: str | None = None
+    trained_layers: str | None = None
 
     @property
     def defined_at_init(self) -> bool:
@@ -68,8 +71,8 @@ class Mode:
 
 MODES: dict[str, Mode] = {
     m.name: m for m in (
-        Mode("all", trains_hidden=True, trains_readout=True),
-        Mode("hidden", trains_hidden=True, trains_readout=False),
+        Mode("all", trains_hidden=True, trains_readout=True, trained_layers="all layers"),
+        Mode("hidden", trains_hidden=True, trains_readout=False, trained_layers="hidden layers"),
         Mode("last", trains_hidden=False, trains_readout=True, initial_features=True, kernel="conjugate",
              line="dot", family="conjugate kernel"),
         Mode("ntk", trains_hidden=True, trains_readout=True, linearised=True, kernel="ntk",

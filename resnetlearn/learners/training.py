@@ -100,6 +100,12 @@ class Learner:
     variant_key = None
     """A network's points of one figure differ by their width, N and data alone (see
     :attr:`resnetlearn.reproduce.learner.HandBuilt.variant_key`)."""
+    grid_searched = True
+    """Whether a figure point of it searches an lr × wd grid by SGD and retrains the selected cell on fresh seeds
+    (§8.1): its rows carry a width, seeds and the grid's runs. (The learner records of
+    :mod:`resnetlearn.reproduce.learner` answer the same questions.)"""
+    constructed = False
+    """Whether it is built by a construction instead of searched for (the hand-built solution of §8.2)."""
 
     def row_fields(self) -> dict:
         """How a stored row names it: ``model`` (its architecture), ``mode`` and, when it is not §8.1's,

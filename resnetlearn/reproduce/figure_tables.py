@@ -22,7 +22,7 @@ from ..validation import is_finite
 from ..version import __version__
 from .figures import SCALE_NOTES, scale_settings
 from .figures import spec as figure_spec
-from .learner import Kernel, Network, from_row, kind_of
+from .learner import from_row, kind_of
 from .point import point_id
 from .points import RUN_KEYS
 from .rows import below, fresh_errors, median_error, plotted_error, seed_errors
@@ -91,7 +91,7 @@ def seed_table(result: FigureResult) -> str:
     if not lines:
         raise ValueError(f"{result.name} has no threshold to count seeds against")
     thr = lines[0][0]
-    nets = [r for r in result.rows if kind_of(r) is not Kernel]
+    nets = [r for r in result.rows if kind_of(r).trained_by_sgd]  # a kernel has no seeds
     def cell(r):  # a diverged seed is counted apart from one that trained and ended above
         n_below, n = below(r, thr)
         div = sum(1 for e in fresh_errors(r) if not is_finite(e))
@@ -102,8 +102,9 @@ def seed_table(result: FigureResult) -> str:
 
 
 def _sgd_kernel_method(r: dict) -> bool:
-    """Whether a row is a network trained by SGD as a kernel method ((last)/(ntk), :attr:`Network.kernel_method`)."""
-    return kind_of(r) is Network and from_row(r).kernel_method
+    """Whether a row is a network trained by SGD as a kernel method ((last)/(ntk)), with the exact kernel solution
+    beside it: its learner record answers (:attr:`~resnetlearn.learners.training.Learner.kernel_method`)."""
+    return from_row(r).kernel_method
 
 
 def kernel_table(result: FigureResult, digits: int = 3) -> str:
@@ -135,7 +136,7 @@ def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3
     if scales[0] != scales[1]:
         raise ValueError(f"by_test and by_val must be the same scale, got {sorted(scales[0])} and {sorted(scales[1])}")
     val_rows = {point_id(r): r for r in by_val.rows}
-    nets = [r for r in by_test.rows if kind_of(r) is Network and point_id(r) in val_rows]
+    nets = [r for r in by_test.rows if kind_of(r).grid_searched and point_id(r) in val_rows]
     if not nets:
         raise ValueError(f"{by_test.name}: no network point appears in both results")
     fmt = lambda v: f"{v:.{digits}f}" if is_finite(v) else "div"  # noqa: E731
@@ -253,7 +254,7 @@ def verdict_facts(result: FigureResult) -> dict:
     """What a figure's verdict rests on, read from its shipped rows: the verdict word, scale, selection rule,
     N (per training mode where they differ), widths of the trained networks, fresh seeds, device."""
     rows = result.rows
-    nets = [r for r in rows if kind_of(r) is Network]
+    nets = [r for r in rows if kind_of(r).grid_searched]
     sel = {r.get("select") for r in rows}
     rule = "test-selected" if sel == {"test"} else "validation-selected (fresh samples, same N)" \
         if sel == {"val"} else "/".join(sorted(map(str, sel)))

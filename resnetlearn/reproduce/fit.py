@@ -293,15 +293,15 @@ class HandBuiltFit:
 
 def fit_hand_built(wd: float, *, d: int, m: int, epochs: int) -> HandBuiltFit:
     """§8.2 footnote 16: train aᵀσ(Wx) with m = 200 on all 64 inputs of the d = 6 problem (so its test error is
-    exact) with weight decay ``wd`` for ``epochs`` epochs (the lr drops at two thirds), then pad W with d − 6 zero
-    columns (scaling the 6 used columns by √(d/6), since inputs are ±1/√d) and duplicate rows (and the output
-    signs) up to width ``m`` with rescaling by √(200/m): the same function, the same test error,
-    ‖W‖_F = √(d/6)·‖W₆‖_F at every width."""
+    exact) with weight decay ``wd`` for ``epochs`` epochs (the lr drops after the construction's
+    ``lr_drop_fraction`` of them, two thirds), then pad W with d − 6 zero columns (scaling the 6 used columns by
+    √(d/6), since inputs are ±1/√d) and duplicate rows (and the output signs) up to width ``m`` with rescaling by
+    √(200/m): the same function, the same test error, ‖W‖_F = √(d/6)·‖W₆‖_F at every width."""
     hb = HAND_BUILT
     full = hb.sample()
     res = train_models(full, full, Learner(hb.arch, hb.mode, m=hb.m), lrs=[hb.lr], wds=[wd], seeds=[0],
-                       protocol=Protocol(epochs=epochs, batch_size=hb.batch_size, lr_drop_epoch=epochs * 2 // 3,
-                                         eval_every=epochs),
+                       protocol=Protocol(epochs=epochs, batch_size=hb.batch_size,
+                                         lr_drop_epoch=hb.lr_drop_epoch(epochs), eval_every=epochs),
                        dtype=torch.float64, device="cpu", progress=False)
     Wd = torch.zeros(hb.m, d, dtype=torch.float64)
     Wd[:, :hb.d] = res.params["W"][0] * (d / hb.d) ** 0.5

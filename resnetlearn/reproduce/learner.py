@@ -71,6 +71,13 @@ class Kernel:
     """Whether the point trains networks by SGD (the work a run's progress counts)."""
     variant_key = None
     """A kernel's points of one figure differ by their width, N and data alone (see :attr:`HandBuilt.variant_key`)."""
+    grid_searched = False
+    """No lr × wd grid by SGD: a ridge and parameter search, with no seeds (:attr:`Network.grid_searched`)."""
+    constructed = False
+    """Searched for, not built by a construction."""
+    kernel_method = False
+    """Not a network trained by SGD as a kernel method, with an exact solution beside it
+    (:attr:`Network.kernel_method`): the ridge solution is the kernel's own result."""
 
     def sgd_work(self, point, *, dims=None, batch_size=None) -> None:
         """No SGD: a kernel point's ridge solves are not counted in the work estimate."""
@@ -95,6 +102,10 @@ class Kernel:
 
     @property
     def label(self) -> str:
+        """Its name in the reproduction's tables, verdicts and legends (:func:`label_of`): its spec, as the stored
+        rows' ``model`` holds it. The readable name the kernel experiments print (``"NTK (∞ width) 2layer"``) is
+        another thing, :func:`resnetlearn.kernels.registry.kernel_label`, defined once there (the kernels sit below
+        the records and cannot read this one)."""
         return self.spec
 
     @property
@@ -123,6 +134,13 @@ class HandBuilt:
     figure apart (:attr:`resnetlearn.reproduce.point.Point.id`, :func:`resnetlearn.reproduce.figures.point_label`):
     the constructions of §8.2 differ by their weight decay. None for a network or a kernel (a network row's
     ``wd`` is its selected cell's, not the learner's)."""
+    grid_searched = False
+    """One network per point, no lr × wd grid and no fresh seeds (:attr:`Network.grid_searched`)."""
+    constructed = True
+    """Built by a construction, not searched for: a reference that Figure 4 sets beside SGD's runs, one run per
+    point, told apart from the other constructions by its ``wd``."""
+    kernel_method = False
+    """Not a kernel method (:attr:`Network.kernel_method`)."""
 
     @property
     def name(self) -> str:
@@ -158,7 +176,7 @@ class HandBuilt:
 
     @property
     def style(self) -> Style:
-        return Style("#dc143c")  # crimson, the colour of the reference lines
+        return Style("#dc143c", "star")  # crimson, the colour of the reference lines; a star in Figure 4
 
 
 # ----------------------------------------------------------------- rows
@@ -199,16 +217,16 @@ def label_of(row: dict, *, with_mode: bool = True) -> str:
     holds the architecture or kernel; it is a stored key and keeps its name.)"""
     if with_mode and row.get("mode") in MODES:  # a network's row (a row may lack its width: a name alone)
         return from_row(dict(row, m=row.get("m") or 1)).label
+    if kind_of(row) is not Network:  # a kernel by its spec, the hand-built solution by its name: their records'
+        return from_row(row).label
     return str(row["model"])
 
 
-TRAINED_LAYERS = {"all": "all layers", "hidden": "hidden layers"}
-"""What SGD trains in a mode, in words, where a figure's panel title says it (another mode: its name)."""
-
-
 def trained_layers(mode: str) -> str:
-    """What SGD trains in ``mode`` in words: ``"all layers"``, ``"hidden layers"``, another mode by its name."""
-    return TRAINED_LAYERS.get(mode, mode)
+    """What SGD trains in ``mode`` in words, read from its record (:attr:`Mode.trained_layers
+    <resnetlearn.learners.modes.Mode>`): ``"all layers"``, ``"hidden layers"``; a mode that says nothing (or a
+    name that is no mode) by its name."""
+    return (MODES[mode].trained_layers if mode in MODES else None) or mode
 
 
 def style_of(model: str, mode: str | None = None) -> Style:

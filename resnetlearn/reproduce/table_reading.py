@@ -16,7 +16,7 @@ from pathlib import Path
 from .figure_tables import POINT_COLS, FigureResult
 from .figures import SCALES, point_label, summarise
 from .figures import points as figure_points
-from .learner import HandBuilt, Network, kind_of
+from .learner import kind_of
 from .point import point_id
 from .store import rerun_out, verify_table
 
@@ -182,7 +182,7 @@ def load_figure(name: str, directory) -> FigureResult:
     for p in expected:
         r = groups[point_id(p)][0]
         want = (len(p["grid_seeds"]) if p.get("grid_seeds") else 1 + len(p.get("rerun_seeds") or [])) \
-            if kind_of(p) is Network else None
+            if kind_of(p).grid_searched else None
         if want is not None and r.get("n_seeds") is not None and r["n_seeds"] not in (0, want):
             raise ValueError(f"{path}: {point_label(p)} has {r['n_seeds']} seeds, its configuration has {want}")
     verify_table(path, prov["scale"])  # last, so that a damaged table is named for what is wrong with it
@@ -235,9 +235,9 @@ def load_runs(name: str, directory) -> list[dict]:
     groups = _match_points(path, rows, name=name, scale=prov["scale"], expected=expected, one_row_each=False)
     for p in expected:
         runs = groups[point_id(p)]
-        kind = kind_of(p)
-        want = len(p["lrs"]) * len(p["wds"]) * len(p.get("grid_seeds") or [0]) if kind is Network \
-            else 1 if kind is HandBuilt else None
+        kind = kind_of(p)  # a grid search has its whole grid, a construction one run, a kernel at least one
+        want = len(p["lrs"]) * len(p["wds"]) * len(p.get("grid_seeds") or [0]) if kind.grid_searched \
+            else 1 if kind.constructed else None
         n_grid = sum(r.get("role") != "rerun" for r in runs)
         if want is not None and n_grid != want:
             raise ValueError(f"{path}: {point_label(p)} has {n_grid} runs, its grid has {want}")

@@ -16,7 +16,7 @@ from functools import cache
 
 from ..targets.concept import companion_figure1, parity_instance
 from ..validation import is_finite
-from .learner import HandBuilt, kind_of, label_of
+from .learner import Network, kind_of, label_of
 from .rows import (
     SEED_RULE,
     below,
@@ -49,7 +49,7 @@ def parity_zero() -> float:
 def fig2_verdict(train_mode: str):
     def verdict(rows: list[dict]) -> tuple[str, bool | None]:
         thr = parity_threshold()
-        winner = f"3resnet({train_mode})"
+        winner = Network("3resnet", train_mode, m=1).label  # the learner §8.1 says wins, named by its record
         rows = [r for r in rows if has_number(r)]
         mine = sorted((r for r in rows if label_of(r) == winner), key=lambda r: r["m"])
         wins = [r for r in mine if majority_below(r, thr)]
@@ -164,8 +164,8 @@ def norm_verdict(paper_best: float, paper_widths: int):
     """§8.2's two statements on these rows: SGD's best test error stays above what a near-minimal-norm fit
     would give, and a hand-built solution fits at least as well as SGD with a smaller ‖W‖_F."""
     def verdict(rows: list[dict]) -> tuple[str, bool | None]:
-        hand = [r for r in rows if kind_of(r) is HandBuilt]
-        sgd = [r for r in rows if kind_of(r) is not HandBuilt]
+        hand = [r for r in rows if kind_of(r).constructed]
+        sgd = [r for r in rows if not kind_of(r).constructed]
         runs = [g for r in sgd for g in (r.get("grid") or []) if all(is_finite(v) for v in g)]  # (train, test, ‖W‖_F)
         if not runs or not hand:
             return "no finite SGD run or no hand-built solution", None
@@ -295,24 +295,29 @@ def _unmeasured(rows: list[dict]) -> str:
 
 
 # ----------------------------------------------------------------- companion Figure 1
+COMPANION_WINNER = Network("3layer", "hidden", m=1)
+"""The learner the companion figure says learns best; rows are matched to it by its record's label."""
+
+
 def companion_verdict(rows: list[dict]) -> tuple[str, bool | None]:
     n_max = max(r["n_train"] for r in rows)
+    name = COMPANION_WINNER.label  # 3layer(hidden)
     main = [r for r in rows if r.get("panel") != "width" and r["n_train"] == n_max and has_number(r)]
-    three = [r for r in main if label_of(r) == "3layer(hidden)"]
-    others = [r for r in main if label_of(r) != "3layer(hidden)"]
+    three = [r for r in main if label_of(r) == name]
+    others = [r for r in main if label_of(r) != name]
     if not three or not others:
-        return "3layer(hidden) or its competitors missing", None
+        return f"{name} or its competitors missing", None
     mine = median_error(three[0])
     best_other = min(others, key=lambda r: best_error(r) if is_finite(best_error(r)) else math.inf)
     ok = is_finite(mine) and mine < best_error(best_other)
-    width = sorted([r for r in rows if r.get("panel") == "width" and label_of(r) == "3layer(hidden)"] + three,
+    width = sorted([r for r in rows if r.get("panel") == "width" and label_of(r) == name] + three,
                    key=lambda r: r["m"])
     trend = ", ".join(f"m={r['m']}: {median_error(r):.3f}" for r in width)
-    return (f"[rule: at the largest N, 3layer(hidden)'s median over seeds is below every competitor's best "
-            f"(lowest seed or exact kernel solution)] Here at N={n_max}: 3layer(hidden) median {mine:.3f}; best "
+    return (f"[rule: at the largest N, {name}'s median over seeds is below every competitor's best "
+            f"(lowest seed or exact kernel solution)] Here at N={n_max}: {name} median {mine:.3f}; best "
             f"competitor {label_of(best_other)} {best_error(best_other):.3f} ("
             + ", ".join(f"{label_of(r)} {best_error(r):.3f}" for r in others)
-            + f"); predicting 0 gives {companion_zero():.3f}. Width panel, 3layer(hidden): "
+            + f"); predicting 0 gives {companion_zero():.3f}. Width panel, {name}: "
             f"{trend}."), ok
 
 

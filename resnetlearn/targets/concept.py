@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import KW_ONLY, dataclass
+from fractions import Fraction
 
 import sympy
 import torch
@@ -537,11 +538,12 @@ def parity6_target(d: int = 40) -> FunctionTarget:
 
 @dataclass(frozen=True)
 class HandBuiltConstruction:
-    """The solution built by hand for §8.2 (arXiv v3 footnote 16), the one definition the point that builds it
-    (:mod:`resnetlearn.reproduce.points`) and the work estimate read: aᵀσ(Wx) (architecture ``arch``, trained in mode
-    ``mode``: W moves, the ±1/√m signs a stay) of width ``m`` trained by SGD (lr ``lr``, mini-batches of
-    ``batch_size``) on all 2^d₀ inputs of the d₀ = ``d`` problem, so that its test error is exact; then padded
-    to the figure's d and widened to its m."""
+    """The solution built by hand for §8.2 (arXiv v3 footnote 16), the one definition its fit
+    (:func:`resnetlearn.reproduce.fit.fit_hand_built`) and its learner record's work
+    (:meth:`resnetlearn.reproduce.learner.HandBuilt.sgd_work`) read: aᵀσ(Wx) (architecture ``arch``, trained in
+    mode ``mode``: W moves, the ±1/√m signs a stay) of width ``m`` trained by SGD (lr ``lr``, divided by 10 after
+    ``lr_drop_fraction`` of the epochs; mini-batches of ``batch_size``) on all 2^d₀ inputs of the d₀ = ``d``
+    problem, so that its test error is exact; then padded to the figure's d and widened to its m."""
 
     arch: str = "2layer_signs"
     mode: str = "hidden"
@@ -549,6 +551,12 @@ class HandBuiltConstruction:
     m: int = 200
     lr: float = 0.5
     batch_size: int = 16
+    lr_drop_fraction: Fraction = Fraction(2, 3)
+    """Where its learning rate drops, as a fraction of its epochs (ours: two thirds, not §8.1's half)."""
+
+    def lr_drop_epoch(self, epochs: int) -> int:
+        """The epoch its learning rate drops at: ⌊epochs · :attr:`lr_drop_fraction`⌋ (exact: 533 of 800)."""
+        return math.floor(epochs * self.lr_drop_fraction)
 
     def sample(self) -> Sample:
         """All 2^d inputs of {±1/√d}^d with their labels (:func:`parity6_target`), in float64."""
