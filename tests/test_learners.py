@@ -22,7 +22,7 @@ from resnetlearn.reproduce.learner import (
     style_of,
     trained_layers,
 )
-from resnetlearn.reproduce.point import Point
+from resnetlearn.reproduce.point import Point, point_id
 from resnetlearn.reproduce.store import ResultsStore
 from resnetlearn.reproduce.table_reading import load_figure, load_runs
 from resnetlearn.targets.concept import HAND_BUILT
@@ -119,7 +119,7 @@ def test_the_records_answer_what_the_tables_ask(scale):
             continue
         groups = {}
         for run in load_runs(name, RESULTS / scale):
-            groups.setdefault(figures.point_id(run), []).append(run)
+            groups.setdefault(point_id(run), []).append(run)
         for runs in groups.values():
             kind = kind_of(runs[0])
             assert kind.grid_searched == all(r["lr"] is not None for r in runs), runs[0]
