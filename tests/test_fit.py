@@ -130,3 +130,30 @@ def test_bad_input_is_refused_with_its_name(target):
     fit = net.fit(samples, Search((0.1,), (0.0,), "test", ()), schedule=schedule, device="cpu")
     with pytest.raises(ValueError, match="row must be one of"):
         fit.grid.predict(dict(fit.best), samples.split(dtype=torch.float32).test.x)
+
+
+def test_what_a_fit_refuses_before_or_after_the_work(target, monkeypatch):
+    """The review's cases: a hand-built width that duplication cannot reach (m = 300 built 200 rows, m = 100 none,
+    both storing the d = 6 error as if exact), a search mixing grid_seeds with reruns, a search of the wrong type or
+    selection rule for a kernel, and the results of an interrupted fit, which would look finished."""
+    six = Samples(parity6_target(8), 100, 50)
+    for m in (100, 300):
+        with pytest.raises(ValueError, match=f"m = {m}|m must be an integer in \\[200"):
+            HandBuilt(0.0, m=m).fit(six, None, schedule=Schedule(2))
+    schedule, net = Schedule(1, batch_size=20), Network("2layer", "all", m=4)
+    with pytest.raises(ValueError, match="grid_seeds and search.rerun_seeds"):
+        net.fit(Samples(target, 40, 20), Search((0.1,), (0.0,), "test", (5,), grid_seeds=(0, 1)), schedule=schedule)
+    with pytest.raises(TypeError, match="search must be"):
+        Kernel("gaussian", m=4).fit(Samples(target, 40, 20), None)
+    with pytest.raises(ValueError, match="search.select"):
+        Kernel("gaussian", m=4).fit(Samples(target, 40, 20), Search((), (), "Test", ()))
+    kfit = Kernel("gaussian", m=4).fit(Samples(target, 40, 20), Search((), (), "test", ()))
+    assert kfit.device == "cpu" and kfit.predict(target.sample(3, seed=9).x).device.type == "cpu"
+    fit = net.fit(Samples(target, 40, 20), Search((0.1,), (0.0,), "test", ()), schedule=schedule, device="cpu")
+    fit.interrupted = True  # as the engine marks a Ctrl-C
+    with pytest.raises(RuntimeError, match="interrupted"):
+        fit.stored()
+    hb = HandBuilt(0.0, m=200).fit(Samples(parity6_target(6), 100, 50), None, schedule=Schedule(2))
+    hb.interrupted = True
+    with pytest.raises(RuntimeError, match="interrupted"):
+        hb.predict(torch.ones(2, 6))

@@ -85,11 +85,25 @@ class Samples:
                              "select='val'")
 
 
-def _checked_samples(samples, select: str) -> Samples:
+def _checked_samples(samples, search) -> Samples:
+    """``samples`` if they are :class:`Samples` fitting ``search`` (a
+    :class:`resnetlearn.reproduce.point.Search`: its ``select`` read first, then whether the samples hold the
+    validation part it selects on), else an error naming what is wrong."""
+    select = getattr(search, "select", None)
+    if select is None:
+        raise TypeError(f"search must be a resnetlearn.reproduce.point.Search (lrs, wds, select, ...), "
+                        f"got {type(search).__name__}")
+    V.choice("search.select", select, ("test", "val"))
     if not isinstance(samples, Samples):
         raise TypeError(f"samples must be a resnetlearn.reproduce.fit.Samples, got {type(samples).__name__}")
     samples.check(select)
     return samples
+
+
+def _refuse_interrupted(fit) -> None:
+    """Refuse to read an interrupted fit's results: they would look like a finished one's (Ctrl-C semantics)."""
+    if fit.interrupted:
+        raise RuntimeError("this fit was interrupted (Ctrl-C): its results are partial; fit again")
 
 
 # ----------------------------------------------------------------- networks (§8.1)
@@ -118,7 +132,9 @@ class NetworkFit:
 
     def stored(self, *, keeps_grid: bool = False) -> dict:
         """What the results store keeps: the runs, the selected test error, lr and wd (at a grid edge?), the
-        seeds' errors, and with ``keeps_grid`` every grid run's (train error, test error, ‖W‖_F) (§8.2)."""
+        seeds' errors, and with ``keeps_grid`` every grid run's (train error, test error, ‖W‖_F) (§8.2). Refused for
+        an interrupted search (its runs are a partial grid)."""
+        _refuse_interrupted(self)
         best, grid_rows = self.best, [r for r in self.grid.rows if r["role"] == "grid"]
         kept = {"train_error": best.get("train_error"), "frobenius_W": best.get("frobenius_W"),
                 "grid": [[r["train_error"], r["test_error"], r["frobenius_W"]] for r in grid_rows
@@ -141,10 +157,13 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
     selects (:func:`_seed0_choice`). A (last)/(ntk) network also gets the exact kernel solution it stands for
     (:func:`_exact_kernel`, float64). An interrupted search returns at once, marked ``interrupted``."""
     Learner.check(learner)
-    samples = _checked_samples(samples, search.select)
+    samples = _checked_samples(samples, search)
     batch = BATCH if schedule.batch_size is None else schedule.batch_size
     protocol = Protocol(epochs=schedule.epochs, batch_size=batch, eval_every=schedule.epochs)
     grid_seeds = search.grid_seeds  # several seeds in every cell: the robust rule can be applied
+    if grid_seeds and search.rerun_seeds:
+        raise ValueError("search.grid_seeds and search.rerun_seeds cannot both be set: with grid_seeds the selected "
+                         "cell's other seeds are its fresh seeds (seed 0 selects), so reruns would be a second set")
     split = samples.split(dtype=torch.float32, device=device)
     g = search_split(split, learner, lrs=search.lrs, wds=search.wds, seeds=grid_seeds or (0,),
                      rerun_seeds=search.rerun_seeds, select=search.select, validation=samples.validation or "fresh",
@@ -232,8 +251,9 @@ class KernelFit:
     device: str = "cpu"
 
     def predict(self, x: torch.Tensor) -> torch.Tensor:
-        """The selected kernel ridge solution's outputs (n, k) on ``x``, in float64."""
-        return self.predictor(x)
+        """The selected kernel ridge solution's outputs (n, k) on ``x``, in float64 on the CPU (as every fit's; it
+        is computed where its training samples are)."""
+        return self.predictor(x).cpu()
 
     def stored(self, *, keeps_grid: bool = False) -> dict:
         """What the results store keeps: every candidate (setting, ridge, selection error), the selected one's
@@ -253,11 +273,11 @@ def fit_kernel(spec: str, samples: Samples, search, *, m: int) -> KernelFit:
     :func:`~resnetlearn.kernels.experiments.kernel_errors`, which draws the samples in float64 itself (as it always
     did for a figure point: on a GPU machine its Grams are then computed where the draw lands, where a split
     handed to it would be moved to the CPU)."""
-    samples = _checked_samples(samples, search.select)
+    samples = _checked_samples(samples, search)
     rows, predictors = kernel_errors(samples.target, samples.n_train, kernels=[spec], select=search.select,
                                      **samples.rule(), n_test=samples.n_test, data_seed=samples.data_seed, m=m,
                                      progress=False, predictors=True)
-    return KernelFit(rows[0], predictors[0])
+    return KernelFit(rows[0], predictors[0], device=str(predictors[0].train.x.device))
 
 
 # ----------------------------------------------------------------- the hand-built solution (§8.2)
@@ -276,7 +296,9 @@ class HandBuiltFit:
 
     def predict(self, x: torch.Tensor) -> torch.Tensor:
         """The d-dimensional network's outputs (n, 1) on ``x`` (n, d), in float64 on the CPU: on {±1/√d}^d the
-        d = 6 network's outputs on the first six coordinates, so its error on the §8.2 target is the stored one."""
+        d = 6 network's outputs on the first six coordinates, so its error on the §8.2 target is the stored one.
+        Refused when its training was interrupted (a half-trained network is not the construction)."""
+        _refuse_interrupted(self)
         x = V.tensor("x", x, ndim=2).to("cpu", torch.float64)
         if x.shape[1] != self.W.shape[1]:
             raise ValueError(f"x has d = {x.shape[1]}; the hand-built network is built for d = {self.W.shape[1]}")
@@ -284,7 +306,9 @@ class HandBuiltFit:
 
     def stored(self, *, keeps_grid: bool = False) -> dict:
         """What the results store keeps: its one run, its (exact) test error, equal to its train error on all the
-        inputs of d = 6, and ‖W‖_F of the d-dimensional, width-m network (Figure 4's reference)."""
+        inputs of d = 6, and ‖W‖_F of the d-dimensional, width-m network (Figure 4's reference). Refused when its
+        training was interrupted."""
+        _refuse_interrupted(self)
         error, norm = float(self.trained.test_error[0]), float(self.W.norm())
         run = {"wd": self.wd, "seed": 0, "train_error": error, "test_error": error, "frobenius_W": norm,
                "selected": True}
@@ -298,6 +322,11 @@ def fit_hand_built(wd: float, *, d: int, m: int, epochs: int) -> HandBuiltFit:
     √(d/6), since inputs are ±1/√d) and duplicate rows (and the output signs) up to width ``m`` with rescaling by
     √(200/m): the same function, the same test error, ‖W‖_F = √(d/6)·‖W₆‖_F at every width."""
     hb = HAND_BUILT
+    d = V.integer("d", d, lo=hb.d)
+    m = V.integer("m", m, lo=hb.m)
+    if m % hb.m:
+        raise ValueError(f"m = {m}: the construction widens its width-{hb.m} network by duplicating rows, so m must "
+                         f"be a multiple of {hb.m} (e.g. {hb.m * max(1, round(m / hb.m))})")
     full = hb.sample()
     res = train_models(full, full, Learner(hb.arch, hb.mode, m=hb.m), lrs=[hb.lr], wds=[wd], seeds=[0],
                        protocol=Protocol(epochs=epochs, batch_size=hb.batch_size,
