@@ -157,3 +157,20 @@ def test_what_a_fit_refuses_before_or_after_the_work(target, monkeypatch):
     hb.interrupted = True
     with pytest.raises(RuntimeError, match="interrupted"):
         hb.predict(torch.ones(2, 6))
+
+
+@pytest.mark.parametrize("mode", ["all", "last", "ntk"])
+def test_one_model_is_evaluated_alone_with_the_same_bits(target, mode):
+    """predict(x, model=g) evaluates model g alone (what a fit's predict needs: not all G models of its chunk), with
+    the bits of the batched evaluation; a bad index is refused."""
+    from resnetlearn.learners.training import Protocol, train_models
+
+    s = target.sample(40, seed=0)
+    res = train_models(s, target.sample(20, seed=1), Network("2layer", mode, m=6), lrs=[0.05, 0.1, 0.2],
+                       wds=[0.0] * 3, seeds=[0, 1, 2], protocol=Protocol(epochs=2, batch_size=20), progress=False)
+    x = target.sample(15, seed=2).x
+    every = res.predict(x)
+    for g in range(3):
+        assert torch.equal(res.predict(x, model=g), every[g:g + 1])
+    with pytest.raises(ValueError, match="model must be an index"):
+        res.predict(x, model=3)

@@ -424,3 +424,23 @@ def test_figure_rerun_button_runs_then_reuses_the_store(tmp_path):
     assert f"{n} of {n} points reused" in r.job.status_text
     with pytest.raises(ValueError, match="figure must be one of"):
         FigureRerun("fig9")
+
+
+def test_a_stored_race_frame_in_the_older_format_is_not_drawn(tmp_path, monkeypatch):
+    """widget_results.json written before the race's runners were records held each learner as a list
+    [label, arch, mode, lr, wd]: its picture is not shown (a warning names the refresh command) instead of a
+    TypeError when the widget is displayed; the shipped file is read as it is."""
+    import json
+
+    from resnetlearn.classroom import live
+
+    shipped = json.loads(live.PICTURES.read_text(encoding="utf-8"))
+    assert live.cached_result("race", RaceConfig()) is not None  # the committed frame matches the default race
+    old = dict(shipped, race=dict(shipped["race"], state=dict(shipped["race"]["state"])))
+    old["race"]["state"]["learners"] = [[x["arch"], x["arch"], x["mode"], x["lr"], x["wd"]]
+                                        for x in shipped["race"]["state"]["learners"]]
+    stale = tmp_path / "widget_results.json"
+    stale.write_text(json.dumps(old), encoding="utf-8")
+    monkeypatch.setattr(live, "PICTURES", stale)
+    with pytest.warns(UserWarning, match="--refresh-pictures"):
+        assert live.cached_result("race", RaceConfig()) is None

@@ -34,6 +34,7 @@ import dataclasses
 import functools
 import json
 import math
+import warnings
 from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import ClassVar
@@ -95,7 +96,14 @@ def cached_result(kind: str, cfg) -> dict | None:
         entry = json.loads(PICTURES.read_text(encoding="utf-8"))[kind]
     except (OSError, KeyError, ValueError):
         return None
-    return entry if entry.get("config") == _config_key(cfg) else None
+    if entry.get("config") != _config_key(cfg):
+        return None
+    learners = (entry.get("state") or {}).get("learners", [])
+    if not all(isinstance(x, dict) for x in learners):  # a file written before the runners were records
+        warnings.warn(f"{PICTURES.name} holds a race frame in an older format; its picture is not shown. Refresh it "
+                      "with: python -m resnetlearn.classroom.live --refresh-pictures", stacklevel=2)
+        return None
+    return entry
 
 
 # ================================================================= one learner, live (notebook 03)

@@ -102,7 +102,7 @@ class GridResult:
         if i is None or i >= len(self.trained):
             raise ValueError("row must be one of this grid's rows (its trained model is kept with it)")
         result, g = self.trained[i]
-        return result.predict(x)[g]
+        return result.predict(x, model=g)[0]
 
 
 def chunk_size(n_models: int, fits: int) -> int | None:

@@ -259,17 +259,31 @@ class TrainResult:
     gate: FrozenGate | None = None
     """The frozen-gate network was trained in place of the ReLU network (its ``params`` hold gates and values)."""
 
-    def predict(self, x: torch.Tensor, *, parts: bool = False):
+    def predict(self, x: torch.Tensor, *, parts: bool = False, model: int | None = None):
         """The G trained models' outputs on ``x`` ((n, d), or (G, n, d)), as (G, n, k): in modes
         ``all``/``hidden`` :func:`networks.forward` of ``params``; ``last`` the trained readout on
         the initial network's features A·φ₀(x); ``ntk`` the network linearised at θ₀ moved by Δ.
-        Computed on the CPU in the dtype of ``params``. ``parts=True``: (out, out₁, residual)."""
+        Computed on the CPU in the dtype of ``params``. ``parts=True``: (out, out₁, residual). ``model``: the
+        index of one model, evaluated alone (G = 1 in the result; the models are independent), not all G."""
         dtype = self.params["A"].dtype
         x = V.tensor("x", x, ndim=(2, 3)).to("cpu", dtype)
-        model = Model(self.learner.arch, self.learner.mode_record, self.gate)
+        one = self._one(model)
+        net = Model(self.learner.arch, self.learner.mode_record, self.gate)
         with torch.no_grad():
-            out = model.parts(x, p0=self.p0, variables=self.displacement if model.linearised else self.params)
+            out = net.parts(x, p0=one(self.p0), variables=one(self.displacement if net.linearised else self.params))
+        if model is not None and self.gate is not None:  # the gated network is evaluated whole, then cut
+            out = tuple(o[model:model + 1] for o in out)
         return out if parts else out[0]
+
+    def _one(self, model: int | None):
+        """A function keeping model ``model`` of a dict of (G, ...) tensors (all of them for None, and for the
+        frozen-gate network, evaluated whole)."""
+        G = self.test_error.shape[0]
+        if model is not None and (isinstance(model, bool) or not isinstance(model, int) or not 0 <= model < G):
+            raise ValueError(f"model must be an index in [0, {G}), got {model!r}")
+        if model is None or self.gate is not None:
+            return lambda tensors: tensors
+        return lambda tensors: None if tensors is None else {k: v[model:model + 1] for k, v in tensors.items()}
 
     def error(self, sample) -> torch.Tensor:
         """E‖out(x) − y‖² of each model on ``sample`` (x, y) as (G,) float64, NaN where diverged —
