@@ -22,7 +22,7 @@
 #
 # Memory: each of the WORKERS points running at once on the GPU plans with 1/WORKERS of its memory
 # (resnetlearn.memory.share_device); a network point whose lr x wd grid does not fit in that trains it in
-# the fewest equal chunks that fit, with the same numbers, and says so ("training 90 models in 2 chunks of
+# the fewest chunks that fit (one size but the last), with the same numbers, and says so ("training 90 models in 2 chunks of
 # <= 45 (memory)"). fig4b's points (90 models on N = 50000 each) fill a GPU alone, so fig4b runs with
 # FIG4B_WORKERS (default 1): on an H100 its m = 1000 and 2000 points then train in 2 and 4 chunks instead of
 # 10 and 23 (python benchmarks/memory_chunks.py prints the plan for any figure, GPU size and worker count).

@@ -108,10 +108,10 @@ class GridResult:
 def chunk_size(n_models: int, fits: int) -> int | None:
     """The ``max_batch`` of :func:`search_split` that trains ``n_models`` models when ``fits`` of them fit in memory
     at once (:func:`~resnetlearn.learners.training.models_that_fit`): None (one batched program, as when memory is
-    plentiful) when all fit, else the size of the fewest equal chunks, ⌈n / ⌈n / fits⌉⌉ (90 models of which 60 fit:
-    2 chunks of 45). At least 1: a model that does not fit alone is refused by the training's own check
-    (:func:`~resnetlearn.learners.training.train_models`) before anything is trained. The models of a batch are
-    independent, so chunks change no number (tests/test_training.py: batched == sequential)."""
+    plentiful) when all fit, else the chunk size of the fewest chunks, ⌈n / ⌈n / fits⌉⌉ (90 models of which 60 fit:
+    2 chunks of 45; 10 of which 3 fit: 3, 3, 3 and 1). At least 1: a model that does not fit alone is refused by
+    the training's own check (:func:`~resnetlearn.learners.training.train_models`) before anything is trained. The
+    models of a batch are independent, so chunks change no number (tests/test_training.py: batched == sequential)."""
     if fits >= n_models:
         return None
     return math.ceil(n_models / math.ceil(n_models / max(fits, 1)))

@@ -184,7 +184,7 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
 def _max_batch(learner: Learner, split: Split, n_models: int, *, device) -> int | None:
     """How many of the grid's ``n_models`` networks train at once: all of them as one batched program where they fit
     in the memory this process may plan with on ``device`` (:func:`resnetlearn.memory.available_bytes`, its share of
-    a GPU shared by several workers), else the fewest equal chunks that fit
+    a GPU shared by several workers), else the fewest chunks that fit, all of one size but the last
     (:func:`~resnetlearn.learners.search.chunk_size`), said on stderr. No number changes: the models are
     independent."""
     if n_models < 1:  # an empty grid: refused by the search, naming it
