@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser import CHROMIUM, NO_CHROMIUM, launch_chromium
+from browser import CHROMIUM, NO_CHROMIUM, launch_chromium, open_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -505,11 +505,7 @@ def _open_fresh(url: str, shot: str) -> tuple[dict, str, list[str]]:
 def _open_fresh_here(url: str, shot: str) -> tuple[dict, str, list[str]]:
     with playwright.sync_playwright() as p:
         browser = launch_chromium(p)
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(url)
-        page.wait_for_function("window.jupyterapp !== undefined", timeout=90_000)
+        page, errors = open_lab(browser, url, timeout=90_000)
         page.wait_for_function(f"() => {{ const s = ({_OPENED_CLEAN_JS})(); return s && s.kernel === 'idle'; }}",
                                timeout=120_000)
         page.wait_for_timeout(3000)  # JupyterLab rewrites a mismatched kernelspec only after the kernel starts

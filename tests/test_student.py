@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser import CHROMIUM, NO_CHROMIUM, launch_chromium
+from browser import CHROMIUM, NO_CHROMIUM, launch_chromium, open_lab
 from nbclient import NotebookClient
 
 from resnetlearn.classroom import student as S
@@ -202,11 +202,7 @@ def _open_student_copy(url: str, index: int, shot: Path) -> tuple[dict, list[str
 
     with sync_playwright() as p:
         browser = launch_chromium(p)
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(url)
-        page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
+        page, errors = open_lab(browser, url, timeout=60_000)
         page.wait_for_function("() => { const w = window.jupyterapp.shell.currentWidget; return w && w.sessionContext"
                                " && w.sessionContext.session && w.sessionContext.session.kernel &&"
                                " w.sessionContext.session.kernel.status === 'idle'; }", timeout=60_000)
