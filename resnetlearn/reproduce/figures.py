@@ -230,6 +230,12 @@ FIG4_SETTINGS = {
 }
 """Figure 4(a) per scale: the paper's d = 40, N = 5000 at scales cpu and paper; the widths and, below
 paper scale, the grids and epochs are ours (the paper searched m up to 100000 and the {1, 2, 5}·10^−k grid)."""
+FIG4_WIDE = {
+    # scale: (widths, lrs, wds): wider SGD networks, each on a grid of ours that brackets the narrow widths'
+    # selected cell (lr 0.5, wd 1e-3) on both sides: lr up to 2, wd from 0 past 1e-3 in {1, 2, 5}·10^k steps
+    "cpu": ([5000, 10000], [0.2, 0.5, 1.0, 2.0], [0.0, 1e-4, 1e-3, 2e-3]),
+}
+"""Figure 4(a)'s wide widths (the paper searched m up to 100000): their own points beside the narrow ones."""
 FIG4B_SETTINGS = {
     "tiny": (8, 200, [200], [0.5], [0.0], 2),
     "paper": (100, 50000, [200, 500, 1000, 2000], None, None, None),
@@ -240,11 +246,12 @@ FIG4B_BATCH = 100
 """§8.2's mini-batch for d = 100, N = 50000 (Figure 4(b)); Figure 4(a) keeps §8.1's 50."""
 
 
-def _norm_points(settings: dict, *, batch_size: int | None = None):
+def _norm_points(settings: dict, *, batch_size: int | None = None, wide_settings: dict | None = None):
     """The points of a §8.2 figure: SGD on ``2layer_signs`` (hidden layer trained) at each width, and
     the hand-built solution of footnote 16 at several weight decays."""
     def points(scale: str, base: Point) -> list[Point]:
         s = scale_settings(scale)
+        wide = wide_settings or {}
         d, n, widths, lrs, wds, epochs = settings[scale]
         common = base.replace(d=d, n_train=n, alpha=None, beta=None, lrs=lrs or s["lrs"], wds=wds or s["wds"],
                               epochs=epochs or s["epochs"], rerun_seeds=[])
@@ -253,6 +260,10 @@ def _norm_points(settings: dict, *, batch_size: int | None = None):
         # a hand-built solution is a construction, not a seeded training run
         pts = [sgd.replace(learner=Network("2layer_signs", "hidden", m=m), rerun_seeds=s["rerun_seeds"])
                for m in widths]
+        if scale in wide:
+            wide_widths, wide_lrs, wide_wds = wide[scale]
+            pts += [sgd.replace(learner=Network("2layer_signs", "hidden", m=m), rerun_seeds=s["rerun_seeds"],
+                                lrs=wide_lrs, wds=wide_wds) for m in wide_widths]
         hand_epochs = 3000 if scale != "tiny" else 20
         pts += [common.replace(learner=HandBuilt(wd, m=widths[0]), epochs=hand_epochs)
                 for wd in ((0.0, 1e-4, 1e-3, 3e-3) if scale != "tiny" else (0.0,))]
@@ -347,7 +358,8 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
               "test error a near-minimal-norm solution would give (the paper at d = 40, N = 5000: none better "
               "than 0.69, where such a solution would generalise below 0.3) nor a fit of the training data with a "
               "Frobenius norm comparable to one built by hand (‖W‖_F ≈ 9.7√d with error ≤ 0.12, footnote 16).",
-        xkey=None, points=_norm_points(FIG4_SETTINGS), verdict=norm_verdict(FIG4_PAPER_SGD_BEST, 100000),
+        xkey=None, points=_norm_points(FIG4_SETTINGS, wide_settings=FIG4_WIDE),
+        verdict=norm_verdict(FIG4_PAPER_SGD_BEST, 100000),
         target="parity6", plot="norm_vs_error", keeps_grid=True),
     FigureSpec(
         name="fig4b", title="Figure 4(b): SGD does not find the small-norm solution (d = 100, N = 50000)",
