@@ -456,3 +456,145 @@ def summary_part_conflicts(summary: Summary) -> list[str]:
     if summary.verdict == NOT_REPRODUCED and parts and all(v == REPRODUCED for v, _ in parts):
         return [f"{where}: its label says {summary.label!r}, but every part it judges holds"]
     return []
+
+
+# ------------------------------------------------------------------------------------------ numbers in prose
+_GENERATED = re.compile(r"<!--\s*([\w:-]+):begin\s*-->.*?<!--\s*\1:end\s*-->", re.S)  # tables a program writes
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+_SCIENTIFIC = re.compile(  # 1.7\cdot10^{-7}, 7·10⁶, 10^{12} (an order of magnitude), 1e-08
+    r"(?:(\d+(?:\.\d+)?)\s*(?:\\cdot|·|×|\\times)\s*)?(?<![\d.])10(?:\^\{?\s*([−-]?\d{1,2})\s*\}?(?!\d)"
+    r"|([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2}))|(?<![\w.])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,2})\b")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_NUMBER = re.compile(r"(?<![\w.^_{\\])(\d{1,3}(?:[ \u202f\u2009,]\d{3})+(?![\d.,]\d)|\d+(?:\.\d+)?)(?![\w.]\w|[\w])"
+                     r"(\s?%)?")
+_REFERENCE = re.compile(  # "§8.1", "Figure 2(a)", "Theorem 1", "eq 2.2", "lessons 3 and 4", "arXiv v3", …
+    r"(?:§|\b(?:Figures?|Figs?\.|Theorems?|Corollary|Lemmas?|Appendix|eqs?\.?|equations?|footnotes?|lessons?|"
+    r"[Nn]otebooks?|Experiments?|Concepts?|Claims?|Definitions?|Sections?|Questions?|Steps?|slides?|Remarks?|"
+    r"Examples?|Tables?|v|NeurIPS|Python|torch|JupyterLab|ipywidgets|plotly|status|issue)\s*)"
+    r"[\dA-D][\w.()]*(?:\s*(?:,|and|or|–|-|&|/|§)\s*§?[\dA-D][\w.()]*)*")
+_SKIPPED = re.compile(r"\d{4}-\d{2}-\d{2}|\b\d+\.\d+\.\d+\b|\b\d+:\d\d\b")  # dates, versions, clock times
+
+
+def numbers_in(text: str, references: bool = False) -> list[tuple[float, float, str, bool]]:
+    """The numbers a text states: (value, half the step of its last printed digit, as written, a
+    percentage); "10^{12}" alone is an order of magnitude (10^12 up to 10^13). References (section,
+    figure, theorem, lesson numbers), dates and versions are left out unless ``references``."""
+    out = []
+
+    def take(m: re.Match) -> str:
+        if m.group(4):  # 1e-08
+            mantissa, exponent = m.group(4), int(m.group(5))
+        else:
+            mantissa, exponent = m.group(1), int((m.group(2) or (m.group(3) or "").translate(_SUPERSCRIPT))
+                                                 .replace("−", "-"))
+        if mantissa is None:  # an order of magnitude
+            out.append((5.5 * 10.0 ** exponent, 4.5 * 10.0 ** exponent, m.group(0), False))
+        else:
+            places = len(mantissa.split(".")[1]) if "." in mantissa else 0
+            out.append((float(mantissa) * 10.0 ** exponent, 0.5 * 10.0 ** (exponent - places), m.group(0), False))
+        return " "
+
+    text = _SKIPPED.sub(" ", text)
+    if not references:
+        text = _REFERENCE.sub(" ", text)
+    text = _SCIENTIFIC.sub(take, text)
+    for m in _NUMBER.finditer(text):
+        token = m.group(1)
+        digits = re.sub(r"[ \u202f\u2009,]", "", token) if re.fullmatch(r"\d{1,3}(?:[ \u202f\u2009,]\d{3})+", token) \
+            else token
+        places = len(digits.split(".")[1]) if "." in digits else 0
+        out.append((float(digits), 0.5 * 10.0 ** -places, m.group(0).strip(), bool(m.group(2))))
+    return out
+
+
+def _numbers_shown(text: str) -> set[float]:
+    found = {v for v, *_ in numbers_in(text, references=True)}
+    return found | {float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?", text)}
+
+
+@dataclass
+class NumberPool:
+    """The numbers shown: ``printed`` by every notebook's outputs, the summaries, provenance and
+    ``benchmarks/results`` (measured outputs); ``tables[FIG]`` by a figure's tables ``results/*/FIG.csv`` and
+    ``FIG_runs.csv`` (full precision, so they back a number only where its sentence or cell names the figure)."""
+    printed: list[float]
+    tables: dict[str, list[float]]
+
+    def for_figures(self, figures: list[str]) -> list[list[float]]:
+        return [self.printed] + [self.tables.get(f, []) for f in figures]
+
+
+def number_pool(root: Path = ROOT) -> NumberPool:
+    texts = [p.text for nb in sorted((root / "notebooks").glob("*.ipynb")) for p in _notebook_passages(nb)
+             if p.kind == "output"]
+    files = [f for f in (root / "results").glob("*/*") if f.suffix in (".txt", ".json", ".md")]
+    files += [f for f in (root / "benchmarks" / "results").glob("*") if f.suffix in (".txt", ".csv", ".json", ".md")]
+    printed: set[float] = set()
+    for t in texts + [f.read_text(errors="replace") for f in sorted(files)]:
+        printed |= _numbers_shown(t)
+    tables: dict[str, set[float]] = {}
+    for f in sorted((root / "results").glob("*/*.csv")):
+        name = f.stem.removesuffix("_runs")
+        tables.setdefault(name, set()).update(_numbers_shown(f.read_text()))
+    return NumberPool(sorted(printed), {k: sorted(v) for k, v in tables.items()})
+
+
+@dataclass(frozen=True)
+class Unbacked:
+    where: str
+    number: str
+    sentence: str
+
+    def __str__(self):
+        return f"{self.where}: {self.number} is in no output, table or results file: {self.sentence.strip()}"
+
+
+def is_backed(value: float, tol: float, percent: bool, pools: list[list[float]],
+              allowed: tuple[float, ...] = ()) -> bool:
+    """Whether a number shown in one of ``pools`` (each sorted) rounds to ``value`` at the digits written,
+    i.e. lies within ``tol`` of it (a percentage also as a fraction), or an allowed value does."""
+    import bisect
+
+    tol *= 1 + 1e-9
+    targets = [(value, tol)] + ([(value / 100, tol / 100)] if percent else [])
+    for pool in pools:
+        for x, t in targets:
+            i = bisect.bisect_left(pool, x - t)
+            if i < len(pool) and pool[i] <= x + t:
+                return True
+    return any(abs(value - a) <= max(tol, 1e-12 * abs(a)) for a in allowed)
+
+
+def prose_for_numbers(text: str) -> str:
+    """What of a markdown text states numbers of its own: generated blocks, comments, code and link
+    targets removed."""
+    text = _GENERATED.sub(" ", text)
+    return _LINK_TARGET.sub("]", _CODE_SPAN.sub(" ", _FENCE.sub(" ", _COMMENT.sub(" ", text))))
+
+
+def unbacked_numbers(passages: list[Passage], pool: NumberPool, allowed: tuple[float, ...] = ()) -> list[Unbacked]:
+    """Every number of these prose passages that no output, table or results file shows (a figure's
+    tables count where the sentence, or else its cell, names the figure)."""
+    out = []
+    for p in passages:
+        for sentence in sentences(prose_for_numbers(p.text)):
+            pools = pool.for_figures(figures_named(sentence) or figures_named(p.text))
+            for value, tol, token, percent in numbers_in(sentence):
+                if not is_backed(value, tol, percent, pools, allowed):
+                    out.append(Unbacked(p.where, token, sentence))
+    return out
+
+
+def readme_section(title: str, readme: Path = ROOT / "README.md") -> Passage:
+    """One section of the README, from its heading to the next heading of the same or a higher level."""
+    text = readme.read_text()
+    m = re.search(rf"^(#+) {re.escape(title)}\s*$", text, re.M)
+    if not m:
+        raise ValueError(f"{readme}: no section {title!r}")
+    end = re.search(rf"^#{{1,{len(m.group(1))}}} ", text[m.end():], re.M)
+    return Passage(f"README.md, section {title!r}", text[m.end():m.end() + end.start() if end else None])
+
+
+def markdown_passages(notebook: Path) -> list[Passage]:
+    return [p for p in _notebook_passages(notebook) if p.kind == "prose"]
