@@ -251,7 +251,8 @@ def sentences(text: str) -> list[str]:
 def _top_level_split(sentence: str) -> list[str]:
     """Clauses: cut at ';', 'but', 'while', 'whereas' outside brackets, and at 'and' before a figure's name."""
     parts, depth, start, i = [], 0, 0, 0
-    cut = re.compile(r";|\s+but\s+|,?\s+while\s+|,?\s+whereas\s+|,?\s+and\s+(?=(?:the\s+)?(?:Fig|fig|kernel|comp))")
+    cut = re.compile(r";|\s+but\s+|,?\s+while\s+|,?\s+whereas\s+"
+                     r"|,?\s+and\s+(?=not\b|(?:the\s+)?(?:Fig|fig|kernel|comp))")
     while i < len(sentence):
         c = sentence[i]
         depth += c in "([{"
@@ -276,6 +277,7 @@ _SCALE_WORDS = (  # (pattern, scale); quick-val is quick with validation selecti
     (re.compile(r"\bcpu(?:\s+|-)scale|--scale\s+cpu|results/cpu\b(?!-)|^cpu\b"), "cpu"),
     (re.compile(r"\bpaper(?:\s+|-)scale|--scale\s+paper|results/paper\b|^paper\b"), "paper"),
 )
+_AT_ONE_SIZE = re.compile(r"\b(?:at|for|with)\s+\$?[Nm]\s*=\s*\d", re.I)  # "at N = 500": one size, a part
 _NOT_THE_VERDICT = re.compile(r"not the verdict|reported beside|reported, not|at the other N\b", re.I)
 _EVERY_SCALE = re.compile(r"\b(?:every|all|each)\s+(?:shipped\s+)?scales?\b", re.I)
 _THIS_SCALE = re.compile(r"\bat\s+this\s+scale\b", re.I)
@@ -381,7 +383,8 @@ def _statements_of(text: str, sentence: str, passage: Passage, truth: Truth, def
             scales = scales or [passage.scale]
         whole = re.sub(r"⟨(\d+)⟩", lambda m: f"({groups[int(m.group(1))]})", clause)
         first = _VERDICT_RE.search(clause)  # a part is named as the subject: before the verdict word
-        is_part = part or bool(_PART.search(clause[:first.start()] if first else clause))
+        is_part = part or bool(_PART.search(clause[:first.start()] if first else clause)
+                               or _AT_ONE_SIZE.search(clause))
         hypothetical = bool(_HYPOTHETICAL.search(clause))
         words = [] if hypothetical else verdict_words(clause)
         if not words and prev["words"] and (named or _scales(clause)):
@@ -395,8 +398,9 @@ def _statements_of(text: str, sentence: str, passage: Passage, truth: Truth, def
         named = named or ([default_figure] if default_figure else [])
         for k in map(int, re.findall(r"⟨(\d+)⟩", clause)):  # an aside speaks of the figure just before it
             before = [name for pos, name in mentions(top) if pos < top.index(f"⟨{k}⟩")]
+            aside_part = part or bool(_PART.search(clause[:clause.index(f"⟨{k}⟩")]))
             out += _statements_of(groups[k], sentence, passage, truth, before[-1] if before else (named or [None])[-1],
-                                  scales, is_part)
+                                  scales, aside_part)
         prev = dict(named=named, scales=scales, words=words[0] if words else None, part=is_part)
         if hypothetical:
             prev = dict(named=[], scales=[], words=None, part=False)
