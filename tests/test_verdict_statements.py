@@ -158,6 +158,15 @@ def test_a_summary_speaks_of_its_own_figure_at_its_own_scale(truth):
                                    figure="fig3", scale="quick")], truth) == []
 
 
+def test_a_summary_judges_its_parts_without_naming_its_figure(truth):
+    body = ("fig4: Claim: … (arXiv v3 §8.2, Figure 4(a)) Here: the norm half (holds); SGD's test error holds "
+            "trivially (no better than predicting 0); the width part fails.")
+    partly = Truth.of_labels({("fig4", "cpu"): "partly reproduced: the norm half holds"})
+    assert contradictions([Passage("results/cpu/fig4.txt", body, "summary", "fig4", "cpu")], partly) == []
+    claim = "thm3: Claim (reproduced, not tested): kernels cannot …"  # a figure named, an aside with a verdict
+    assert contradictions([Passage("results/cpu/thm3.txt", claim, "summary", "thm3", "cpu")], truth)
+
+
 def _summary(label, body, tmp_path=Path("results/cpu")):
     return Summary("fig3", "cpu", tmp_path / "fig3.txt", body, label, Truth.of_labels({("fig3", "cpu"): label})
                    .verdict("fig3", "cpu")[0])
@@ -168,6 +177,8 @@ def test_a_summary_label_agrees_with_its_own_parts():
     (conflict,) = summary_part_conflicts(_summary("reproduced at this scale", body))
     assert "fails under the test-best rule" in conflict
     assert summary_part_conflicts(_summary("partly reproduced: the kernel half holds", body)) == []
+    trivially = "fig3: Here: β=1: learned — as claimed; β=0.2: holds trivially (no better than predicting 0)"
+    assert summary_part_conflicts(_summary("reproduced at this scale", trivially))
     every_part_holds = "fig3: Here: β=1 (all): learned — as claimed; β=0 (all): not learned — as claimed"
     assert summary_part_conflicts(_summary("NOT reproduced at this scale", every_part_holds))
     at_other_n = ("fig3: [rule: the verdict is taken (all) at N=1000] Here: β=0.5 (all, N=500): not learned — "
@@ -225,6 +236,7 @@ ALLOWED_NUMBERS = (
     15 * (1 + 0.3**2),  # predicting 0 at β = 1: 16.35
     0.3**2 / 4, 0.3**2 / 16,  # the kernel theorem's bounds α²/4 (NeurIPS) and α²/16 (arXiv v3 §7.1)
     0.69, 0.3, 9.7, 0.12,  # §8.2: the paper's SGD, the near-minimal-norm level, footnote 16's ‖W‖_F/√d and error
+    0.98,  # §8.2: the paper's SGD on Figure 4(b)
     100_000, 50_000, 2000, 5000, 500, 1000, 40, 100, 800, 400,  # §8.1-8.2 widths, N, d, batch, epochs, lr drop
     math.comb(30, 4), math.comb(30, 4) // 1000, 0.99, 99,  # the §7 theorem's range at d = 30, k = 4; its 99 %
     4**2 * 30 / 0.3**8,  # arXiv v3 Corollary 7.1's N ≈ k²d/α⁸ at k = 4, d = 30
@@ -308,7 +320,8 @@ def test_every_number_in_the_verdict_prose_is_shown_by_an_output_or_a_table(pool
     ("Figure 3's β = 0.5 (all) row at N = 1000 has median 0.4317.", ["0.4317"]),
     ("kα² = 1.35, predicting 0 costs 16.35, the paper's SGD reached 0.69.", []),  # constants of the paper
     ("The rerun takes 61.7 % of a 2-core CPU for 12 345 s.", ["61.7 %", "12 345"]),
-    ("§8.1, Figure 2(a), Theorem 1, eq 2.2, lessons 3 and 4, arXiv v3 and 2026-11-26 state no number.", []),
+    ("§8.1, Figure 2(a), Theorem 1, eq 2.2, lessons 3 and 4, arXiv v3, (Allen-Zhu and Li, 2019) and 2026-11-26 "
+     "state no number.", []),
     ("Theorem 1 needs $N\\gtrsim10^{12}$ and α below $1.7\\cdot10^{-7}$, and $N\\approx3\\cdot10^{9}$.",
      ["3\\cdot10^{9}"]),
 ])

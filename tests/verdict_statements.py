@@ -373,11 +373,15 @@ def statements(passage: Passage, truth: Truth) -> list[Statement]:
 
 
 def _statements_of(text: str, sentence: str, passage: Passage, truth: Truth, default_figure: str | None,
-                   outer_scales: list[str], part: bool = False) -> list[Statement]:
+                   outer_scales: list[str], part: bool = False, default_named: bool = False) -> list[Statement]:
+    """The statements of a sentence (or of an aside in it). ``default_figure`` is whom a clause that names
+    no figure speaks of: the figure named just before an aside, or a summary's own figure; ``default_named``
+    whether that figure is named in the text. ``part``: the enclosing clause speaks of a part."""
     top, groups = _groups(text)
     out = []
-    prev = dict(named=[], scales=[], words=None, part=False)  # the clause before, for "… but not at quick scale"
+    prev = dict(named=[], scales=[], words=None, part=False, explicit=False)  # for "… but not at quick scale"
     for clause, named in _clauses(top):
+        explicit = bool(named)
         scales = _scales(clause) or outer_scales
         if passage.kind == "summary" and _THIS_SCALE.search(clause):
             scales = scales or [passage.scale]
@@ -393,17 +397,22 @@ def _statements_of(text: str, sentence: str, passage: Passage, truth: Truth, def
             scales = _scales(clause) or prev["scales"]
         if not named and prev["named"]:  # "…; on validation samples: reproduced" speaks of the same figure
             named, scales, is_part = prev["named"], _scales(clause) or prev["scales"], is_part or prev["part"]
+            explicit = prev["explicit"]
         if re.search(r"validation", clause, re.I):
             scales = [s + "-val" if s == "quick" else s for s in scales]
-        named = named or ([default_figure] if default_figure else [])
+        if not named and default_figure:
+            named, explicit = [default_figure], default_named
         for k in map(int, re.findall(r"⟨(\d+)⟩", clause)):  # an aside speaks of the figure just before it
             before = [name for pos, name in mentions(top) if pos < top.index(f"⟨{k}⟩")]
             aside_part = part or bool(_PART.search(clause[:clause.index(f"⟨{k}⟩")]))
             out += _statements_of(groups[k], sentence, passage, truth, before[-1] if before else (named or [None])[-1],
-                                  scales, aside_part)
-        prev = dict(named=named, scales=scales, words=words[0] if words else None, part=is_part)
+                                  scales, aside_part, bool(before) or explicit)
+        prev = dict(named=named, scales=scales, words=words[0] if words else None, part=is_part, explicit=explicit)
         if hypothetical:
-            prev = dict(named=[], scales=[], words=None, part=False)
+            prev = dict(named=[], scales=[], words=None, part=False, explicit=False)
+        if passage.kind == "summary" and not explicit and words and words[0][0] != ILLUSTRATED \
+                and not _THIS_SCALE.search(clause):
+            continue  # a summary's unnamed "holds", "fails", "as claimed" judge its parts
         if not words or not named or is_part or _NOT_THE_VERDICT.search(whole):
             continue  # no verdict, nobody's, or a part's (a row, a half, a width, a seed): not the figure's
         every = bool(_EVERY_SCALE.search(clause))
@@ -441,8 +450,8 @@ _N_OF_VERDICT = re.compile(r"verdict is taken([^\]]*?)(?:;|\]|$)")
 
 def summary_part_conflicts(summary: Summary) -> list[str]:
     """A summary whose own parts say otherwise than its label: a plain "reproduced" beside a part that
-    fails, or "NOT reproduced" where every part it judges holds. A part reported at another N than the
-    one the verdict is taken at, or marked "not the verdict", is left out."""
+    fails or holds only trivially, or "NOT reproduced" where every part it judges holds. A part reported
+    at another N than the one the verdict is taken at, or marked "not the verdict", is left out."""
     verdict_ns = {n for m in _N_OF_VERDICT.finditer(summary.body) for n in re.findall(r"N\s*=\s*(\d+)", m.group(1))}
     parts = []
     for sentence in sentences(_remove_brackets(summary.body)):
@@ -452,7 +461,8 @@ def summary_part_conflicts(summary: Summary) -> list[str]:
                 continue
             words = [w for w in verdict_words(clause) if w[0] in (REPRODUCED, PARTLY)]
             if words:
-                parts.append((truth_of(words[0]), " ".join(clause.split())))
+                trivially = words[0] == (REPRODUCED, False) and re.search(r"\btrivial", clause, re.I)
+                parts.append(("holds trivially" if trivially else truth_of(words[0]), " ".join(clause.split())))
     where = summary.path.relative_to(ROOT) if summary.path.is_relative_to(ROOT) else summary.path
     if summary.verdict == REPRODUCED:
         return [f"{where}: its label says {summary.label!r}, but a part says {v!r}: {c}"
@@ -477,7 +487,8 @@ _REFERENCE = re.compile(  # "§8.1", "Figure 2(a)", "Theorem 1", "eq 2.2", "less
     r"[Nn]otebooks?|Experiments?|Concepts?|Claims?|Definitions?|Sections?|Questions?|Steps?|slides?|Remarks?|"
     r"Examples?|Tables?|v|NeurIPS|Python|torch|JupyterLab|ipywidgets|plotly|status|issue)\s*)"
     r"[\dA-D][\w.()]*(?:\s*(?:,|and|or|–|-|&|/|§)\s*§?[\dA-D][\w.()]*)*")
-_SKIPPED = re.compile(r"\d{4}-\d{2}-\d{2}|\b\d+\.\d+\.\d+\b|\b\d+:\d\d\b")  # dates, versions, clock times
+_SKIPPED = re.compile(  # dates, versions, clock times, the year of a citation "(Allen-Zhu and Li, 2019)"
+    r"\d{4}-\d{2}-\d{2}|\b\d+\.\d+\.\d+\b|\b\d+:\d\d\b|(?<=, )(?:19|20)\d\d(?=[);])")
 
 
 def numbers_in(text: str, references: bool = False) -> list[tuple[float, float, str, bool]]:
