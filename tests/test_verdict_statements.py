@@ -95,6 +95,8 @@ TRUE = [
     "The kernel-theorem curve is our illustration, not a figure of the paper.",
     "thm3 (every kernel against the ResNet: an illustration, not a test) and fig2a (reproduced at cpu scale).",
     "Figure 4(b) is not run: it needs a GPU.",
+    "Figure 3 is partly reproduced at cpu scale: α ≲ β is learned (holds), β = α is learned too (fails).",
+    "Figure 4(a) is reproduced at cpu scale: SGD's norm (holds) and its test error (holds trivially).",
     "quick  fig2a: yes  fig3: NO  fig4: NO",
     "Figure 3's β = 0.5 row fails at N = 500.",  # a part: not set against the figure's label
     "The ResNet half of the kernel-theorem curve fails under the test-best rule.",

@@ -404,7 +404,8 @@ def _statements_of(text: str, sentence: str, passage: Passage, truth: Truth, def
             named, explicit = [default_figure], default_named
         for k in map(int, re.findall(r"⟨(\d+)⟩", clause)):  # an aside speaks of the figure just before it
             before = [name for pos, name in mentions(top) if pos < top.index(f"⟨{k}⟩")]
-            aside_part = part or bool(_PART.search(clause[:clause.index(f"⟨{k}⟩")]))
+            ahead = clause[:clause.index(f"⟨{k}⟩")]  # after the clause's verdict, an aside judges a part of it
+            aside_part = part or bool(_PART.search(ahead) or _VERDICT_RE.search(ahead))
             out += _statements_of(groups[k], sentence, passage, truth, before[-1] if before else (named or [None])[-1],
                                   scales, aside_part, bool(before) or explicit)
         prev = dict(named=named, scales=scales, words=words[0] if words else None, part=is_part, explicit=explicit)
