@@ -169,8 +169,8 @@ def test_a_summary_judges_its_parts_without_naming_its_figure(truth):
     assert contradictions([Passage("results/cpu/thm3.txt", claim, "summary", "thm3", "cpu")], truth)
 
 
-def _summary(label, body, tmp_path=Path("results/cpu")):
-    return Summary("fig3", "cpu", tmp_path / "fig3.txt", body, label, Truth.of_labels({("fig3", "cpu"): label})
+def _summary(label, body, folder=Path("results/cpu")):
+    return Summary("fig3", "cpu", folder / "fig3.txt", body, label, Truth.of_labels({("fig3", "cpu"): label})
                    .verdict("fig3", "cpu")[0])
 
 
