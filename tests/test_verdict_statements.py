@@ -319,6 +319,7 @@ def test_every_number_in_the_verdict_prose_is_shown_by_an_output_or_a_table(pool
     ("Figure 4(a)'s SGD reaches 0.437 at m = 2000.", ["0.437"]),  # no run printed 0.437
     ("Figure 2(a)'s ResNet has median 0.096 at m = 200 (8/8 fresh seeds).", []),  # notebook 05 prints it
     ("Its median is 0.1 at m = 200.", []),  # 0.096 rounded to the digits written
+    ("Figures 2(a), 2(b) and 3: 0.335 at m = 50 and 0.512 at m = 500.", ["0.512"]),  # after a list of figures
     ("Figure 3's β = 0.5 (all) row at N = 1000 has median 0.4317.", ["0.4317"]),
     ("kα² = 1.35, predicting 0 costs 16.35, the paper's SGD reached 0.69.", []),  # constants of the paper
     ("The rerun takes 61.7 % of a 2-core CPU for 12 345 s.", ["61.7 %", "12 345"]),

@@ -483,11 +483,12 @@ _SCIENTIFIC = re.compile(  # 1.7\cdot10^{-7}, 7·10⁶, 10^{12} (an order of mag
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _NUMBER = re.compile(r"(?<![\w.^_{\\])(\d{1,3}(?:[ \u202f\u2009,]\d{3})+(?![\d.,]\d)|\d+(?:\.\d+)?)(?![\w.]\w|[\w])"
                      r"(\s?%)?")
+_REF_ITEM = r"§?(?:\d{1,2}(?:\.\d{1,2})*(?:\([a-z]\)|[a-z](?![a-z]))?|[A-D](?:\.\d{1,2})?)(?![\d.]*\d)"
 _REFERENCE = re.compile(  # "§8.1", "Figure 2(a)", "Theorem 1", "eq 2.2", "lessons 3 and 4", "arXiv v3", …
     r"(?:§|\b(?:Figures?|Figs?\.|Theorems?|Corollary|Lemmas?|Appendix|eqs?\.?|equations?|footnotes?|lessons?|"
     r"[Nn]otebooks?|Experiments?|Concepts?|Claims?|Definitions?|Sections?|Questions?|Steps?|slides?|Remarks?|"
-    r"Examples?|Tables?|v|NeurIPS|Python|torch|JupyterLab|ipywidgets|plotly|status|issue)\s*)"
-    r"[\dA-D][\w.()]*(?:\s*(?:,|and|or|–|-|&|/|§)\s*§?[\dA-D][\w.()]*)*")
+    r"Examples?|Tables?|v|Python|torch|JupyterLab|ipywidgets|plotly|status)\s*)"
+    + _REF_ITEM + r"(?:\s*(?:,|and|or|–|-|&|/)\s*" + _REF_ITEM + r")*|\bNeurIPS\s+\d{4}")
 _SKIPPED = re.compile(  # dates, versions, clock times, the year of a citation "(Allen-Zhu and Li, 2019)"
     r"\d{4}-\d{2}-\d{2}|\b\d+\.\d+\.\d+\b|\b\d+:\d\d\b|(?<=, )(?:19|20)\d\d(?=[);])")
 
