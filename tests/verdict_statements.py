@@ -248,16 +248,23 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+_FIGURE_AHEAD = r"(?:the\s+)?(?:Fig|fig|kernel|comp|thm3)"
+
+
 def _top_level_split(sentence: str) -> list[str]:
-    """Clauses: cut at ';', 'but', 'while', 'whereas' outside brackets, and at 'and' before a figure's name."""
+    """Clauses: cut outside brackets at ';', 'but', 'while', 'whereas', at 'and' before a figure's name or
+    'not', and at a comma before a figure's name and its verb. "except" is read as "but not"."""
+    sentence = re.sub(r",?\s+(?:except(?:\s+for)?|other\s+than|apart\s+from)\s+", " but not ", sentence)
     parts, depth, start, i = [], 0, 0, 0
-    cut = re.compile(r";|\s+but\s+|,?\s+while\s+|,?\s+whereas\s+"
-                     r"|,?\s+and\s+(?=not\b|(?:the\s+)?(?:Fig|fig|kernel|comp))")
+    cut = re.compile(r";|\s+but\s+|,?\s+while\s+|,?\s+whereas\s+")
+    joint = re.compile(rf",?\s+and\s+(?=not\b|{_FIGURE_AHEAD})"  # only after a clause with its verb
+                       rf"|,\s+(?={_FIGURE_AHEAD}[^,;]*?\b(?:is|are|was|were|holds?|fails?)\b)")
     while i < len(sentence):
         c = sentence[i]
         depth += c in "([{"
         depth -= c in ")]}" and depth > 0
-        if depth == 0 and (m := cut.match(sentence, i)):
+        m = cut.match(sentence, i) or joint.match(sentence, i)
+        if depth == 0 and m and (m.re is cut or _VERB.search(sentence[start:i]) or verdict_words(sentence[start:i])):
             parts.append(sentence[start:i])
             start = i = m.end()
             continue
@@ -341,11 +348,13 @@ def _clauses(top: str) -> list[tuple[str, list[str]]]:
     """Clauses of a sentence without asides, each with the figures it speaks of. "Figure 2(a) and Figure 3
     are reproduced" speaks of both; "Figure 3 is judged at N = 1000, and the curve is our illustration"
     gives each clause its own figure."""
+    clauses = _top_level_split(top)
     out, carried = [], []
-    for clause in _top_level_split(top):
+    for i, clause in enumerate(clauses):
         named = carried + [f for f in figures_named(clause) if f not in carried]
         carried = []
-        if named and not verdict_words(clause) and not _VERB.search(clause):
+        if named and i + 1 < len(clauses) and not re.match(r"\s*not\b", clause) and not verdict_words(clause) \
+                and not _VERB.search(clause):
             carried, named = named, []  # a subject without its verb: it belongs to the next clause
         out.append((clause, named))
     return out
