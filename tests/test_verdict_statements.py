@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from verdict_statements import (
     ILLUSTRATED,
+    NOT_JUDGED,
     NOT_REPRODUCED,
     NOT_RUN,
     PARTLY,
@@ -199,7 +200,8 @@ def test_labels_are_read_from_the_summaries_in_any_wording(tmp_path):
     labels = {"fig2a": ("reproduced at this scale", REPRODUCED), "fig2b": ("NOT reproduced at this scale",
                                                                           NOT_REPRODUCED),
               "fig3": ("partly reproduced: the α ≲ β rows are learned", PARTLY),
-              "thm3": ("illustrated (not a figure of the paper)", ILLUSTRATED), "fig4": ("not run", NOT_RUN)}
+              "thm3": ("illustrated (not a figure of the paper)", ILLUSTRATED), "fig4": ("not run", NOT_RUN),
+              "fig4b": ("open: no rule decides it", NOT_JUDGED)}
     for scale in ("quick", "cpu", "quick-val"):
         (tmp_path / scale).mkdir()
         for name, (label, _) in labels.items():

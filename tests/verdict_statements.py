@@ -127,6 +127,8 @@ def truth_of(statement: tuple[str, bool]) -> str:
 def label_verdict(label: str, where: str = "a label") -> str:
     """One of :data:`VERDICTS` for a summary's label, read as prose is read."""
     words = verdict_words(label)
+    if not words and re.match(r"\s*(?:open|undecided)\b", label, re.I):
+        return NOT_JUDGED
     if not words:
         raise ValueError(f"{where}: the label {label!r} says none of {', '.join(VERDICTS)}; "
                          "teach tests/verdict_statements.py its wording")
