@@ -211,7 +211,7 @@ def test_labels_are_read_from_the_summaries_in_any_wording(tmp_path):
            {(name, "cpu"): verdict for name, (_, verdict) in labels.items()}
     truth = Truth(summaries)
     assert truth.default_scale("fig2a") == "cpu"
-    assert truth.verdict("fig4b", "cpu") == (NOT_RUN, "no results/cpu/fig4b.txt")
+    assert truth.verdict("fig4b", "paper") == (NOT_RUN, "no results/paper/fig4b.txt")
     (tmp_path / "cpu" / "companion.txt").write_text("companion: Here: z. -> splendid\n")
     with pytest.raises(ValueError, match="companion.txt: the label 'splendid' says none of"):
         read_summaries(tmp_path)
