@@ -150,7 +150,7 @@ def read_summaries(results: Path = ROOT / "results") -> dict[tuple[str, str], Su
     """Every shipped summary ``results/SCALE/FIG.txt``, keyed by (figure, scale), its label read."""
     out = {}
     for path in sorted(Path(results).glob("*/*.txt")):
-        name = path.stem.split()[0]
+        name = path.stem
         if name not in FIGURES:
             continue
         text = path.read_text().strip()
@@ -216,7 +216,7 @@ def _notebook_passages(path: Path) -> list[Passage]:
 
 
 def readme_passages(readme: Path = ROOT / "README.md") -> list[Passage]:
-    return [Passage(str(readme.relative_to(ROOT) if readme.is_relative_to(ROOT) else readme), readme.read_text())]
+    return [Passage(readme.name, readme.read_text())]
 
 
 def repository_passages(root: Path = ROOT) -> list[Passage]:
