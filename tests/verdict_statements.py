@@ -85,12 +85,12 @@ def figures_named(text: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ verdict words
-_NEGATOR = re.compile(r"(?:\bnot|\bNOT|\bnever|\bno longer|n't|\bnor|\bcannot|\bfail(?:s|ed)? to)"
-                      r"(?:\s+[\w,]+){0,2}\s+$")
+_NEGATOR = re.compile(r"(?:\bnot|\bnever|\bno longer|n't|\bnor|\bcannot|\bfail(?:s|ed)? to)"
+                      r"(?:\s+[\w,]+){0,2}\s+$", re.I)
 _VERDICT_WORDS = [  # (pattern, base verdict, the pattern itself says "not")
     (r"(?:partly|partially|only in part|in part)\s+(?:reproduced|holds?|confirmed)|reproduced\s+in\s+part"
      r"|holds?\s+(?:only\s+)?in\s+part", PARTLY, False),
-    (r"not\s+(?:yet\s+)?(?:been\s+)?run\b|never\s+run\b|not\s+shipped", NOT_RUN, False),
+    (r"not\s+(?:yet\s+)?(?:been\s+)?run\b|never\s+run\b|not\s+shipped|no\s+shipped\s+results?", NOT_RUN, False),
     (r"not\s+judged", NOT_JUDGED, False),
     (r"(?:could|can|did|does|do|were|was)\s*(?:not|n't)\s+(?:\w+\s+)?reproduce\b|cannot\s+reproduce\b"
      r"|unable\s+to\s+reproduce\b|fail(?:s|ed)?\s+to\s+reproduce\b|\bunreproduced\b", REPRODUCED, True),
@@ -269,6 +269,8 @@ def _top_level_split(sentence: str) -> list[str]:
         if depth == 0 and m and (m.re is cut or _VERB.search(sentence[start:i]) or verdict_words(sentence[start:i])):
             parts.append(sentence[start:i])
             start = i = m.end()
+            if m.re is joint and "and" in m.group(0):
+                start = m.start() + m.group(0).index("and")  # "… and Figure 4(b)" keeps its "and"
             continue
         i += 1
     return [p for p in parts + [sentence[start:]] if p.strip()]
@@ -403,8 +405,10 @@ def _statements_of(text: str, sentence: str, passage: Passage, truth: Truth, def
         hypothetical = bool(_HYPOTHETICAL.search(clause))
         words = [] if hypothetical else verdict_words(clause)
         if not words and prev["words"] and (named or _scales(clause)):
-            base, _ = prev["words"]  # "… but not at quick scale", "…; Figure 3 is not"
-            words = [(base, bool(re.search(r"\bnot\b|n't\b|\bnever\b", clause, re.I)))]
+            base, negated = prev["words"]  # "… but not at quick scale", "…; Figure 3 is not", "… and Figure 3"
+            if not re.match(r"\s*and\b", clause) or _VERB.search(clause) or re.search(r"\bnot\b", clause):
+                negated = bool(re.search(r"\bnot\b|n't\b|\bnever\b", clause, re.I))
+            words = [(base, negated)]
             scales = _scales(clause) or prev["scales"]
         if not named and prev["named"]:  # "…; on validation samples: reproduced" speaks of the same figure
             named, scales, is_part = prev["named"], _scales(clause) or prev["scales"], is_part or prev["part"]
