@@ -72,12 +72,12 @@ RESULTS = ROOT / "benchmarks" / "results"
 JSON_FILE = RESULTS / "notebook_timings_cpu.json"
 REPORT = RESULTS / "notebook_timings_cpu.md"
 
-WORDS_PER_MINUTE = 48
+WORDS_PER_MINUTE = 124
 """Careful study of mathematical teaching text (folded answers included), fitted to the cold reads."""
 DISPLAY_MATH_MIN = 1.0
 TABLE_MIN = 2.0
 FIGURE_MIN = 2.0
-MINUTES = {"question": 8, "self-check": 8, "homework": 3, "explore": 10, "try": 3}
+MINUTES = {"question": 10, "self-check": 10, "homework": 4, "explore": 10, "try": 4}
 """Minutes per exercise: a reasoning question or self-check in the lab (predict, run, compare) and a homework task
 (a "Check your understanding" item or a "Try this" task) are fitted to the cold reads; an Explore section is held
 at 10."""

@@ -157,19 +157,19 @@ def test_estimate_by_hand(tmp_path):
                 "widget_run_s": {"LiveTrainer": 27.0, "LiveRace": 9.0}}
     e = T.estimate(st, measured)
     run, live, hw = e["sections"]
-    # rates: 48 words a minute, 1 min per displayed formula, 2 per table, 8 per question, 3 per Try-this task
+    # rates: 124 words a minute, 1 min per displayed formula, 2 per table, 10 per question, 4 per Try-this task
     assert (T.WORDS_PER_MINUTE, T.DISPLAY_MATH_MIN, T.TABLE_MIN, T.MINUTES["question"], T.MINUTES["try"]) == \
-        (48, 1.0, 2.0, 8, 3)
-    # 97 words + "Run", "**Predict.**", "Which?" = 100 words: 100/48 min, two displayed formulas: 2 min;
-    # one question: 8 min; 60 s of cells: 1 min
-    assert run["reading_min"] == pytest.approx(100 / 48 + 2) and run["exercise_min"] == 8 and run["run_min"] == 1.0
-    assert run["estimate_min"] == pytest.approx(100 / 48 + 2 + 8 + 1)
-    # two questions with the widget: 16 min, and 6 s + 2 runs of the slower widget (27 s) = 60 s
-    assert live["exercise_min"] == 16 and live["run_min"] == 1.0
+        (124, 1.0, 2.0, 10, 4)
+    # 97 words + "Run", "**Predict.**", "Which?" = 100 words: 100/124 min, two displayed formulas: 2 min;
+    # one question: 10 min; 60 s of cells: 1 min
+    assert run["reading_min"] == pytest.approx(100 / 124 + 2) and run["exercise_min"] == 10 and run["run_min"] == 1.0
+    assert run["estimate_min"] == pytest.approx(100 / 124 + 2 + 10 + 1)
+    # two questions with the widget: 20 min, and 6 s + 2 runs of the slower widget (27 s) = 60 s
+    assert live["exercise_min"] == 20 and live["run_min"] == 1.0
     # homework: 96 words + "Try", "this", "1.", "x" and the table's "a", "1" = 102 words, one table: 2 min,
-    # one task: 3 min; not in the estimate
-    assert hw["homework"] and hw["homework_min"] == pytest.approx(102 / 48 + 2 + 3) and hw["estimate_min"] == 0.0
-    assert e["homework_min"] == pytest.approx(102 / 48 + 5) and e["run_min"] == pytest.approx(2.0 + 12.0 / 60)
+    # one task: 4 min; not in the estimate
+    assert hw["homework"] and hw["homework_min"] == pytest.approx(102 / 124 + 2 + 4) and hw["estimate_min"] == 0.0
+    assert e["homework_min"] == pytest.approx(102 / 124 + 6) and e["run_min"] == pytest.approx(2.0 + 12.0 / 60)
     assert e["estimate_min"] == pytest.approx(e["reading_min"] + e["exercise_min"] + e["run_min"])
     # an edited cell has no time: the estimate says so instead of guessing
     del measured["notebooks"]["99_small"]["cells"][h[0]]
@@ -194,7 +194,7 @@ def test_every_notebook_opens_with_the_scripts_time_line(est):
 def test_time_line_by_hand():
     e = {"name": "x", "role": "lab", "estimate_min": 12.4, "reading_min": 4.6, "exercise_min": 7.0, "run_min": 0.5,
          "homework_min": 0.4}
-    assert T.time_line(e) == ("About 12 minutes in the lab by our rule: reading 5 (48 words a minute with folded "
+    assert T.time_line(e) == ("About 12 minutes in the lab by our rule: reading 5 (124 words a minute with folded "
                               "answers, plus formulas, tables and figures), exercises 7, running the cells 30 s on a "
                               "2-core CPU (computed from this notebook by `benchmarks/notebook_timings.py`).")
     e.update(role="reading", homework_min=1.2)
