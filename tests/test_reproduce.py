@@ -367,6 +367,7 @@ def test_verdict_text_is_generated_from_the_tables_and_no_sentence_contradicts_i
     block = readme.split(VERDICT_BEGIN)[1].split(VERDICT_END)[0].strip()
     assert block == verdict_table(shipped).strip(), "README's per-figure table is not the generated one"
     outside = readme.split(VERDICT_BEGIN)[0] + readme.split(VERDICT_END)[1]
+    outside += "\n".join(p.read_text() for p in sorted((root / "docs").glob("*.md")))
     nb = nbformat.read(root / "notebooks" / "05_reproducing_the_paper.ipynb", 4)
     prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert _contradictions(outside, verdicts) == [] and _contradictions(prose, verdicts) == []
