@@ -84,7 +84,7 @@ lint: install-dev
 	$(BIN)/ruff check .
 
 # One torch thread: float32 sums depend on the thread count, and the notebooks'
-# committed outputs were computed with one thread (see README, Tests).
+# committed outputs were computed with one thread (see docs/testing.md).
 test: lint
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
