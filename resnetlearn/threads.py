@@ -44,21 +44,23 @@ def _ancestors(relative: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]
 
 
+def _ratio(quota: str | None, period: str | None) -> float | None:
+    """quota / period in CPUs; ``None`` for no limit ("max", -1) or anything unreadable."""
+    try:
+        q, p = int(quota), int(period)
+    except (TypeError, ValueError):
+        return None
+    return q / p if q > 0 and p > 0 else None
+
+
 def _v2_quota(folder: Path) -> float | None:
-    text = _read(folder / "cpu.max")  # "max 100000" (no limit) or "150000 100000" (1.5 CPUs)
-    if not text:
-        return None
+    text = _read(folder / "cpu.max") or ""  # "max 100000" (no limit) or "150000 100000" (1.5 CPUs)
     quota, _, period = text.partition(" ")
-    if quota == "max" or not period:
-        return None
-    return int(quota) / int(period)
+    return _ratio(quota, period)
 
 
 def _v1_quota(folder: Path) -> float | None:
-    quota, period = _read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us")
-    if quota is None or period is None or int(quota) <= 0 or int(period) <= 0:
-        return None  # -1: no limit
-    return int(quota) / int(period)
+    return _ratio(_read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us"))  # -1: no limit
 
 
 def cpu_quota(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> float | None:
@@ -69,6 +71,8 @@ def cpu_quota(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> floa
     text = _read(proc_cgroup) or ""
     limits = []
     for line in text.splitlines():
+        if line.count(":") < 2:
+            continue
         _, controllers, relative = line.split(":", 2)
         if controllers == "":  # cgroup v2: "0::/path"
             folders = [root / rel for rel in _ancestors(relative)]

@@ -45,8 +45,9 @@ def _cgroup(tmp_path: Path, lines: str, files: dict[str, str]) -> tuple[Path, Pa
                                                           "cpu,cpuacct/cpu.cfs_period_us": "100000"}, 1.0),
     # cgroup v1 without a limit (quota -1), as on our development machine
     ("1:cpu:/", {"cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}, None),
-    # nothing to read
+    # nothing to read, or nothing readable
     ("", {}, None),
+    ("garbage\n0::/", {"cpu.max": "lots 100000"}, None),
 ])
 def test_cpu_quota_from_fake_cgroup_files(tmp_path, lines, files, quota):
     root, proc = _cgroup(tmp_path, lines, files)
