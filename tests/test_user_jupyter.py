@@ -24,3 +24,18 @@ def test_the_user_s_jupyter_folders_are_unchanged():
         after = tree_digest(folder)
         changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         assert not changed, f"the tests changed {folder}: {changed[:20]}"
+
+
+def test_the_digest_sees_what_jupyterlab_would_write(tmp_path):
+    """The comparison is not blind: a workspace file appearing, or its content changing, changes the digest."""
+    folder = tmp_path / "jupyter"
+    assert tree_digest(folder) == {}
+    (folder / "lab" / "workspaces").mkdir(parents=True)
+    empty = tree_digest(folder)
+    assert empty != {}
+    workspace = folder / "lab" / "workspaces" / "default-37a8.jupyterlab-workspace"
+    workspace.write_text('{"data": {}}')
+    written = tree_digest(folder)
+    assert written != empty
+    workspace.write_text('{"data": {"layout-restorer:data": {}}}')
+    assert tree_digest(folder) != written
