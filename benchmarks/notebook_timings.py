@@ -143,8 +143,9 @@ _TIME_BLOCK = re.compile(re.escape(TIME_BEGIN) + r".*?" + re.escape(TIME_END), r
 _HEADING_MIN = re.compile(r"^(##(?!#).*?)\((\d+(?:\.\d+)?)\s*min\)", re.MULTILINE)
 _RUN_BLOCK = re.compile(r"(<!-- notebook_timings:run:([\w.-]+):begin -->).*?(<!-- notebook_timings:run:\2:end -->)",
                         re.DOTALL)
-"""A notebook's run time quoted in the README or docs/: ``<!-- notebook_timings:run:NAME:begin -->…<!--
-notebook_timings:run:NAME:end -->``, filled with the seconds its own time line states."""
+"""A run time quoted in the README or docs/: ``<!-- notebook_timings:run:NAME:begin -->…<!--
+notebook_timings:run:NAME:end -->``, filled with the seconds a notebook's own time line states, or a live widget's
+measured Train-to-done seconds (NAME a notebook or LiveTrainer/LiveRace)."""
 
 
 # --------------------------------------------------------------------------------------------------- counting
@@ -540,13 +541,20 @@ def run_time_pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
-def fill_run_times(text: str, est: dict, where: str = "page") -> str:
-    """``text`` with every run-time marker pair filled from ``est``; ValueError naming an unknown notebook."""
+def fill_run_times(text: str, est: dict, where: str = "page", widgets: dict | None = None) -> str:
+    """``text`` with every run-time marker pair filled: a notebook's name from ``est``, a live widget's
+    (LiveTrainer, LiveRace) from ``widgets``, the measured seconds from Train to the end of one default run;
+    ValueError naming an unknown name."""
+    widgets = widgets or {}
+
     def fill(m):
-        if m.group(2) not in est:
-            raise ValueError(f"{where}: no notebook {m.group(2)!r} for its run-time marker; "
-                             f"choose from {sorted(est)}")
-        return m.group(1) + run_seconds(est[m.group(2)]) + m.group(3)
+        name = m.group(2)
+        if name in widgets:
+            return m.group(1) + f"{widgets[name]:.0f} s" + m.group(3)
+        if name not in est:
+            raise ValueError(f"{where}: no notebook or widget {name!r} for its run-time marker; "
+                             f"choose from {sorted(est) + sorted(widgets)}")
+        return m.group(1) + run_seconds(est[name]) + m.group(3)
 
     return _RUN_BLOCK.sub(fill, text)
 
@@ -670,7 +678,8 @@ def main(argv=None) -> int:
     guide = fill_guide(GUIDE.read_text(), guide_blocks(est))
     pages = [(p, fill_notebook(p.read_text(encoding="utf-8"), est[p.stem]))
              for p in sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))]
-    quoted = [(p, fill_run_times(p.read_text(encoding="utf-8"), est, p.name)) for p in run_time_pages()]
+    quoted = [(p, fill_run_times(p.read_text(encoding="utf-8"), est, p.name, measured.get("widget_run_s")))
+              for p in run_time_pages()]
     outputs = [(REPORT, report), (GUIDE, guide)] + pages + quoted
     if args.check:
         stale = [p.name for p, text in outputs if not p.exists() or p.read_text(encoding="utf-8") != text]
