@@ -40,8 +40,9 @@ Exercises found in the text (outside folded blocks):
 
 Two modes. Without ``--run`` (fast, no torch work): count, take the run times measured earlier from the JSON file
 (keyed by each code cell's source hash, so an edited cell has no time until it is measured again), write the
-Markdown report, the guide's tables between their markers, and each notebook's own time line (between TIME
-markers in its first cell) and the "(N min)" of its section headings. With ``--run``: execute the notebooks
+Markdown report, the guide's tables between their markers, each notebook's own time line (between TIME
+markers in its first cell) and the "(N min)" of its section headings, and the run times the README and docs/
+quote (between run-time markers naming the notebook). With ``--run``: execute the notebooks
 first (a copy in memory, from notebooks/; the files are not rewritten) and time every cell.
 
     python benchmarks/notebook_timings.py                  # recount, rewrite the report and the guide's tables
@@ -156,6 +157,11 @@ _SELF_CHECK = re.compile(r"^\s*answer\s*=\s*None\b", re.MULTILINE)
 TIME_BEGIN, TIME_END = "<!-- notebook_timings:time:begin -->", "<!-- notebook_timings:time:end -->"
 _TIME_BLOCK = re.compile(re.escape(TIME_BEGIN) + r".*?" + re.escape(TIME_END), re.DOTALL)
 _HEADING_MIN = re.compile(r"^(##(?!#).*?)\((\d+(?:\.\d+)?)\s*min\)", re.MULTILINE)
+_RUN_BLOCK = re.compile(r"(<!-- notebook_timings:run:([\w.-]+):begin -->).*?(<!-- notebook_timings:run:\2:end -->)",
+                        re.DOTALL)
+"""A run time quoted in the README or docs/: ``<!-- notebook_timings:run:NAME:begin -->…<!--
+notebook_timings:run:NAME:end -->``, filled with the seconds a notebook's own time line states, or a live widget's
+measured Train-to-done seconds (NAME a notebook or LiveTrainer/LiveRace)."""
 
 
 # --------------------------------------------------------------------------------------------------- counting
@@ -641,6 +647,37 @@ def fill_notebook(raw: str, e: dict) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
+def run_seconds(e: dict) -> str:
+    """A notebook's run time as its time line states it (its cells, one live-widget run per question about a
+    widget, kernel start-up): "N s" on a 2-core CPU."""
+    if e["run_min"] is None:
+        raise ValueError(f"{e['name']}: not measured; run python benchmarks/notebook_timings.py --run {e['name']}")
+    return f"{60 * e['run_min']:.0f} s"
+
+
+def run_time_pages() -> list[Path]:
+    """The pages outside the notebooks and the guide that quote run times: the README and docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def fill_run_times(text: str, est: dict, where: str = "page", widgets: dict | None = None) -> str:
+    """``text`` with every run-time marker pair filled: a notebook's name from ``est``, a live widget's
+    (LiveTrainer, LiveRace) from ``widgets``, the measured seconds from Train to the end of one default run;
+    ValueError naming an unknown name."""
+    widgets = widgets or {}
+
+    def fill(m):
+        name = m.group(2)
+        if name in widgets:
+            return m.group(1) + f"{widgets[name]:.0f} s" + m.group(3)
+        if name not in est:
+            raise ValueError(f"{where}: no notebook or widget {name!r} for its run-time marker; "
+                             f"choose from {sorted(est) + sorted(widgets)}")
+        return m.group(1) + run_seconds(est[name]) + m.group(3)
+
+    return _RUN_BLOCK.sub(fill, text)
+
+
 # --------------------------------------------------------------------------------------------------- measuring
 
 def _seconds(meta: dict) -> float | None:
@@ -768,7 +805,9 @@ def main(argv=None) -> int:
     guide = fill_guide(GUIDE.read_text(), guide_blocks(est))
     pages = [(p, fill_notebook(p.read_text(encoding="utf-8"), est[p.stem]))
              for p in sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))]
-    outputs = [(REPORT, report), (GUIDE, guide)] + pages
+    quoted = [(p, fill_run_times(p.read_text(encoding="utf-8"), est, p.name, measured.get("widget_run_s")))
+              for p in run_time_pages()]
+    outputs = [(REPORT, report), (GUIDE, guide)] + pages + quoted
     if args.check:
         stale = [p.name for p, text in outputs if not p.exists() or p.read_text(encoding="utf-8") != text]
         if stale:

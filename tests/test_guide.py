@@ -42,6 +42,23 @@ def test_guide_and_report_quote_the_script(est, measured):
     assert T.REPORT.read_text() == T.render_report(est, measured) + "\n"
 
 
+def test_readme_and_docs_quote_the_measured_run_times(est, measured):
+    """A notebook's run time in the README or docs/ is the one its own time line states, from the one
+    measurement file; a quoted time outside the markers would drift, so every page quoting one has markers."""
+    pages = T.run_time_pages()
+    quoted = [p for p in pages if "notebook_timings:run:" in p.read_text(encoding="utf-8")]
+    assert quoted, "no page quotes a notebook's run time between markers"
+    for p in quoted:
+        text = p.read_text(encoding="utf-8")
+        assert text == T.fill_run_times(text, est, p.name, measured.get("widget_run_s")), \
+            f"{p.name}: run python benchmarks/notebook_timings.py"
+    assert T.run_seconds(est["00_welcome"]) in (T.ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    race = f"{measured['widget_run_s']['LiveRace']:.0f} s"
+    assert f"run:LiveRace:begin -->{race}<" in (T.ROOT / "docs" / "library.md").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="no notebook or widget 'nope'"):
+        T.fill_run_times("<!-- notebook_timings:run:nope:begin -->1 s<!-- notebook_timings:run:nope:end -->", est)
+
+
 def test_lab_and_lecture_fit_their_time(est):
     t = T.totals(est)
     assert t["lab_min"] <= T.LAB_TARGET == 105 and T.LAB_LIMIT == 120
