@@ -138,8 +138,8 @@ def main(argv=None) -> int:
     figs = sum(c["plotly"] for c in res["staged"].values())
     folded = sum(c["folded_outputs"] for c in res["staged"].values())
     print(f"book: {res['out']}/index.html ({len(res['staged'])} notebooks, {figs} interactive figures, "
-          f"{pics} widget pictures, {notes} widgets without a picture, {folded} outputs folded; staged in {res['stage_s']} s, "
-          f"built in {res['sphinx_s']} s)")
+          f"{pics} widget pictures, {notes} widgets without a picture, {folded} outputs folded; "
+          f"staged in {res['stage_s']} s, built in {res['sphinx_s']} s)")
     return 0
 
 
