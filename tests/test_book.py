@@ -182,6 +182,19 @@ def test_maths_is_typeset_and_folds_stay_folded(browser_page):
     assert not remote, f"requests outside the book: {remote[:5]}"
 
 
+def test_a_collapsed_output_shows_only_after_a_click(browser_page):
+    base, page, remote = browser_page
+    _open(page, f"{base}/00_welcome.html")
+    fold = page.locator("article details.hide").first
+    output = fold.locator(".cell_output")
+    assert "total 12400" in (output.text_content() or "")     # the Predict question's answer, in the page
+    assert not output.is_visible()                             # ... but out of sight
+    fold.locator("summary").click()
+    assert output.is_visible()
+    page.screenshot(path=str(ARTIFACTS / "4_collapsed_output_opened.png"))
+    assert not remote, f"requests outside the book: {remote[:5]}"
+
+
 def test_plotly_figure_answers_the_pointer(browser_page, book):
     base, page, remote = browser_page
     html, _ = book
