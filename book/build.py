@@ -6,8 +6,10 @@ notebook with its committed outputs, in lab order, readable and buildable offlin
 Nothing is executed. The notebooks are staged into ``--src`` first, where two things are added to their
 outputs: each plotly figure's JSON gets a ``text/html`` rendering (a div and a ``Plotly.newPlot`` call, by
 plotly's own ``plotly.io.to_html``), so the page draws it interactively with the book's own copy of plotly.js
-(the plotly package's ``package_data/plotly.min.js``); and a widget output that carries no picture shows a
-one-line note instead of its ``VBox(children=…)`` text. MathJax 3 comes from the ``django-static-mathjax``
+(the plotly package's ``package_data/plotly.min.js``); a widget output that carries no picture shows a
+one-line note instead of its ``VBox(children=…)`` text; and an output collapsed in the notebook (cell metadata
+``jupyter.outputs_hidden``, an answer kept out of sight) gets myst-nb's ``hide-output`` tag, so the page folds
+it behind a click as JupyterLab does. MathJax 3 comes from the ``django-static-mathjax``
 package (a pip package of MathJax's files). Needs the ``book`` extra (``pip install -e ".[book]"``), not torch.
 """
 
@@ -58,9 +60,15 @@ def plotly_html(fig: dict, div_id: str) -> str:
 def stage_notebook(src: Path, dst: Path) -> dict:
     """Copy one notebook with its outputs prepared for the book; returns counts of what was changed."""
     nb = json.loads(src.read_text(encoding="utf-8"))
-    counts = {"plotly": 0, "widget_notes": 0, "widget_pictures": 0}
+    counts = {"plotly": 0, "widget_notes": 0, "widget_pictures": 0, "folded_outputs": 0}
     nb.get("metadata", {}).pop("widgets", None)
     for i, cell in enumerate(nb["cells"]):
+        meta = cell.setdefault("metadata", {})
+        if cell.get("outputs") and meta.get("jupyter", {}).get("outputs_hidden"):
+            tags = meta.setdefault("tags", [])
+            if "hide-output" not in tags:
+                tags.append("hide-output")
+            counts["folded_outputs"] += 1
         for j, out in enumerate(cell.get("outputs", []) if cell["cell_type"] == "code" else []):
             data = out.get("data")
             if not data:
@@ -128,9 +136,10 @@ def main(argv=None) -> int:
     pics = sum(c["widget_pictures"] for c in res["staged"].values())
     notes = sum(c["widget_notes"] for c in res["staged"].values())
     figs = sum(c["plotly"] for c in res["staged"].values())
+    folded = sum(c["folded_outputs"] for c in res["staged"].values())
     print(f"book: {res['out']}/index.html ({len(res['staged'])} notebooks, {figs} interactive figures, "
-          f"{pics} widget pictures, {notes} widgets without a picture; staged in {res['stage_s']} s, "
-          f"built in {res['sphinx_s']} s)")
+          f"{pics} widget pictures, {notes} widgets without a picture, {folded} outputs folded; "
+          f"staged in {res['stage_s']} s, built in {res['sphinx_s']} s)")
     return 0
 
 

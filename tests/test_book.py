@@ -113,6 +113,38 @@ def test_committed_outputs_only(book):
     assert all(line.split()[0] in text for line in printed[:5])
 
 
+def _flat(text: str) -> str:
+    import html as html_lib
+
+    return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+
+
+def test_collapsed_outputs_are_folded_behind_a_click(book):
+    """An output collapsed in the notebook (an answer kept out of sight, ``jupyter.outputs_hidden``) sits in a
+    closed fold on its page, one fold per such cell; an output not collapsed is not folded."""
+    import json
+
+    html, _ = book
+    checked = 0
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = [(c["metadata"].get("jupyter", {}).get("outputs_hidden", False), c["outputs"])
+                 for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                 if c["cell_type"] == "code" and c.get("outputs")]
+        page = (html / f"{path.stem}.html").read_text(encoding="utf-8")
+        folds = re.findall(r'<details class="[^"]*\bhide\b[^"]*"[^>]*>(.*?)</details>', page, re.DOTALL)
+        hidden = sum(h for h, _ in cells)
+        assert len(folds) == hidden, f"{path.stem}: {hidden} collapsed outputs, {len(folds)} folds"
+        assert not re.search(r'<details class="[^"]*\bhide\b[^"]*"[^>]*\bopen\b', page), path.stem
+        folded = " ".join(_flat(f) for f in folds)
+        for is_hidden, outputs in cells:
+            lines = [" ".join(line.split()) for o in outputs if o.get("output_type") == "stream"
+                     for line in "".join(o["text"]).splitlines() if len(line.split()) > 2]
+            for line in lines[:2]:
+                assert (line in folded) == is_hidden, f"{path.stem}: {line!r} folded: {line in folded}"
+                checked += is_hidden
+    assert checked > 0, "no collapsed printed output to check"
+
+
 # ----------------------------------------------------------------- in a browser
 @contextlib.contextmanager
 def _serve(folder: Path):
@@ -162,6 +194,19 @@ def test_maths_is_typeset_and_folds_stay_folded(browser_page):
     assert not details.first.locator(":scope > :not(summary)").first.is_visible()  # folded: body hidden
     assert not WIDGET_TEXT.search(body)
     page.screenshot(path=str(ARTIFACTS / "1_maths_and_folds.png"))
+    assert not remote, f"requests outside the book: {remote[:5]}"
+
+
+def test_a_collapsed_output_shows_only_after_a_click(browser_page):
+    base, page, remote = browser_page
+    _open(page, f"{base}/00_welcome.html")
+    fold = page.locator("article details.hide").first
+    output = fold.locator(".cell_output")
+    assert "total 12400" in (output.text_content() or "")     # the Predict question's answer, in the page
+    assert not output.is_visible()                             # ... but out of sight
+    fold.locator("summary").click()
+    assert output.is_visible()
+    page.screenshot(path=str(ARTIFACTS / "4_collapsed_output_opened.png"))
     assert not remote, f"requests outside the book: {remote[:5]}"
 
 

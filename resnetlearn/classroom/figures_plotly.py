@@ -12,7 +12,7 @@ the data (click an entry to hide its family), and the kα² line.
 :func:`show_figure` displays a figure as one output carrying both the plotly
 JSON (JupyterLab and nbviewer draw it interactively) and a PNG drawn by
 matplotlib (:func:`to_matplotlib`; GitHub and other static readers show it).
-nbval compares plotly JSON: mark such cells ``# NBVAL_IGNORE_OUTPUT`` and
+nbval compares plotly JSON: tag such cells ``nbval-ignore-output`` and
 print the numbers that matter in a separate cell.
 """
 
