@@ -13,11 +13,15 @@ import ipywidgets as W
 from ..device import describe_device, select_device
 from ..reproduce import DEFAULT_OUT, SCALES, every_scale, run_figure, shipped_results, write_outputs, write_provenance
 from ..reproduce.figure_tables import VERDICT_WORDS, error_table
+from ..reproduce.store import PACKAGE_ROOT
 from ..reproduce.table_reading import load_figure, rerun_command
 from .figures_plotly import result_figure, result_png
 from .live_run import LiveRun, PngView, RunContext, pictured_bundle
 from .plots import to_png
 from .static_picture import to_matplotlib
+
+MEASUREMENT = PACKAGE_ROOT / "benchmarks" / "results" / "rerun_button_cpu.json"
+"""The measured time of the button's default run (``benchmarks/rerun_button_time.py``)."""
 
 
 class FigureRerun:
