@@ -20,6 +20,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import ipywidgets as W
@@ -247,11 +248,16 @@ class FigureRerun:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the run to end; a kernel interrupt (Ctrl-C) while waiting stops the run, then is raised."""
-        try:
-            return self.job.wait(timeout)
+        end = None if timeout is None else time.monotonic() + timeout
+        try:  # polled, not Thread.join: a KeyboardInterrupt inside join left the thread marked as ended while
+            while self.job.running:  # it ran on (Python 3.11), and Stop would then find nothing to stop
+                if end is not None and time.monotonic() >= end:
+                    return False
+                time.sleep(0.05)
         except KeyboardInterrupt:
             self.stop()
             raise
+        return True
 
     def _destinations(self) -> list[str]:
         """Make sure the store and the tables folder accept files, falling back to :attr:`fallback` (then the
@@ -291,7 +297,7 @@ class FigureRerun:
 
             try:
                 res = run_figure(self.figure, self.scale, str(self.device), out=self.out, progress=False,
-                                 cancel=lambda: ctx.cancelled, on_point=progress)
+                                 cancel=ctx.cancelled, on_point=progress)
             except FigureInterrupted as e:
                 self.stopped = e
                 text = (f"stopped: {e.saved} of {e.total} points of {self.figure} are stored in {self.out} (the one "

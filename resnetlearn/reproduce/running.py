@@ -120,15 +120,15 @@ def _work_bar(figure: str, scale: str, pts: list[Point], todo: list[int], *, pro
     work = {i: w or mean for i, w in zip(todo, work)}
     bar = tqdm(total=sum(work.values()), desc=f"{figure} ({scale}) 0/{len(todo)} points", disable=not progress,
                bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
-    done = 0
+    done, done_work, total_work = 0, 0.0, sum(work.values())
 
     def advance(i: int) -> None:
-        nonlocal done
-        done += 1
+        nonlocal done, done_work
+        done, done_work = done + 1, done_work + work[i]
         bar.set_description_str(f"{figure} ({scale}) {done}/{len(todo)} points", refresh=False)
         bar.update(work[i])
         if on_point is not None:
-            on_point(done, len(todo), bar.n / bar.total if bar.total else 1.0)
+            on_point(done, len(todo), done_work / total_work if total_work else 1.0)
 
     return bar, advance
 
@@ -185,7 +185,7 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
         if executor is None:
             for i in todo:
                 stop_if_cancelled()
-                record(i, run_point(pts[i], cancel=cancel))
+                record(i, run_point(pts[i], cancel=cancel) if cancel is not None else run_point(pts[i]))
                 advance(i)
         else:
             for i in todo:  # one by one, so that a failure part-way leaves the submitted ones cancellable
