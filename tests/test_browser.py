@@ -534,8 +534,8 @@ def fresh_clone(tmp_path_factory):
 
 def test_make_lab_opens_notebook_00_unmodified(fresh_clone, tmp_path):
     """`make lab` from a fresh copy (as root here: the Makefile adds --allow-root) installs, starts JupyterLab
-    on its working copies in work/ and opens 00_welcome (LabApp.default_url): unmodified, no dialog, no error. Screenshot
-    ``fresh_make_lab.png``."""
+    on its working copies in work/ and opens 00_welcome (LabApp.default_url): unmodified, no dialog, no error.
+    Screenshot ``fresh_make_lab.png``."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
