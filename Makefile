@@ -14,31 +14,58 @@
 # As root (containers, Binder-like servers) both lab targets pass --allow-root themselves. More options for
 # JupyterLab go in LAB_ARGS, quoted when there are several: make lab LAB_ARGS="--no-browser --port 8889"
 #
-# TORCH picks the torch installed first: torch==2.13.0, the version development and CI use. Which build pip
-# picks depends on the machine: on Linux, PyPI's wheel of it is a CUDA build (several GB); macOS wheels are
-# CPU/MPS builds. TORCH_INDEX optionally names a pip index for it, e.g. PyTorch's CPU-only wheels for a Linux
-# machine without a GPU:
-#   make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# Torch by hardware. TORCH is the torch installed first: torch==2.13.0, the version development and CI use.
+# TORCH_BUILD picks its build: `cpu` where no NVIDIA driver is found (no `nvidia-smi` on PATH), `cuda` where
+# one is; `make` prints which it picked and why when it installs. A cpu build on Linux takes a torch that pip
+# finds without any index (a local wheel folder, as on our development machine and CI) and otherwise PyTorch's
+# CPU-only index (TORCH_CPU_INDEX); a cuda build, and any build on macOS (CPU/MPS wheels), take PyPI's wheel
+# (on Linux a CUDA build, several GB). TORCH_INDEX, when set, names the index for every build. Override:
+#   make lab TORCH_BUILD=cpu                 # the CPU-only build on a machine with an NVIDIA GPU
+#   make lab TORCH_BUILD=cuda                # PyPI's CUDA build although no nvidia-smi was found
+#   make lab TORCH_INDEX=https://download.pytorch.org/whl/cu126   # a pip index of your choice
+# They only matter when ./.venv is created (`make clean` starts over).
 # JupyterLab settings (no "get Jupyter news?" prompt, no update check) come with the package's own
 # install: pip places binder/overrides.d/resnetlearn.json in
 # $(VENV)/share/jupyter/lab/settings/overrides.d/ (pyproject.toml, shared-data), as for any pip install.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
+BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+UNAME := $(shell uname -s)
+NVIDIA_SMI := $(shell command -v nvidia-smi 2>/dev/null)
+TORCH_BUILD ?= $(if $(NVIDIA_SMI),cuda,cpu)
+TORCH_WHY := $(if $(filter command line environment,$(origin TORCH_BUILD)),set by you,$(if $(NVIDIA_SMI),an NVIDIA \
+	driver was found ($(NVIDIA_SMI)),no NVIDIA driver was found (no nvidia-smi on PATH)))
+ifeq ($(filter cpu cuda,$(TORCH_BUILD)),)
+$(error TORCH_BUILD must be cpu or cuda, got '$(TORCH_BUILD)')
+endif
+TORCH_PIP := $(BIN)/python -m pip install "$(TORCH)"
+ifneq ($(TORCH_INDEX),)
+TORCH_INSTALL := $(TORCH_PIP) --index-url $(TORCH_INDEX)
+else ifeq ($(TORCH_BUILD)$(UNAME),cpuLinux)
+# a local wheel first (no index, nothing downloaded; its dependencies then from pip's usual indexes), else
+# PyTorch's CPU-only index
+TORCH_INSTALL := if $(TORCH_PIP) --no-index --no-deps >/dev/null 2>&1; then echo "torch: from a local wheel"; \
+	$(TORCH_PIP); else echo "torch: from $(TORCH_CPU_INDEX)"; $(TORCH_PIP) --index-url $(TORCH_CPU_INDEX); fi
+else
+TORCH_INSTALL := $(TORCH_PIP)
+endif
 LAB_ARGS ?=
-BIN := $(VENV)/bin
 # JupyterLab refuses to start as root without --allow-root
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB := $(BIN)/jupyter lab --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(ROOT_ARGS)
 
 .PHONY: install install-dev lab lab-student test lint student clean copies fresh-copies fresh-student
 
-# what a student needs: torch first (TORCH, TORCH_INDEX), then the package and its notebook dependencies
+# what a student needs: torch first (TORCH, TORCH_BUILD, TORCH_INDEX), then the package and its notebook dependencies
 $(VENV)/.installed: pyproject.toml binder/overrides.d/resnetlearn.json
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	@echo "torch: the $(TORCH_BUILD) build of $(TORCH): $(TORCH_WHY)"
+	$(TORCH_INSTALL)
+	@$(BIN)/python -c "import torch; print('torch: installed', torch.__version__, 'CUDA ' + torch.version.cuda if torch.version.cuda else '(CPU build)')"
 	$(BIN)/python -m pip install -e .
 	touch $@
 
@@ -68,7 +95,7 @@ lint: install-dev
 	$(BIN)/ruff check .
 
 # One torch thread: float32 sums depend on the thread count, and the notebooks'
-# committed outputs were computed with one thread (see README, Tests).
+# committed outputs were computed with one thread (see docs/testing.md).
 test: lint
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 

@@ -2,7 +2,7 @@
 
 Prints one notebook's cells in order with every folded answer (``<details>``) hidden behind its title, so a
 reader answers a question before opening its fold; figures are written as PNG files to look at, printed
-outputs shown as text, and a fold is opened only on request:
+outputs shown as text (collapsed outputs only with ``--expand``), and a fold is opened only on request:
 
     python benchmarks/cold_read.py notebooks/01_concept_class.ipynb --cells 0-5    # cells 0 to 5, folds closed
     python benchmarks/cold_read.py notebooks/01_concept_class.ipynb --fold 3       # open the notebook's fold 3
@@ -42,7 +42,12 @@ def _closed(source: str, first: int) -> tuple[str, int]:
     return _FOLD.sub(hide, source), n
 
 
-def show(path: Path, cells: range, figdir: Path) -> str:
+def collapsed(cell) -> bool:
+    """Whether JupyterLab shows this cell's outputs collapsed (a click on the bar beside them expands them)."""
+    return bool(cell.get("metadata", {}).get("jupyter", {}).get("outputs_hidden"))
+
+
+def show(path: Path, cells: range, figdir: Path, *, expand: bool = False) -> str:
     nb = nbformat.read(path, as_version=4)
     out, k = [], 0
     figdir.mkdir(parents=True, exist_ok=True)
@@ -51,6 +56,9 @@ def show(path: Path, cells: range, figdir: Path) -> str:
         if i not in cells:
             continue
         out.append(f"===== cell {i} ({c.cell_type}) =====\n{text}")
+        if c.get("outputs") and collapsed(c) and not expand:
+            out.append(f"----- output collapsed; expand with --cells {i} --expand -----")
+            continue
         for j, o in enumerate(c.get("outputs", [])):
             if "text" in o:
                 out.append(f"----- output -----\n{o['text']}")
@@ -72,6 +80,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cells", default=None, help="a range a-b of cell indices (default: all)")
     ap.add_argument("--fold", type=int, default=None, help="open this fold (its number as printed)")
     ap.add_argument("--figures", type=Path, default=Path("/tmp/cold_read_figures"))
+    ap.add_argument("--expand", action="store_true", help="show collapsed outputs too (as a click in JupyterLab)")
     args = ap.parse_args(argv)
     nb = nbformat.read(args.notebook, as_version=4)
     if args.fold is not None:
@@ -85,7 +94,7 @@ def main(argv=None) -> int:
         cells = range(int(a), int(b or a) + 1)
     else:
         cells = range(len(nb.cells))
-    print(show(args.notebook, cells, args.figures))
+    print(show(args.notebook, cells, args.figures, expand=args.expand))
     return 0
 
 

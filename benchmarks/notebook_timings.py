@@ -12,12 +12,20 @@ The estimate of a section (a ``##`` heading starts one) is
     run time   the measured seconds of the section's code cells (Kernel → Restart and run all, one torch
                thread), plus one measured Train-to-done run of a live widget per question asked about it
 
-The sections "Check your understanding" and "Try this" are homework: their minutes are reported as homework,
-not in the notebook's estimate (which is what the lab path adds up).
+The sections "Check your understanding", "Try this" and any section whose heading starts "After the lab" are
+homework: their minutes are reported as homework, not in the notebook's estimate (which is what the lab path adds
+up).
 
-These rates are this project's choices. They are checked against cold reads: readers who study the lab path in
-order and answer each question before opening its fold, whose minutes, scores and the wrong beliefs they left
-with are committed in COLD_READS and shown beside the model in the report. Word counting (``prose_words``):
+Calibration (``--calibrate``). The rates are fitted to cold reads: readers who study the course path in order and
+answer each question before opening its fold, whose minutes, scores and the wrong beliefs they left with are
+committed in COLD_READS. For every notebook of every read, the notebook as it was at the read's commit is counted
+(its lab sections, plus its homework sections when the reader did those too) and the reader's minutes are
+regressed, by ordinary least squares without intercept, on three counts: words read, reasoning questions and
+self-checks, and homework tasks (numbered items of "Check your understanding" and "Try this"). Formulas (1 min),
+tables and figures (2 min), Explore sections (10 min) and the measured run time are held fixed and subtracted
+first; a read that reports its lab's in-class minutes apart adds one more row, the three lab notebooks' lab sections
+together. The fit and the rows it used are written to COLD_READS; the rates below are the fit rounded to whole
+units (words a minute, minutes a question, minutes a task). Word counting (``prose_words``):
 HTML tags and link targets are dropped, every inline formula ``$…$`` counts as one word, displayed formulas and
 table rules are not words, and a token counts only if it holds a letter or digit. Text inside ``<details>``
 blocks (answers, explanations, hints) is counted separately as "folded" and included in the estimate.
@@ -32,8 +40,9 @@ Exercises found in the text (outside folded blocks):
 
 Two modes. Without ``--run`` (fast, no torch work): count, take the run times measured earlier from the JSON file
 (keyed by each code cell's source hash, so an edited cell has no time until it is measured again), write the
-Markdown report, the guide's tables between their markers, and each notebook's own time line (between TIME
-markers in its first cell) and the "(N min)" of its section headings. With ``--run``: execute the notebooks
+Markdown report, the guide's tables between their markers, each notebook's own time line (between TIME
+markers in its first cell) and the "(N min)" of its section headings, and the run times the README and docs/
+quote (between run-time markers naming the notebook). With ``--run``: execute the notebooks
 first (a copy in memory, from notebooks/; the files are not rewritten) and time every cell.
 
     python benchmarks/notebook_timings.py                  # recount, rewrite the report and the guide's tables
@@ -64,33 +73,41 @@ RESULTS = ROOT / "benchmarks" / "results"
 JSON_FILE = RESULTS / "notebook_timings_cpu.json"
 REPORT = RESULTS / "notebook_timings_cpu.md"
 
-WORDS_PER_MINUTE = 45
-"""Careful study of mathematical teaching text (folded answers included), calibrated on the cold reads."""
+WORDS_PER_MINUTE = 124
+"""Careful study of mathematical teaching text (folded answers included), fitted to the cold reads."""
 DISPLAY_MATH_MIN = 1.0
 TABLE_MIN = 2.0
 FIGURE_MIN = 2.0
-MINUTES = {"question": 6, "self-check": 6, "homework": 6, "explore": 10, "try": 10}
-CALIBRATION = ("The rates are those first proposed (100 words a minute; 0.5 min per displayed formula; 1 per table "
-               "and per figure; 2.5 per question and self-check; 3 per homework question; 5 per Explore and Try-this "
-               "task) times about 2.2, rounded: on the rewritten lab path (commit 52b608a) the first rates gave 115 "
-               "minutes where two cold reads took 219 and 323 (mean 271); these give 266.")
+MINUTES = {"question": 10, "self-check": 10, "homework": 4, "explore": 10, "try": 4}
+"""Minutes per exercise: a reasoning question or self-check in the lab (predict, run, compare) and a homework task
+(a "Check your understanding" item or a "Try this" task) are fitted to the cold reads; an Explore section is held
+at 10."""
+CALIBRATION = ("Rates fitted by least squares to every cold read (minutes per notebook, homework included where the "
+               "reader did it, and a read's in-class lab minutes) on words, questions and homework tasks "
+               "(`python benchmarks/notebook_timings.py --calibrate`), then rounded to whole units.")
 COLD_READS = RESULTS / "cold_reads.json"
 """Minutes, question scores and wrong beliefs of readers who studied the lab path cold (see the docstring)."""
-HOMEWORK = ("check your understanding", "try this")
+HOMEWORK = ("check your understanding", "try this", "after the lab")
 """Sections (by the start of their heading, any case) done after class."""
+NUMBERED_HOMEWORK = ("check your understanding", "try this")
+"""Homework sections whose tasks are numbered items (the others ask reasoning questions, as lab sections do)."""
 WIDGETS = ("LiveTrainer", "LiveRace")
 
-LAB = ("03b_kernel_primer", "03_hierarchical_learning", "04_kernel_failure")
-"""The 2-hour lab, in this order: 03b (the kernel primer) comes before 03, whose race uses KRR and the NTK, and 04.
-Under the calibrated rates the whole path 00 → 06 takes about four and a half hours (the cold reads: 219 and 323
-minutes), so the rest is reading before and after class: PRE_LAB before it, POST_LAB after it."""
-PRE_LAB = ("00_welcome", "01_concept_class")
-"""Read before the lab: the networks, the target H and the threshold kα² that the lab's notebooks use."""
+LAB = ("03_hierarchical_learning", "04_kernel_failure")
+"""The 2-hour lab, in this order: the race (03), then why kernels fail (04). Under the calibrated rates each lab
+notebook's three reasoning questions alone take 24 minutes, so the kernel primer (03b, which 03's race needs)
+does not fit beside them: it is read before the lab, with 00 and 01 (PRE_LAB); 02 and 06 come after it
+(POST_LAB)."""
+PRE_LAB = ("00_welcome", "01_concept_class", "03b_kernel_primer")
+"""Read before the lab: the networks, the target H and the threshold kα² (00, 01) and the kernels (03b)."""
 POST_LAB = ("02_complexity", "06_lazy_regime")
 """Homework after the lab: the complexity measures and the lazy regime."""
 COURSE = PRE_LAB + LAB + POST_LAB
 """The core notebooks in reading order; each asks at least three reasoning questions."""
 LAB_LIMIT, LECTURE_LIMIT = 120, 50
+LAB_TARGET = 105
+"""The lab's model minutes at most: the calibrated model is an average reader, and slower readers need the rest of
+LAB_LIMIT."""
 LECTURE_WORDS_PER_MINUTE = 100
 """A lecturer explains a section's text rather than reading it: half the reading speed."""
 LECTURE_OUTPUT_MIN = 1
@@ -140,6 +157,11 @@ _SELF_CHECK = re.compile(r"^\s*answer\s*=\s*None\b", re.MULTILINE)
 TIME_BEGIN, TIME_END = "<!-- notebook_timings:time:begin -->", "<!-- notebook_timings:time:end -->"
 _TIME_BLOCK = re.compile(re.escape(TIME_BEGIN) + r".*?" + re.escape(TIME_END), re.DOTALL)
 _HEADING_MIN = re.compile(r"^(##(?!#).*?)\((\d+(?:\.\d+)?)\s*min\)", re.MULTILINE)
+_RUN_BLOCK = re.compile(r"(<!-- notebook_timings:run:([\w.-]+):begin -->).*?(<!-- notebook_timings:run:\2:end -->)",
+                        re.DOTALL)
+"""A run time quoted in the README or docs/: ``<!-- notebook_timings:run:NAME:begin -->…<!--
+notebook_timings:run:NAME:end -->``, filled with the seconds a notebook's own time line states, or a live widget's
+measured Train-to-done seconds (NAME a notebook or LiveTrainer/LiveRace)."""
 
 
 # --------------------------------------------------------------------------------------------------- counting
@@ -204,10 +226,11 @@ def _split_sections(nb) -> list[dict]:
 def _exercises(title: str, visible: str, code: list[str]) -> dict[str, int]:
     found = dict.fromkeys(MINUTES, 0)
     lowered = title.lower()
-    if not lowered.startswith(HOMEWORK):
+    if not lowered.startswith(NUMBERED_HOMEWORK):
         for m in _QUESTION.finditer(visible):
             found["question"] += max(1, len(re.findall(r"(?:^|\s)\d+\.\s", m.group(1))))
-    found["self-check"] = sum(1 for src in code if _SELF_CHECK.search(src))
+    if not lowered.startswith(NUMBERED_HOMEWORK):   # there a self-check is one of the numbered items
+        found["self-check"] = sum(1 for src in code if _SELF_CHECK.search(src))
     if lowered.startswith("check your understanding"):
         found["homework"] = len(_NUMBERED.findall(visible))
     if lowered.startswith("try this"):
@@ -368,7 +391,7 @@ def render_lab(est: dict) -> str:
         rows.append(f"| lab | `{n}` | {e:.1f} | {t:.0f} – {t + e:.0f} |")
         t += e
     lab = totals(est)["lab_min"]
-    rows.append(f"| | **lab path** | **{_m(lab)}** | limit {LAB_LIMIT} |")
+    rows.append(f"| | **lab path** | **{_m(lab)}** | at most {LAB_TARGET} of a {LAB_LIMIT}-minute lab |")
     for n in POST_LAB:
         rows.append(f"| after the lab | `{n}` | {_m(est[n]['estimate_min'])} | |")
     return "\n".join(rows)
@@ -391,7 +414,8 @@ def render_report(est: dict, measured: dict) -> str:
            f"Rules: prose at {WORDS_PER_MINUTE} words/min (folded `<details>` text included), {DISPLAY_MATH_MIN} min "
            f"per displayed formula, {TABLE_MIN:g} min per Markdown table, {FIGURE_MIN:g} min per figure; exercises "
            + ", ".join(f"{k} {v} min" for k, v in MINUTES.items())
-           + "; \"Check your understanding\" and \"Try this\" are homework, outside the estimate; run time measured "
+           + "; \"Check your understanding\", \"Try this\" and \"After the lab\" sections are homework, outside the "
+           "estimate; run time measured "
            + (f"{measured.get('date', '?')} on {measured.get('machine', {}).get('device', '?')}, "
               f"one torch thread (`{measured.get('command', '?')}`)."), "",
            "## Per notebook", "", render_notebooks(est), "", "## The model beside cold reads", "",
@@ -421,39 +445,129 @@ def render_slow(est: dict) -> str:
 
 
 def cold_reads() -> dict:
-    """The committed cold reads (COLD_READS): each reader's background, minutes per notebook, question score per
-    notebook ("right/asked") and the wrong beliefs they left with, and the model's minutes for the notebooks they
-    read (``model_at_read``); empty when none is committed."""
+    """The committed cold reads (COLD_READS): ``readers`` (the first two, of one commit, ``model_at_read``) and
+    ``checks`` (later reads, each with its ``commit``): each reader's background, minutes per notebook, scores, the
+    wrong beliefs and undefined terms they reported; ``homework_done`` when the minutes include the homework
+    sections, ``lab_in_class_minutes`` when the reader gave the lab's in-class minutes apart; and ``calibration``,
+    written by :func:`calibrate`. Empty when none is committed."""
     return json.loads(COLD_READS.read_text()) if COLD_READS.exists() else {}
+
+
+def all_reads(reads: dict) -> list[dict]:
+    """Every read, each with its commit (the first readers' is ``model_at_read``'s)."""
+    first = reads.get("model_at_read", {}).get("commit")
+    return [dict(r, commit=r.get("commit", first)) for r in reads.get("readers", [])] + reads.get("checks", [])
+
+
+def read_counts(stats: dict, seconds: dict, *, with_homework: bool) -> dict:
+    """What a reader of one notebook worked through: words (folded included), reasoning questions and lab
+    self-checks, homework tasks (numbered items of "Check your understanding" and "Try this"), and the minutes the
+    rates hold fixed (formulas, tables, figures, Explore sections, the measured run time of the cells; a cell
+    without a measured time counts 0). Homework sections count only ``with_homework``."""
+    c = {"words": 0, "questions": 0, "tasks": 0, "fixed_min": 0.0}
+    for s in stats["sections"]:
+        title = s["title"].lower()
+        if title.startswith(HOMEWORK) and not with_homework:
+            continue
+        ex = s["exercises"]
+        c["words"] += s["words"] + s["folded_words"]
+        c["questions"] += ex.get("question", 0) + ex.get("self-check", 0)
+        c["tasks"] += ex.get("homework", 0) + ex.get("try", 0)
+        c["fixed_min"] += (DISPLAY_MATH_MIN * s["formulas"] + TABLE_MIN * s["tables"] + FIGURE_MIN * s["figures"]
+                           + MINUTES["explore"] * ex.get("explore", 0)
+                           + sum(seconds.get(h, 0.0) for h in s["cells"]) / 60)
+    c["fixed_min"] = round(c["fixed_min"], 3)
+    return c
+
+
+def _git_show(commit: str, path: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{path}"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def counts_at(commit: str, name: str, *, with_homework: bool) -> dict:
+    """:func:`read_counts` of notebook ``name`` as it was at ``commit`` (from git), with that commit's run times."""
+    import tempfile
+
+    measured = json.loads(_git_show(commit, f"{JSON_FILE.relative_to(ROOT)}"))
+    seconds = measured.get("notebooks", {}).get(name, {}).get("cells", {})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.ipynb"
+        path.write_text(_git_show(commit, f"notebooks/{name}.ipynb"), encoding="utf-8")
+        return read_counts(notebook_stats(path), seconds, with_homework=with_homework)
+
+
+def fit_rates(rows: list[dict]) -> dict:
+    """Least squares without intercept of (minutes − fixed_min) on words, questions and tasks: words a minute,
+    minutes a question, minutes a task, and the root-mean-square misfit in minutes per row."""
+    import numpy as np
+
+    a = np.array([[r["words"], r["questions"], r["tasks"]] for r in rows], dtype=float)
+    b = np.array([r["minutes"] - r["fixed_min"] for r in rows], dtype=float)
+    (per_word, per_question, per_task), *_ = np.linalg.lstsq(a, b, rcond=None)
+    rmse = float(np.sqrt(np.mean((a @ [per_word, per_question, per_task] - b) ** 2)))
+    return {"words_per_minute": round(1 / per_word, 2), "question_min": round(float(per_question), 2),
+            "task_min": round(float(per_task), 2), "rmse_min": round(rmse, 2), "rows": len(rows)}
+
+
+def calibrate() -> dict:
+    """Count every notebook of every read at the read's commit, fit the rates (:func:`fit_rates`), and write
+    both into COLD_READS under ``calibration``."""
+    reads = cold_reads()
+    rows = []
+    for r in all_reads(reads):
+        hw = bool(r.get("homework_done"))
+        for n, minutes in r["minutes"].items():
+            rows.append({"read": r["id"], "commit": r["commit"], "notebook": n, "with_homework": hw,
+                         "minutes": minutes, **counts_at(r["commit"], n, with_homework=hw)})
+        if "lab_in_class_minutes" in r:
+            lab = [counts_at(r["commit"], n, with_homework=False) for n in r["lab_notebooks"]]
+            rows.append({"read": r["id"], "commit": r["commit"], "notebook": "lab in class", "with_homework": False,
+                         "minutes": r["lab_in_class_minutes"],
+                         **{k: round(sum(c[k] for c in lab), 3) for k in lab[0]}})
+    reads["calibration"] = {"method": CALIBRATION, "fit": fit_rates(rows), "rows": rows}
+    COLD_READS.write_text(json.dumps(reads, indent=1, ensure_ascii=False) + "\n")
+    return reads["calibration"]
+
+
+def model_minutes(row: dict) -> float:
+    """The model's minutes for a calibration row at today's rates."""
+    return (row["fixed_min"] + row["words"] / WORDS_PER_MINUTE + MINUTES["question"] * row["questions"]
+            + MINUTES["homework"] * row["tasks"])
 
 
 def render_cold_reads(est: dict) -> str:
     reads = cold_reads()
-    readers, then = reads.get("readers", []), reads.get("model_at_read", {})
-    if not readers:
-        return "No cold read is committed yet."
-    rows = ["| notebook | model min, version read | " + " | ".join(f"{r['id']} min (score)" for r in readers)
-            + " | model min now |", "|---|---|" + "---|" * len(readers) + "---|"]
+    rs, cal = all_reads(reads), reads.get("calibration")
+    if not rs or not cal:
+        return "No cold read is committed yet (or no calibration: python benchmarks/notebook_timings.py --calibrate)."
+    model = {(row["read"], row["notebook"]): model_minutes(row) for row in cal["rows"]}
+    rows = ["| notebook | " + " | ".join(f"{r['id']}: reader / model" for r in rs) + " | model now |",
+            "|---|" + "---|" * len(rs) + "---|"]
     for n in COURSE:
-        cells = [f"{r['minutes'].get(n, '—')} ({r['scores'].get(n, '—')})" for r in readers]
-        rows.append(f"| `{n}` | {then['minutes'].get(n, '—')} | " + " | ".join(cells)
-                    + f" | {_m(est[n]['estimate_min'])} |")
-    sums = [sum(r["minutes"].get(n, 0) for n in COURSE) for r in readers]
-    now = [est[n]["estimate_min"] for n in COURSE]
-    rows.append(f"| **00 → 06** | **{sum(then['minutes'].get(n, 0) for n in COURSE):.1f}** | "
-                + " | ".join(f"**{x:g}**" for x in sums) + f" | **{_m(None if None in now else sum(now))}** |")
-    rows += ["", f"The version read: commit {then.get('commit', '?')}. Readers: "
-             + "; ".join(f"{r['id']}: {r['background']}" for r in readers) + ". " + CALIBRATION]
-    for c in reads.get("checks", []):   # later reads, not used to calibrate: how the model holds up
-        read = [n for n in COURSE if n in c["minutes"]]
-        lab = [n for n in LAB if n in c["minutes"]]
-        rows += ["", f"A check after calibration ({c['id']}: {c['background']}; commit {c['commit']}):", "",
-                 "| notebook | reader min (score) | model min now |", "|---|---|---|"]
-        rows += [f"| `{n}` | {c['minutes'][n]} ({c['scores'].get(n, '—')}) | {_m(est[n]['estimate_min'])} |"
-                 for n in read]
-        model_lab = [est[n]["estimate_min"] for n in lab]
-        rows.append(f"| **lab** | **{sum(c['minutes'][n] for n in lab):g}** | "
-                    f"**{_m(None if None in model_lab else sum(model_lab))}** |")
+        cells = [f"{r['minutes'][n]} / {model[r['id'], n]:.0f}" if n in r["minutes"] else "—" for r in rs]
+        rows.append(f"| `{n}` | " + " | ".join(cells) + f" | {_m(est[n]['estimate_min'])} |")
+    lab_now = [est[n]["estimate_min"] for n in LAB]
+    cells = [f"{r['lab_in_class_minutes']} / {model[r['id'], 'lab in class']:.0f}" if "lab_in_class_minutes" in r
+             else (f"{sum(r['minutes'][n] for n in r['lab_notebooks'])} / "
+                   f"{sum(model[r['id'], n] for n in r['lab_notebooks']):.0f}" if not r.get("homework_done") else "—")
+             for r in rs]
+    rows.append("| **the lab, in class** | " + " | ".join(f"**{c}**" for c in cells)
+                + f" | **{_m(None if None in lab_now else sum(lab_now))}** |")
+    f = cal["fit"]
+    rows += ["", "Reader / model: the reader's minutes and the model's for the version read, at today's rates (with "
+             "the homework sections where the reader did them). Readers: "
+             + "; ".join(f"{r['id']} (commit {r['commit']}): {r['background']}"
+                         + ("; minutes include the homework" if r.get("homework_done") else "; lab sections only")
+                         for r in rs)
+             + f". {CALIBRATION} The fit over {f['rows']} rows: {f['words_per_minute']:g} words a minute, "
+             f"{f['question_min']:g} min a question, {f['task_min']:g} min a homework task, misfit "
+             f"{f['rmse_min']:g} min (root mean square) per row; rounded: {WORDS_PER_MINUTE}, {MINUTES['question']}, "
+             f"{MINUTES['homework']}. The lab of the reads: "
+             + ", ".join(sorted({" → ".join(n.split("_")[0] for n in r["lab_notebooks"]) for r in rs}))
+             + "; the lab now: " + " → ".join(n.split("_")[0] for n in LAB) + "."]
     return "\n".join(rows)
 
 
@@ -479,6 +593,17 @@ def _minutes(x: float) -> int:
     return max(1, round(x))
 
 
+def homework_parts(e: dict) -> str:
+    """What a notebook's homework consists of, named from its homework sections (only those it has)."""
+    names = {"after the lab": "the sections after the lab", "check your understanding": "the questions to check "
+             "your understanding", "try this": "the Try-this tasks"}
+    found = [v for k, v in names.items() if any(s["homework"] and s["title"].lower().startswith(k)
+                                                 for s in e.get("sections", []))]
+    if not found:
+        return "the homework sections"
+    return ", ".join(found[:-1]) + " and " + found[-1] if len(found) > 1 else found[0]
+
+
 def time_line(e: dict) -> str:
     """The time line a notebook opens with (after its bold "Time." and the begin marker), from its estimate, so
     a notebook and the guide cannot disagree. The markers sit inside the paragraph: a line that began with an
@@ -493,7 +618,7 @@ def time_line(e: dict) -> str:
             f"{round(e['exercise_min'])}, running the cells {60 * e['run_min']:.0f} s on a 2-core CPU")
     if e["homework_min"] >= 0.5:
         h = _minutes(e["homework_min"])
-        line += f"; the questions and Try-this tasks add about {h} minute{'s' if h > 1 else ''} as homework"
+        line += f"; {homework_parts(e)} add about {h} minute{'s' if h > 1 else ''} as homework"
     return line + " (computed from this notebook by `benchmarks/notebook_timings.py`)."
 
 
@@ -520,6 +645,37 @@ def fill_notebook(raw: str, e: dict) -> str:
         lines = text.split("\n")
         c["source"] = [ln + "\n" for ln in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def run_seconds(e: dict) -> str:
+    """A notebook's run time as its time line states it (its cells, one live-widget run per question about a
+    widget, kernel start-up): "N s" on a 2-core CPU."""
+    if e["run_min"] is None:
+        raise ValueError(f"{e['name']}: not measured; run python benchmarks/notebook_timings.py --run {e['name']}")
+    return f"{60 * e['run_min']:.0f} s"
+
+
+def run_time_pages() -> list[Path]:
+    """The pages outside the notebooks and the guide that quote run times: the README and docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def fill_run_times(text: str, est: dict, where: str = "page", widgets: dict | None = None) -> str:
+    """``text`` with every run-time marker pair filled: a notebook's name from ``est``, a live widget's
+    (LiveTrainer, LiveRace) from ``widgets``, the measured seconds from Train to the end of one default run;
+    ValueError naming an unknown name."""
+    widgets = widgets or {}
+
+    def fill(m):
+        name = m.group(2)
+        if name in widgets:
+            return m.group(1) + f"{widgets[name]:.0f} s" + m.group(3)
+        if name not in est:
+            raise ValueError(f"{where}: no notebook or widget {name!r} for its run-time marker; "
+                             f"choose from {sorted(est) + sorted(widgets)}")
+        return m.group(1) + run_seconds(est[name]) + m.group(3)
+
+    return _RUN_BLOCK.sub(fill, text)
 
 
 # --------------------------------------------------------------------------------------------------- measuring
@@ -627,10 +783,18 @@ def main(argv=None) -> int:
                     help="take the run times from the notebooks' committed execution timestamps (written by "
                          "benchmarks/execute_notebook.py) instead of running them again")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the report or the guide differ")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="fit the rates to the cold reads (counting each read's notebooks at its commit, from git), "
+                         "write the fit into benchmarks/results/cold_reads.json, print it, and exit")
     ap.add_argument("--device", default=None)
     args = ap.parse_args(argv)
     if sum(x is not None and x is not False for x in (args.run, args.from_committed, args.check or None)) > 1:
         ap.error("--check, --run and --from-committed exclude each other")
+    if args.calibrate:
+        fit = calibrate()["fit"]
+        print(json.dumps(fit), f"(script rates: {WORDS_PER_MINUTE} words a minute, {MINUTES['question']} min a "
+              f"question, {MINUTES['homework']} min a task); wrote {COLD_READS.relative_to(ROOT)}")
+        return 0
     measured = json.loads(JSON_FILE.read_text()) if JSON_FILE.exists() else {}
     if args.run is not None or args.from_committed is not None:
         names = args.run if args.run is not None else args.from_committed
@@ -641,7 +805,9 @@ def main(argv=None) -> int:
     guide = fill_guide(GUIDE.read_text(), guide_blocks(est))
     pages = [(p, fill_notebook(p.read_text(encoding="utf-8"), est[p.stem]))
              for p in sorted(NOTEBOOKS.glob("[0-9]*.ipynb"))]
-    outputs = [(REPORT, report), (GUIDE, guide)] + pages
+    quoted = [(p, fill_run_times(p.read_text(encoding="utf-8"), est, p.name, measured.get("widget_run_s")))
+              for p in run_time_pages()]
+    outputs = [(REPORT, report), (GUIDE, guide)] + pages + quoted
     if args.check:
         stale = [p.name for p, text in outputs if not p.exists() or p.read_text(encoding="utf-8") != text]
         if stale:
@@ -651,7 +817,7 @@ def main(argv=None) -> int:
         if not p.exists() or p.read_text(encoding="utf-8") != text:
             p.write_text(text, encoding="utf-8")
     t = totals(est)
-    print(f"lab path {_m(t['lab_min'])} min (limit {LAB_LIMIT}), lecture {_m(t['lecture_min'])} min "
+    print(f"lab path {_m(t['lab_min'])} min (at most {LAB_TARGET}), lecture {_m(t['lecture_min'])} min "
           f"(limit {LECTURE_LIMIT}); wrote {REPORT.relative_to(ROOT)} and the tables of {GUIDE.relative_to(ROOT)}")
     return 0
 

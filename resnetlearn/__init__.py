@@ -4,7 +4,7 @@ Efficiently, Going Beyond Kernels?" (Allen-Zhu & Li, NeurIPS 2019) and
 Beyond Two Layers" (Allen-Zhu, Li & Liang, NeurIPS 2019).
 
 Five subpackages, one per part of the argument, importing one way (classroom → reproduce → learners, kernels →
-targets), and three helpers at the top:
+targets), and helpers at the top:
 
 * :mod:`resnetlearn.targets` — what is learned: the concept class H = β·F + α·G(F) and its instances (§5, §7, §8.1),
   smooth activations (§5), the complexity measures ℭ_ε, ℭ_s (§4; companion §2) and the Taylor-series engine they sum
@@ -18,8 +18,8 @@ targets), and three helpers at the top:
   a verified results store, ``python -m resnetlearn reproduce``
 * :mod:`resnetlearn.classroom` — what the notebooks show: plots and interactive figures, the live widgets and the
   race of notebooks 00 and 03, answer checks, student copies, small experiments
-* :mod:`resnetlearn.validation`, :mod:`resnetlearn.memory`, :mod:`resnetlearn.device` — parameter checks, memory
-  needs checked before allocation, GPU when present
+* :mod:`resnetlearn.validation`, :mod:`resnetlearn.memory`, :mod:`resnetlearn.device`, :mod:`resnetlearn.threads` —
+  parameter checks, memory needs checked before allocation, GPU when present, torch's CPU threads from the quota
 """
 
 from . import kernels, validation

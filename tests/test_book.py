@@ -22,8 +22,9 @@ from browser import CHROMIUM, NO_CHROMIUM, launch_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts" / "book"
-LAB_ORDER = ["00_welcome", "01_concept_class", "02_complexity", "03b_kernel_primer", "03_hierarchical_learning",
-             "04_kernel_failure", "06_lazy_regime"]
+LAB_ORDER = ["00_welcome", "01_concept_class", "03b_kernel_primer", "03_hierarchical_learning", "04_kernel_failure",
+             "02_complexity", "06_lazy_regime"]
+"""The course path of the instructor guide: before the lab, the lab, after it (test_the_order_is_the_guide_s)."""
 READING = ["05_reproducing_the_paper", "03_hierarchical_learning_deep_dive", "04_kernel_failure_deep_dive",
            "05_reproducing_the_paper_deep_dive", "06_lazy_regime_deep_dive"]
 WIDGET_TEXT = re.compile(r"\b(VBox|HBox|interactive|FloatSlider|IntSlider)\(children=|\bFloatSlider\(value=")
@@ -47,6 +48,20 @@ def book(tmp_path_factory):
     report = _load_builder().build(tmp / "html", tmp / "src")
     report["wall_s"] = time.perf_counter() - t0
     return tmp / "html", report
+
+
+def test_the_order_is_the_guide_s():
+    """The book's course order is the one the guide's tables are built from (benchmarks/notebook_timings.py:
+    PRE_LAB, LAB, POST_LAB), and the book's index says it in words."""
+    spec = importlib.util.spec_from_file_location("notebook_timings", ROOT / "benchmarks" / "notebook_timings.py")
+    timings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(timings)
+    assert LAB_ORDER == list(timings.COURSE)
+    index = (ROOT / "book" / "index.md").read_text()
+    toc = re.findall(r":caption: ([^\n]+)\n:maxdepth: 1\n\n((?:\w+\n)+)", index)
+    lists = {caption: names.split() for caption, names in toc}
+    assert lists["Before the lab"] == list(timings.PRE_LAB) and lists["The lab, in order"] == list(timings.LAB)
+    assert lists["After the lab"] == list(timings.POST_LAB)
 
 
 def test_the_builder_knows_every_widget_repr():

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from browser import CHROMIUM, NO_CHROMIUM, launch_chromium, open_lab
+from jupyter_home import jupyter_env
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -44,7 +45,9 @@ def _serve_lab(work: Path):
     """JupyterLab serving ``work`` on a free loopback port with a fresh token; yields (base URL, token)."""
     port, token = _free_port(), secrets.token_hex(16)
     log = open(work / "lab.log", "w")
-    env = dict(os.environ, OMP_NUM_THREADS="1")  # leave a core for the browser
+    # its own Jupyter folders (workspace, settings, runtime), never the user's; one thread leaves a core for the
+    # browser
+    env = jupyter_env(work.with_name(work.name + "-jupyter"), OMP_NUM_THREADS="1")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}", "--allow-root",
@@ -465,9 +468,7 @@ def _reusing_venv(path: Path) -> Path:
 
 def _newcomer_env(home: Path) -> dict:
     """The environment of somebody who never ran JupyterLab: no user settings, workspaces or config."""
-    dirs = {"JUPYTER_CONFIG_DIR": "config", "JUPYTER_DATA_DIR": "data", "JUPYTER_RUNTIME_DIR": "runtime",
-            "JUPYTERLAB_SETTINGS_DIR": "settings", "JUPYTERLAB_WORKSPACES_DIR": "workspaces"}
-    return dict(os.environ, OMP_NUM_THREADS="1", **{k: str(home / v) for k, v in dirs.items()})
+    return jupyter_env(home, OMP_NUM_THREADS="1")
 
 
 def _wait_for_lab(base: str, token: str, proc, log: Path, timeout: float = 90) -> None:

@@ -314,16 +314,12 @@ def test_figure_4b_runs_at_tiny_scale_with_its_own_mini_batch(tmp_path, capsys, 
     assert not (tmp_path / "q" / "store").exists()
 
 
-# ----------------------------------------------------------------- verdicts generated, not written (issue 29)
+# ----------------------------------------------------------------- verdicts generated, not written
+# (whether any sentence contradicts them: tests/test_verdict_statements.py)
 VERDICT_BEGIN, VERDICT_END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
-_FIGURE_WORDS = {  # how prose names each figure
-    "fig2a": ("Figure 2(a)", "fig2a"), "fig2b": ("Figure 2(b)", "fig2b"), "fig3": ("Figure 3", "fig3"),
-    "fig4b": ("Figure 4(b)", "fig4b"), "thm3": ("kernel-theorem curve", "thm3"),
-    "companion": ("companion's Figure 1", "Companion Figure 1", "companion"),
-}
 
 
-def _shipped_verdicts():
+def _shipped_results():
     from resnetlearn.reproduce import load_latest
     from resnetlearn.reproduce.figures import names
 
@@ -337,43 +333,24 @@ def _shipped_verdicts():
     return out
 
 
-def _contradictions(text: str, verdicts: dict[str, str]) -> list[str]:
-    """Sentences that name one figure and state a verdict other than its table's."""
-    import re
-
-    bad = []
-    for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
-        named = [f for f, words in _FIGURE_WORDS.items() if any(w in sentence for w in words)]
-        if len(named) != 1 or "reproduce" not in sentence:
-            continue
-        says_not = bool(re.search(r"NOT reproduced|not reproduced|fails to reproduce", sentence))
-        says_yes = bool(re.search(r"(?<!NOT )(?<!not )\breproduced\b", sentence)) and not says_not
-        table = verdicts[named[0]]
-        if (says_not and table != "NOT reproduced") or (says_yes and table != "reproduced"):
-            bad.append(f"{named[0]} is {table!r} in its table, but: {sentence.strip()}")
-    return bad
-
-
-def test_verdict_text_is_generated_from_the_tables_and_no_sentence_contradicts_it():
-    import nbformat
+def test_readme_verdict_table_is_generated_from_the_tables_and_the_labels_read_are_the_derived_ones():
+    """The README's per-figure block is ``verdict_table`` of the shipped results, and the label the
+    contradiction reader takes from each summary's text says what the package derives from the rows."""
+    from verdict_statements import NOT_RUN, Truth, label_verdict, read_summaries
 
     from resnetlearn.reproduce.figure_tables import verdict_facts, verdict_table
 
-    shipped = _shipped_verdicts()
-    verdicts = {n: verdict_facts(r)["verdict"] if r is not None else "not run (GPU scale)" for n, r in shipped.items()}
-    assert verdicts["fig4b"] == "not run (GPU scale)"  # until it runs
+    shipped = _shipped_results()
     root = Path(__file__).resolve().parents[1]
     readme = (root / "README.md").read_text()
     block = readme.split(VERDICT_BEGIN)[1].split(VERDICT_END)[0].strip()
     assert block == verdict_table(shipped).strip(), "README's per-figure table is not the generated one"
-    outside = readme.split(VERDICT_BEGIN)[0] + readme.split(VERDICT_END)[1]
-    nb = nbformat.read(root / "notebooks" / "05_reproducing_the_paper.ipynb", 4)
-    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert _contradictions(outside, verdicts) == [] and _contradictions(prose, verdicts) == []
-    # the check itself catches a hand-written sentence that disagrees
-    wrong = {n: ("NOT reproduced" if v == "reproduced" else "reproduced") for n, v in verdicts.items()}
-    assert _contradictions("Figure 2(a) is reproduced at cpu scale.", wrong)
-    assert not _contradictions("Figure 2(a) is reproduced at cpu scale.", verdicts | {"fig2a": "reproduced"})
+    truth = Truth(read_summaries(root / "results"))
+    for name, res in shipped.items():
+        derived = label_verdict(verdict_facts(res)["verdict"]) if res is not None else NOT_RUN
+        scale = res.provenance["scale"] if res is not None else "cpu"
+        assert truth.verdict(name, scale)[0] == derived, name
+        assert res is None or truth.default_scale(name) == scale, name
 
 
 def test_table_reading_rerun_hints_name_the_folder_and_into_shipped_for_the_shipped_results(tmp_path):
