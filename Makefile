@@ -1,12 +1,16 @@
 # Two commands, both self-installing into ./.venv:
 #   make lab    install what a student needs (torch, then this package: `pip install -e .`, which brings
-#               JupyterLab, ipywidgets, plotly), then start JupyterLab on notebooks/, opening 00_welcome
+#               JupyterLab, ipywidgets, plotly), then start JupyterLab on working copies of the notebooks in
+#               work/ (git-ignored; made on the first start, never overwritten: your edits stay there and the
+#               tracked notebooks/ stay as committed), opening 00_welcome
 #   make test   also install the developer tools (`pip install -e ".[dev]"`: pytest, nbval, playwright, ruff),
 #               then lint and run the whole suite (unit tests + pytest --nbval)
 # and for teachers:
 #   make student      copies of the notebooks without their folded answers, outputs cleared, in student/
-#                     (git-ignored)
+#                     (git-ignored); a copy already there is the student's and is kept
 #   make lab-student  make student, then JupyterLab on student/
+#   make fresh-copies / make fresh-student   every copy in work/ / student/ written anew; a copy that differs
+#                     is first moved to work/.old/<time>/ (student/.old/<time>/), never deleted
 # As root (containers, Binder-like servers) both lab targets pass --allow-root themselves. More options for
 # JupyterLab go in LAB_ARGS, quoted when there are several: make lab LAB_ARGS="--no-browser --port 8889"
 #
@@ -54,7 +58,7 @@ LAB_ARGS ?=
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB := $(BIN)/jupyter lab --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(ROOT_ARGS)
 
-.PHONY: install install-dev lab lab-student test lint student clean
+.PHONY: install install-dev lab lab-student test lint student clean copies fresh-copies fresh-student
 
 # what a student needs: torch first (TORCH, TORCH_BUILD, TORCH_INDEX), then the package and its notebook dependencies
 $(VENV)/.installed: pyproject.toml binder/overrides.d/resnetlearn.json
@@ -74,8 +78,15 @@ install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
 
-lab: install
-	$(LAB) --notebook-dir=notebooks --LabApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)
+lab: copies
+	$(LAB) --notebook-dir=work --LabApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)
+
+# working copies of the notebooks (outputs and answers kept) in work/: only missing ones are written
+copies: install
+	$(BIN)/python -m resnetlearn.classroom.copies --out work
+
+fresh-copies: install
+	$(BIN)/python -m resnetlearn.classroom.copies --out work --fresh
 
 lab-student: student
 	$(LAB) --notebook-dir=student --LabApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)
@@ -90,6 +101,9 @@ test: lint
 
 student: install
 	$(BIN)/python -m resnetlearn.classroom.student --out student
+
+fresh-student: install
+	$(BIN)/python -m resnetlearn.classroom.student --out student --fresh
 
 clean:
 	rm -rf $(VENV)

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import textwrap
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from .classroom.figures_plotly import result_png
@@ -54,7 +55,10 @@ TERMINATED = 143
 """Exit status after SIGTERM (128 + SIGTERM)."""
 
 
-WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+FULL_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""OSError numbers of a file that found no room: a full disk, a quota, a file-size limit (``ulimit -f``)."""
+
+WRITE_ERRORS = (*FULL_ERRORS, errno.EROFS, errno.EACCES, errno.EPERM)
 """OSError numbers reported as "cannot write FILE" with what to do, instead of a traceback."""
 
 
@@ -203,6 +207,12 @@ def main(argv=None) -> int:
         print(f"\n{e}.\nfinished points are stored in {out / 'store'}; resume with fewer --workers:\n  {command}",
               file=sys.stderr, flush=True)
         return 1
+    except BrokenProcessPool as e:  # a worker ended abruptly: killed (the out-of-memory killer, a signal) or crashed
+        print(f"\na worker process ended abruptly ({e}); the system's out-of-memory killer ends the largest "
+              f"process when memory runs out, so memory may be the cause.\nEvery point finished before this is "
+              f"stored in {out / 'store'} and is reused: the same command resumes (with fewer --workers, or "
+              f"without, if memory is short):\n  {command}", file=sys.stderr, flush=True)
+        return 1
     except OSError as e:  # a file that could not be written: the disk full, a quota, a read-only folder
         if e.errno not in WRITE_ERRORS:
             raise
@@ -235,7 +245,7 @@ def _announce_work(args, figures, *, device, out: Path, workers: int) -> None:
 def _report_write_error(e: OSError, *, out: Path, command: str) -> None:
     """Say on stderr which file could not be written, why, and what to do (no traceback)."""
     where = e.filename or "a result file"
-    full = e.errno in (errno.ENOSPC, errno.EDQUOT)
+    full = e.errno in FULL_ERRORS
     todo = ("free space on that disk, or run again with --out on a disk that has room" if full else
             "make that folder writable, or run again with --out elsewhere")
     print(f"\ncannot write {where}: {e.strerror or e}.\n{todo[0].upper() + todo[1:]}. Every point finished "

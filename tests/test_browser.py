@@ -535,8 +535,8 @@ def fresh_clone(tmp_path_factory):
 
 def test_make_lab_opens_notebook_00_unmodified(fresh_clone, tmp_path):
     """`make lab` from a fresh copy (as root here: the Makefile adds --allow-root) installs, starts JupyterLab
-    on notebooks/ and opens 00_welcome (LabApp.default_url): unmodified, no dialog, no error. Screenshot
-    ``fresh_make_lab.png``."""
+    on its working copies in work/ and opens 00_welcome (LabApp.default_url): unmodified, no dialog, no error.
+    Screenshot ``fresh_make_lab.png``."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -560,6 +560,7 @@ def test_make_lab_opens_notebook_00_unmodified(fresh_clone, tmp_path):
     log_text = log.read_text()
     assert ("--allow-root" in log_text) == (os.getuid() == 0)
     assert "pip install -e ." in log_text and ".[dev]" not in log_text
+    assert "resnetlearn.classroom.copies --out work" in log_text and (fresh_clone / "work" / FRESH_NOTEBOOK).is_file()
     _assert_opened_clean(state, text, errors, log_text)
 
 

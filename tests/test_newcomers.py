@@ -186,7 +186,7 @@ def test_make_lab_passes_allow_root_as_root_and_keeps_lab_args():
     lab = [ln for ln in text.splitlines() if "jupyter lab" in ln]
     assert len(lab) == 1 and lab[0].rstrip().endswith("--no-browser --port 8889")
     assert ("--allow-root" in lab[0]) == (os.getuid() == 0)
-    assert "--notebook-dir=notebooks" in lab[0] and "--LabApp.default_url=/lab/tree/00_welcome.ipynb" in lab[0]
+    assert "--notebook-dir=work" in lab[0] and "--LabApp.default_url=/lab/tree/00_welcome.ipynb" in lab[0]
     installs = [ln for ln in text.splitlines() if "pip install" in ln]
     assert installs[-1].endswith("pip install -e .")  # the lab installs the package alone, no developer extras
 

@@ -58,6 +58,10 @@ def _check(name: str, answer, right: float, *, why: str, hint: str, wrong: dict 
     except (TypeError, ValueError):
         _say(f"{name}: not quite — give a number (got {answer!r}); hint: {hint}")
         return False
+    except OverflowError:  # an integer beyond any float (10**400, a slip such as d**degree): not the answer
+        _say(f"{name}: not quite — a number of {len(str(abs(int(answer))))} digits is far from the "
+             f"answer; hint: {hint}")
+        return False
     if _close(value, right, rel):
         _say(f"{name}: correct — {why}")
         return True

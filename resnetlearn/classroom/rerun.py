@@ -1,23 +1,98 @@
 """Notebook 05's rerun button: :class:`FigureRerun` reruns one of the paper's figures
 (:func:`resnetlearn.reproduce.run_figure`) in a background job of :mod:`resnetlearn.classroom.live_run` and shows
 the user's run beside the shipped one, each with its verdict and error table (arXiv v3 §8, Figures 2-4).
+
+What a press does, whatever happens during it: it writes only into the user's folders (the results store ``out``
+and the tables folder ``mine``, never the shipped tables); where one of them cannot be written (a read-only
+clone, as on some servers) it falls back to a folder in the home directory and says so; its status line names
+both folders, shows how many points are done and how long the run was measured to take
+(:data:`MEASUREMENT`); Stop (or a kernel interrupt while a cell waits on the run) stops it within one SGD step,
+keeping every finished point; a second press resumes from the store; a full disk ends in a message naming the
+file; a press while a run of the same figure into the same store is going (this button's or another copy's) is
+refused with a word.
 """
 
 from __future__ import annotations
 
+import errno
 import html
+import json
+import os
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import ipywidgets as W
 
 from ..device import describe_device, select_device
-from ..reproduce import DEFAULT_OUT, SCALES, every_scale, run_figure, shipped_results, write_outputs, write_provenance
+from ..reproduce import (
+    DEFAULT_OUT,
+    SCALES,
+    FigureInterrupted,
+    every_scale,
+    run_figure,
+    shipped_results,
+    write_outputs,
+    write_provenance,
+)
 from ..reproduce.figure_tables import VERDICT_WORDS, error_table
+from ..reproduce.store import PACKAGE_ROOT
 from ..reproduce.table_reading import load_figure, rerun_command
 from .figures_plotly import result_figure, result_png
 from .live_run import LiveRun, PngView, RunContext, pictured_bundle
 from .plots import to_png
 from .static_picture import to_matplotlib
+
+MEASUREMENT = PACKAGE_ROOT / "benchmarks" / "results" / "rerun_button_cpu.json"
+"""The measured time of the button's default run (written by ``benchmarks/rerun_button_time.py``)."""
+
+FALLBACK = Path.home() / "resnetlearn-results"
+"""Where a press writes when its own folders cannot be written (a read-only clone): ``FALLBACK/live/store`` and
+``FALLBACK/SCALE``; the system's temporary folder when the home directory cannot be written either."""
+
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""OSError numbers of a write that found no room (a full disk, a quota, a file-size limit)."""
+
+_ACTIVE: dict[tuple, FigureRerun] = {}
+"""The running presses of this kernel, by (store, figure, scale): one run at a time writes one figure's points."""
+_ACTIVE_LOCK = threading.Lock()
+
+
+def expected_time(figure: str, scale: str, measurement=MEASUREMENT) -> str | None:
+    """How long a press takes from an empty store, as measured (``measurement``, a file of
+    ``benchmarks/rerun_button_time.py``), in words; None when nothing was measured for this figure and scale."""
+    try:
+        m = json.loads(Path(measurement).read_text())
+        if (m["figure"], m["scale"]) != (figure, scale):
+            return None
+        wall = float(m["wall_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    load = m.get("load_average_1_5_15_before", [None])[0]
+    return (f"about {max(1, round(wall / 60))} min from an empty store (measured {wall:.0f} s on a "
+            f"{m.get('cpu_count', '?')}-core CPU with {m.get('torch_threads', '?')} torch thread(s), load "
+            f"{load if load is not None else '?'}, {m.get('date', '?')}; benchmarks/results/{Path(measurement).name})")
+
+
+def writable(folder) -> str | None:
+    """None when files can be written in ``folder`` (created if missing), else why not (the only reliable test,
+    for permissions, read-only mounts and quotas alike: a file written and removed)."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
+
+
+def _looks_writable(folder: Path) -> bool:
+    """A guess that creates nothing: whether the nearest existing folder on ``folder``'s path accepts files."""
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    return folder.is_dir() and os.access(folder, os.W_OK)
 
 
 class FigureRerun:
@@ -29,33 +104,52 @@ class FigureRerun:
     beside the shipped ``results/`` (where ``python -m resnetlearn reproduce FIG --scale SCALE`` writes when run
     from the clone's root), so a run of the command line shows here too. A press writes its tables there as
     the command line does (``write_outputs``, ``write_provenance``); ``mine`` may not lie in the shipped
-    results. Finished points are kept in the results store under ``out``, so a second press only re-plots;
-    the button is disabled while a run is going, so two sweeps never write one plot."""
+    results, nor ``out`` (the results store) except in its git-ignored ``live/`` folder. Finished points are kept
+    in the store, so a second press only re-plots, and a stopped run resumes. The module docstring says what a
+    press does under faults."""
 
     def __init__(self, figure: str = "fig2a", scale: str = "quick", *, out="results/live/store", device=None,
-                 shipped=None, mine=None):
+                 shipped=None, mine=None, fallback=None):
         if figure not in every_scale():
             raise ValueError(f"figure must be one of {every_scale()}, got {figure!r}")
         if scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
-        self.figure, self.scale, self.out, self.device = figure, scale, out, select_device(device)
+        self.figure, self.scale, self.out, self.device = figure, scale, Path(out), select_device(device)
         # the shipped results of this figure and scale: the static picture before a rerun (<results>/<scale>
         # beside <results>/live/store by default), and the user's beside them (<clone>/my-results/<scale>)
-        self.shipped = Path(shipped) if shipped is not None else Path(out).parents[1] / scale
+        self.shipped = Path(shipped) if shipped is not None else self.out.parents[1] / scale
         self.mine = Path(mine) if mine is not None else self.shipped.parents[1] / DEFAULT_OUT / scale
         if shipped_results(self.mine) is not None:
             raise ValueError(f"mine={str(self.mine)!r} lies in the shipped results/ (tracked by git): a rerun is "
                              f"written to the user's folder, e.g. {DEFAULT_OUT}/{scale}")
+        tracked = shipped_results(self.out)
+        if tracked is not None and not self.out.resolve().is_relative_to(tracked / "live"):
+            raise ValueError(f"out={str(self.out)!r} lies in the shipped results/ (tracked by git): the store goes "
+                             f"to its git-ignored {tracked / 'live'}/ or a folder of the user's")
+        self.fallback = Path(fallback) if fallback is not None else FALLBACK
+        self.expected = expected_time(figure, scale)
         self.button = W.Button(description=f"Rerun {figure} ({scale} scale)", button_style="primary",
                                icon="refresh", layout=W.Layout(width="auto"))
+        self.stop_button = W.Button(description="Stop", icon="stop", disabled=True, layout=W.Layout(width="auto"))
         self.view = PngView(placeholder=None)  # nothing (not a broken image) until a result exists
         self.image = self.view.widget
         self.job = LiveRun(self._run, self._frame, done=self._done, view=self.view)
         self.compare = W.HTML(self._compare_html())  # your run beside the shipped one, as tables
-        self.job.set_status(f"ready on {describe_device(self.device)}: press the button to rerun {figure} "
-                            f"into {self.mine}")
+        self.stopped: FigureInterrupted | None = None  # how the latest run was stopped, if it was
+        self._stopping = False
+        self.job.set_status(self._ready_text())
         self.button.on_click(lambda _: self.start())
-        self.widget = W.VBox([self.button, self.job.status, self.image, self.compare])
+        self.stop_button.on_click(lambda _: self.stop())
+        self.widget = W.VBox([W.HBox([self.button, self.stop_button]), self.job.status, self.image, self.compare])
+
+    def _ready_text(self) -> str:
+        where = [f"results store {self.out}" + ("" if _looks_writable(self.out) else " (not writable here: a press "
+                 f"falls back to {self.fallback})"),
+                 f"tables {self.mine}" + ("" if _looks_writable(self.mine) else " (not writable here: a press falls "
+                 f"back to {self.fallback})")]
+        took = self.expected or "no measured time for this figure and scale"
+        return (f"ready on {describe_device(self.device)}: press the button to rerun {self.figure} at {self.scale} "
+                f"scale ({took}); it writes to {'; '.join(where)}")
 
     @property
     def status(self) -> W.HTML:
@@ -124,19 +218,100 @@ class FigureRerun:
         png, text = self.static_picture()
         return pictured_bundle(self.widget, png, text)
 
-    def start(self) -> None:
-        if self.job.running:
-            return
-        self.button.disabled = True
-        self.job.start((self.figure, self.scale))
+    # -- control
+    def _key(self) -> tuple:
+        return (str(self.out.resolve()), self.figure, self.scale)
+
+    def start(self) -> bool:
+        """Start a run (the button's click); returns whether one started. Refused, with a word in the status
+        line, while this button or another one of this kernel runs the same figure into the same store."""
+        with _ACTIVE_LOCK:
+            other = _ACTIVE.get(self._key())
+            if other is not None and other.job.running:
+                if other is not self:
+                    self.job.set_status(f"a run of {self.figure} into {self.out} is already going in this kernel "
+                                        f"(another output of this cell); stop it there, or wait for it to end")
+                return False
+            _ACTIVE[self._key()] = self
+            self.button.disabled, self.stop_button.disabled = True, False
+            self.stopped, self._stopping = None, False
+            self.job.start((self.figure, self.scale))
+        return True
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop the running run within one SGD step (a kernel's solve finishes first); every finished point stays
+        in the store and the next press resumes. Returns whether the run has ended."""
+        if not self.job.running:
+            return True
+        self._stopping = True  # the run sees the cancel between two SGD steps and ends with its points stored
+        return self.job.stop(timeout, status=f"stopping {self.figure} after the SGD step in progress …")
 
     def wait(self, timeout: float | None = None) -> bool:
-        return self.job.wait(timeout)
+        """Wait for the run to end; a kernel interrupt (Ctrl-C) while waiting stops the run, then is raised."""
+        end = None if timeout is None else time.monotonic() + timeout
+        try:  # polled, not Thread.join: a KeyboardInterrupt inside join left the thread marked as ended while
+            while self.job.running:  # it ran on (Python 3.11), and Stop would then find nothing to stop
+                if end is not None and time.monotonic() >= end:
+                    return False
+                time.sleep(0.05)
+        except KeyboardInterrupt:
+            self.stop()
+            raise
+        return True
+
+    def _destinations(self) -> list[str]:
+        """Make sure the store and the tables folder accept files, falling back to :attr:`fallback` (then the
+        system's temporary folder) for one that does not; returns what was moved, in words. RuntimeError when no
+        folder can be written."""
+        notes = []
+        for attr, sub in (("out", Path("live") / "store"), ("mine", Path(self.scale))):
+            folder = getattr(self, attr)
+            why = writable(folder)
+            if why is None:
+                continue
+            for base in (self.fallback, Path(tempfile.gettempdir()) / "resnetlearn-results"):
+                if writable(base / sub) is None:
+                    setattr(self, attr, base / sub)
+                    notes.append(f"{folder} cannot be written ({why}): {'the store' if attr == 'out' else 'the tables'}"
+                                 f" go to {base / sub}")
+                    break
+            else:
+                raise RuntimeError(f"cannot write {folder} ({why}), nor {self.fallback / sub}, nor a temporary "
+                                   f"folder: nothing was run; pass out=/mine= folders you can write")
+        return notes
 
     def _run(self, settings, ctx: RunContext):
         try:
-            ctx.status(f"running {self.figure} at {self.scale} scale on {describe_device(self.device)} …")
-            res = run_figure(self.figure, self.scale, str(self.device), out=self.out, progress=False)
+            notes = self._destinations()
+            where = f"store {self.out}, tables {self.mine}" + (f" ({'; '.join(notes)})" if notes else "")
+            head = f"running {self.figure} at {self.scale} scale on {describe_device(self.device)}"
+            took = f"; expected {self.expected}" if self.expected else ""
+            ctx.status(f"{head}: looking up the store …{took}. Writes to: {where}")
+
+            def progress(done: int, todo: int, share: float) -> None:
+                left = ctx.elapsed * (1 - share) / share if share > 0 else None
+                ctx.status(f"{head}: {done} of {todo} points to compute are done ({100 * share:.0f}% of the work, "
+                           f"{ctx.elapsed:.0f} s"
+                           + (f", about {left / 60:.0f} min left" if left is not None and done < todo else "")
+                           + f"){took}. Writes to: {where}")
+
+            try:
+                res = run_figure(self.figure, self.scale, str(self.device), out=self.out, progress=False,
+                                 cancel=ctx.cancelled, on_point=progress)
+            except FigureInterrupted as e:
+                self.stopped = e
+                text = (f"stopped: {e.saved} of {e.total} points of {self.figure} are stored in {self.out} (the one "
+                        f"in progress was discarded); press the button to resume")
+                if self._stopping:  # Stop made this run no longer current: its status is set here
+                    self.job.set_status(text)
+                return None
+            except OSError as e:
+                if e.errno not in NO_ROOM + (errno.EROFS, errno.EACCES, errno.EPERM):
+                    raise
+                todo = ("free space on that disk" if e.errno in NO_ROOM else "make that folder writable")
+                raise RuntimeError(f"cannot write {e.filename or self.out}: {e.strerror or e}. Every point finished "
+                                   f"before is stored in {self.out}; {todo} and press the button again to resume"
+                                   ) from None
             write_outputs(res, self.mine, picture=result_png)  # the user's run, where the command line writes it
             write_provenance(res, self.mine, self.scale, f"FigureRerun({self.figure!r}, {self.scale!r}) "
                              f"(store {self.out}; as python -m resnetlearn reproduce {self.figure} --scale "
@@ -144,13 +319,17 @@ class FigureRerun:
             ctx.frame({"result": res}, force=True)
             return res
         finally:
-            self.button.disabled = False
+            self.button.disabled, self.stop_button.disabled = False, True
 
     def _frame(self, data: dict, settings):
         # the one picture, as the CLI's FIG.png
         return to_matplotlib(result_figure(data["result"]))
 
     def _done(self, res, settings, ctx: RunContext) -> str:
+        if res is None:  # stopped by a cancel other than Stop's (the run's own line says what is stored)
+            e = self.stopped
+            return (f"stopped: {e.saved} of {e.total} points of {self.figure} are stored in {self.out}; press the "
+                    f"button to resume")
         self.compare.value = self._compare_html()
         return (f"{res.summary} ({res.wall_time:.0f} s, {res.skipped} of {len(res.rows)} points reused "
-                f"from the store; written to {self.mine})")
+                f"from the store {self.out}; tables written to {self.mine})")

@@ -1,4 +1,4 @@
-"""Student copies of the notebooks: the folded answers taken out (issue 19, item 7).
+"""Student copies of the notebooks: the folded answers taken out.
 
 The notebooks fold every answer and explanation in an HTML ``<details>`` block, titled by its ``<summary>``
 ("Answer", "Explain", "Our run", ...). A student copy keeps everything else — every code cell, in order, and
@@ -8,19 +8,23 @@ copy."). The answer keys that the notebooks carry as HTML comments (``<!-- key: 
 every markdown cell, folded or not. Code outputs are cleared by default, so that a student predicts before seeing
 a result.
 
-    python -m resnetlearn.classroom.student [--src notebooks] [--out student] [--keep-outputs]
+    python -m resnetlearn.classroom.student [--src notebooks] [--out student] [--keep-outputs] [--fresh]
 
-``make student`` runs it; ``student/`` is git-ignored. The instructor guide (``notebooks/README.md``) is not copied.
+``make student`` runs it; ``student/`` is git-ignored. A copy already in ``--out`` is the student's and is kept
+(only missing copies are written); ``--fresh`` (``make fresh-student``) writes every copy anew and moves each
+differing one to ``OUT/.old/<time>/`` (:mod:`resnetlearn.classroom.copies`). The instructor guide
+(``notebooks/README.md``) is not copied.
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import re
 from pathlib import Path
 
 import nbformat
+
+from .copies import run_command, write_copies
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,36 +113,51 @@ def strip_answers(nb, *, keep_outputs: bool = False, name: str = "notebook"):
     return out, removed
 
 
+def student_copy(path, *, keep_outputs: bool = False) -> tuple[bytes, int]:
+    """The student copy of the notebook at ``path`` as the bytes of its file, and the number of answers removed.
+    ValueError naming the file when it is not a notebook (not JSON, not nbformat 4) or its folds are malformed."""
+    path = Path(path)
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        raise ValueError(f"{path} is not a readable notebook ({type(e).__name__}: {first}); fix it, or move it out "
+                         f"of {path.parent}") from None
+    copy_, removed = strip_answers(nb, keep_outputs=keep_outputs, name=path.name)
+    nbformat.validate(copy_)
+    text = nbformat.writes(copy_)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8"), len(removed)
+
+
 def write_student_copies(src: Path | str = ROOT / "notebooks", out: Path | str = ROOT / "student", *,
-                         keep_outputs: bool = False) -> dict[str, int]:
-    """Write a student copy of every ``*.ipynb`` in ``src`` to ``out``; return the number of answers removed
-    from each. Raises ValueError for a notebook whose folded blocks are malformed, before anything is written."""
-    src, out = Path(src), Path(out)
-    paths = sorted(src.glob("*.ipynb"))
-    if not paths:
-        raise ValueError(f"src: no notebooks (*.ipynb) in {src}")
-    if out.resolve() == src.resolve():
-        raise ValueError(f"out: must differ from src ({src}); the copies would replace the notebooks")
-    copies = {p.name: strip_answers(nbformat.read(p, as_version=4), keep_outputs=keep_outputs, name=p.name)
-              for p in paths}
-    out.mkdir(parents=True, exist_ok=True)
-    for name, (nb, _) in copies.items():
-        nbformat.validate(nb)
-        nbformat.write(nb, out / name)
-    return {name: len(removed) for name, (_, removed) in copies.items()}
+                         keep_outputs: bool = False, fresh: bool = False) -> dict[str, int]:
+    """Write the student copy of every ``*.ipynb`` in ``src`` that ``out`` lacks (:func:`copies.write_copies
+    <resnetlearn.classroom.copies.write_copies>`: a copy already there is the student's and is kept; ``fresh``
+    writes every copy anew, moving a student's differing copy to ``out/.old/<time>/``); return the number of
+    answers each copy lacks. Raises ValueError for a notebook that cannot be read or whose folded blocks are
+    malformed, before anything is written."""
+    counts: dict[str, int] = {}
+
+    def make(path: Path) -> bytes:
+        data, counts[path.name] = student_copy(path, keep_outputs=keep_outputs)
+        return data
+
+    write_copies(src, out, make=make, fresh=fresh)
+    return counts
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m resnetlearn.classroom.student", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--src", default=str(ROOT / "notebooks"), help="folder of the notebooks (default: %(default)s)")
-    ap.add_argument("--out", default=str(ROOT / "student"), help="folder for the copies (default: %(default)s)")
-    ap.add_argument("--keep-outputs", action="store_true", help="keep the committed outputs of the code cells")
-    args = ap.parse_args(argv)
-    counts = write_student_copies(args.src, args.out, keep_outputs=args.keep_outputs)
-    for name, n in counts.items():
-        print(f"{name:44s} {n:3d} answers removed")
-    print(f"student copies in {args.out}")
+    counts: dict[str, int] = {}
+
+    def make(path: Path, args) -> bytes:
+        data, counts[path.name] = student_copy(path, keep_outputs=args.keep_outputs)
+        return data
+
+    run_command(argv, prog="python -m resnetlearn.classroom.student", description=__doc__,
+                default_out=ROOT / "student", fresh_command="make fresh-student (or this command with --fresh)",
+                make=make, notes=lambda path: f"{counts[path.name]} answers removed",
+                extra=lambda ap: ap.add_argument("--keep-outputs", action="store_true",
+                                                 help="keep the committed outputs of the code cells"))
 
 
 if __name__ == "__main__":

@@ -139,17 +139,18 @@ class Learner:
         whose exact ridge solution a figure point computes beside it."""
         return self.mode_record.kernel_method
 
-    def fit(self, samples, search, *, schedule, device=None):
+    def fit(self, samples, search, *, schedule, device=None, cancel=None):
         """This network fitted to ``samples`` by ``search`` (arXiv v3 §8.1): the lr × wd grid trained by SGD for
         ``schedule`` on samples drawn in float32 on ``device``, the selected cell retrained on fresh seeds, and for
         a (last)/(ntk) network its exact kernel solution; the result's ``predict(x)`` is the selected run's outputs
         (:func:`resnetlearn.reproduce.fit.fit_network`). The search record runs it
         (:meth:`resnetlearn.reproduce.point.Search.fit_network`): it reaches the kernels, which sit above the
-        networks in the import order, so this record hands itself to it."""
+        networks in the import order, so this record hands itself to it. ``cancel`` (an Event or a callable
+        returning True) stops the training between two SGD steps; the fit is then marked ``interrupted``."""
         if not callable(getattr(search, "fit_network", None)):
             raise TypeError(f"search must be a resnetlearn.reproduce.point.Search (lrs, wds, select, ...), "
                             f"got {type(search).__name__}")
-        return search.fit_network(self, samples, schedule=schedule, device=device)
+        return search.fit_network(self, samples, schedule=schedule, device=device, cancel=cancel)
 
     @property
     def style(self) -> networks.Style:

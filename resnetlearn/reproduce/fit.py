@@ -31,7 +31,7 @@ from ..learners import networks
 from ..learners.search import VALIDATIONS, GridResult, chunk_size, search_split, validation_split
 from ..learners.selection import grid_edges
 from ..learners.training import Learner, Protocol, TrainResult, models_that_fit, sample_sizes, train_models
-from ..targets.concept import HAND_BUILT, Split, data_split
+from ..targets.concept import HAND_BUILT, INSTANCES, Split, Target, data_split, parity6_target
 
 BATCH = Protocol().batch_size
 """The mini-batch of a network point that names none (§8.1: 50); a point's ``batch_size`` overrides it."""
@@ -58,6 +58,11 @@ class Samples:
     val_size: int | None = None
 
     def __post_init__(self):
+        if not isinstance(self.target, Target):
+            raise TypeError(f"target must be a target object (a resnetlearn.targets.concept.Target, e.g. "
+                            f"parity_instance() or parity6_target(40)), got {self.target!r} "
+                            f"({type(self.target).__name__}); a named one is resnetlearn.targets.concept."
+                            f"instance(name), name one of {', '.join(map(repr, INSTANCES))}")
         if self.validation is not None:
             V.choice("validation", self.validation, VALIDATIONS)
         if self.validation != "fresh" and self.val_size is not None:
@@ -98,6 +103,18 @@ def _checked_samples(samples, search) -> Samples:
         raise TypeError(f"samples must be a resnetlearn.reproduce.fit.Samples, got {type(samples).__name__}")
     samples.check(select)
     return samples
+
+
+def checked_schedule(schedule):
+    """``schedule`` if it is a point's SGD protocol (:class:`resnetlearn.reproduce.point.Schedule`: ``epochs`` an
+    integer >= 1, ``batch_size`` None or an integer >= 1), else an error naming ``schedule``."""
+    if not (hasattr(schedule, "epochs") and hasattr(schedule, "batch_size")):
+        raise TypeError(f"schedule must be a resnetlearn.reproduce.point.Schedule(epochs, batch_size=None), the SGD "
+                        f"protocol's epochs and mini-batch (None: {BATCH}), got {schedule!r}")
+    V.integer("schedule.epochs", schedule.epochs, lo=1)
+    if schedule.batch_size is not None:
+        V.integer("schedule.batch_size", schedule.batch_size, lo=1)
+    return schedule
 
 
 def _refuse_interrupted(fit) -> None:
@@ -148,16 +165,18 @@ class NetworkFit:
         return {**out, **(self.exact or {})}
 
 
-def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=None) -> NetworkFit:
+def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=None, cancel=None) -> NetworkFit:
     """The search of a network figure point (arXiv v3 §8.1): every lr × wd cell of ``search`` (a
     :class:`resnetlearn.reproduce.point.Search`) trained by SGD for ``schedule.epochs`` epochs in mini-batches of
     ``schedule.batch_size`` (None: :data:`BATCH`) on ``samples`` drawn in float32 on ``device``
     (:func:`~resnetlearn.learners.search.search_split`), the cell selected by test or validation error and
     retrained with the fresh ``rerun_seeds``; with ``grid_seeds`` every cell trains those seeds and seed 0 alone
     selects (:func:`_seed0_choice`). A (last)/(ntk) network also gets the exact kernel solution it stands for
-    (:func:`_exact_kernel`, float64). An interrupted search returns at once, marked ``interrupted``."""
+    (:func:`_exact_kernel`, float64). An interrupted search (Ctrl-C, or ``cancel``: an Event or a callable returning
+    True, looked at between SGD steps) returns at once, marked ``interrupted``."""
     Learner.check(learner)
     samples = _checked_samples(samples, search)
+    schedule = checked_schedule(schedule)
     batch = BATCH if schedule.batch_size is None else schedule.batch_size
     protocol = Protocol(epochs=schedule.epochs, batch_size=batch, eval_every=schedule.epochs)
     grid_seeds = search.grid_seeds  # several seeds in every cell: the robust rule can be applied
@@ -169,7 +188,7 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
                      rerun_seeds=search.rerun_seeds, select=search.select, validation=samples.validation or "fresh",
                      data_seed=samples.data_seed, protocol=protocol, device=device, progress=False,
                      max_batch=_max_batch(learner, split, len(search.lrs) * len(search.wds) * len(grid_seeds or (0,)),
-                                          device=device))
+                                          device=device), cancel=cancel)
     fit = dict(lrs=search.lrs, wds=search.wds, device=str(select_device(device)))
     if g.interrupted:  # the engine stopped early on Ctrl-C: these numbers are not the point's result
         return NetworkFit(g, {}, [], interrupted=True, **fit)
@@ -315,7 +334,26 @@ class HandBuiltFit:
         return {"runs": [run], "test_error": error, "train_error": error, "frobenius_W": norm}
 
 
-def fit_hand_built(wd: float, *, d: int, m: int, epochs: int) -> HandBuiltFit:
+def hand_built_target(target) -> int:
+    """The input dimension d of ``target`` when it is the one the footnote-16 construction solves, §8.2's degree-6
+    parity :func:`~resnetlearn.targets.concept.parity6_target` (one output, inputs in {±1/√d}^d, d >= 6; checked
+    on its own inputs); ValueError naming the target otherwise: the construction's network answers that parity
+    and nothing else, so its error on another target would be neither the stored one nor its shape."""
+    d, k = getattr(target, "d", None), getattr(target, "k", None)
+    ok = isinstance(d, int) and d >= HAND_BUILT.d and k == 1 and getattr(target, "input_dist", None) == \
+        parity6_target(max(d, HAND_BUILT.d)).input_dist
+    if ok:
+        x = parity6_target(d).sample(64, seed=0, dtype=torch.float64).x
+        ok = bool(torch.equal(target(x), parity6_target(d)(x)))
+    if not ok:
+        raise ValueError(f"the hand-built solution (§8.2, footnote 16) solves only the degree-6 parity "
+                         f"parity6_target(d) with d >= {HAND_BUILT.d} (one output, inputs in {{±1/√d}}^d); "
+                         f"samples.target is {getattr(target, 'name', target)!r} (d = {d}, k = {k}): fit a network "
+                         f"or a kernel to it instead")
+    return d
+
+
+def fit_hand_built(wd: float, *, d: int, m: int, epochs: int, cancel=None) -> HandBuiltFit:
     """§8.2 footnote 16: train aᵀσ(Wx) with m = 200 on all 64 inputs of the d = 6 problem (so its test error is
     exact) with weight decay ``wd`` for ``epochs`` epochs (the lr drops after the construction's
     ``lr_drop_fraction`` of them, two thirds), then pad W with d − 6 zero columns (scaling the 6 used columns by
@@ -331,7 +369,7 @@ def fit_hand_built(wd: float, *, d: int, m: int, epochs: int) -> HandBuiltFit:
     res = train_models(full, full, Learner(hb.arch, hb.mode, m=hb.m), lrs=[hb.lr], wds=[wd], seeds=[0],
                        protocol=Protocol(epochs=epochs, batch_size=hb.batch_size,
                                          lr_drop_epoch=hb.lr_drop_epoch(epochs), eval_every=epochs),
-                       dtype=torch.float64, device="cpu", progress=False)
+                       dtype=torch.float64, device="cpu", progress=False, cancel=cancel)
     Wd = torch.zeros(hb.m, d, dtype=torch.float64)
     Wd[:, :hb.d] = res.params["W"][0] * (d / hb.d) ** 0.5
     scale = (hb.m / m) ** 0.5

@@ -31,7 +31,7 @@ from ..learners.modes import MODES
 from ..learners.networks import ARCHITECTURES, Style, param_shapes
 from ..learners.training import Learner as Network
 from ..targets.concept import HAND_BUILT
-from .fit import HandBuiltFit, KernelFit, Samples, fit_hand_built, fit_kernel
+from .fit import HandBuiltFit, KernelFit, Samples, checked_schedule, fit_hand_built, fit_kernel, hand_built_target
 
 __all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style",
            "trained_layers"]
@@ -87,10 +87,11 @@ class Kernel:
         """How a stored row names it: ``model`` (its spec) and ``mode`` ``"kernel"``."""
         return dict(model=self.spec, mode=KERNEL_MODE)
 
-    def fit(self, samples: Samples, search, *, schedule=None, device=None) -> KernelFit:
+    def fit(self, samples: Samples, search, *, schedule=None, device=None, cancel=None) -> KernelFit:
         """This kernel fitted to ``samples`` by the ridge and parameter search that ``search.select`` chooses
         (arXiv v3 §3.1, the §7 hard instance; :func:`resnetlearn.reproduce.fit.fit_kernel`), in float64; a network
-        point's ``schedule`` and ``device`` play no part. Its ``predict(x)`` is the selected ridge solution."""
+        point's ``schedule`` and ``device`` play no part, nor ``cancel`` (a kernel's solve is not stopped part-way).
+        Its ``predict(x)`` is the selected ridge solution."""
         if self.m is None:
             raise ValueError(f"kernel {self.spec!r} needs m, the width of the network behind a finite kernel")
         return fit_kernel(self.spec, samples, search, m=self.m)
@@ -155,7 +156,7 @@ class HandBuilt:
         params = sum(math.prod(s) for s in param_shapes(hb.arch, hb.d, 1, hb.m).values())
         return Network(hb.arch, hb.mode, m=hb.m), [(1, hb.steps(point.protocol.epochs), params)], hb.batch_size
 
-    def fit(self, samples: Samples, search=None, *, schedule, device=None) -> HandBuiltFit:
+    def fit(self, samples: Samples, search=None, *, schedule, device=None, cancel=None) -> HandBuiltFit:
         """The footnote-16 construction (:func:`resnetlearn.reproduce.fit.fit_hand_built`) for ``samples``' target
         dimension d, trained for ``schedule.epochs`` epochs with this record's ``wd`` and widened to its ``m``: a
         construction, not a search (``search`` and ``device`` play no part; it is trained in float64 on the CPU).
@@ -164,7 +165,8 @@ class HandBuilt:
             raise TypeError(f"samples must be a resnetlearn.reproduce.fit.Samples, got {type(samples).__name__}")
         if self.m is None or self.wd is None:
             raise ValueError("the hand-built solution needs its wd and width m (HandBuilt(wd, m=...))")
-        return fit_hand_built(self.wd, d=samples.target.d, m=self.m, epochs=schedule.epochs)
+        d = hand_built_target(samples.target)
+        return fit_hand_built(self.wd, d=d, m=self.m, epochs=checked_schedule(schedule).epochs, cancel=cancel)
 
     def row_fields(self) -> dict:
         """How a stored row names it: ``model`` ``"hand_built"``, ``mode`` ``"-"`` and its ``wd``."""

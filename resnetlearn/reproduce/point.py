@@ -69,11 +69,12 @@ class Search:
         rule = self.validation or "holdout"
         return dict(validation=rule, val_size=self.n_val) if rule == "fresh" else dict(validation=rule)
 
-    def fit_network(self, learner: Network, samples: Samples, *, schedule: Schedule, device=None) -> NetworkFit:
+    def fit_network(self, learner: Network, samples: Samples, *, schedule: Schedule, device=None,
+                    cancel=None) -> NetworkFit:
         """:meth:`Network.fit <resnetlearn.learners.training.Learner.fit>` by this search
         (:func:`resnetlearn.reproduce.fit.fit_network`): the network hands itself to its search, which lives here,
         above the kernels that solve a (last)/(ntk) network's exact kernel method (arXiv v3 §8.1)."""
-        return fit_network(learner, samples, self, schedule=schedule, device=device)
+        return fit_network(learner, samples, self, schedule=schedule, device=device, cancel=cancel)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,21 @@ class Point:
 
     @classmethod
     def of_config(cls, config: dict) -> Point:
-        """The point a flat configuration (a store key's) describes."""
+        """The point a flat configuration (a store key's) describes. A key that is not one of
+        :data:`CONFIG_KEYS` (a misspelt ``batchsize``) is refused, as is a configuration without one of
+        :data:`REQUIRED_KEYS`, naming the key and the allowed ones: a key read by nobody would run the point
+        without it and return the numbers of another point."""
+        if not isinstance(config, dict):
+            raise TypeError(f"config must be a dict (a point's flat configuration), got {type(config).__name__}")
+        unknown = [k for k in config if k not in CONFIG_KEYS]
+        if unknown:
+            raise ValueError(f"unknown configuration key{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(repr, unknown))}; allowed: {', '.join(CONFIG_KEYS)}")
+        missing = [k for k in REQUIRED_KEYS if k not in config]
+        if missing:
+            raise ValueError(f"the configuration lacks {', '.join(map(repr, missing))}; a point's configuration "
+                             f"names {', '.join(REQUIRED_KEYS)} (optional: "
+                             f"{', '.join(k for k in CONFIG_KEYS if k not in REQUIRED_KEYS)})")
         c = dict(config)
         tup = (lambda v: None if v is None else tuple(v))
         return cls(c["figure"], from_row(c),
@@ -170,6 +185,15 @@ def point_id(fields: dict) -> tuple:
             fields.get("alpha"), fields.get("d"), fields.get(variant) if variant else None,
             fields.get("panel") or None)
 
+
+REQUIRED_KEYS = ("figure", "scale", "target", "n_train", "n_test", "alpha", "beta", "lrs", "wds", "select",
+                 "rerun_seeds", "epochs", "model")
+"""The keys every point's configuration holds (the learner's ``mode`` and ``m`` as its kind needs them)."""
+
+CONFIG_KEYS = (*REQUIRED_KEYS, "mode", "m", "device", "init", "wd", "validation", "d", "k", "grid_seeds",
+               "batch_size", "panel", "n_val")
+"""Every key a point's configuration may hold (:meth:`Point.config` writes them, :meth:`Point.of_config` reads
+them); the store keys a point by exactly these, so none may change its name."""
 
 _PARTS = {"data": Data, "search": Search, "protocol": Schedule}
 """The parts of a point :meth:`Point.replace` routes a field to."""

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from .. import memory
+from .. import validation as V
 from .figure_tables import FigureResult
 from .figures import point_records, summarise
 from .point import Point
@@ -105,9 +106,10 @@ def _finished_result(fut):
     return None
 
 
-def _work_bar(figure: str, scale: str, pts: list[Point], todo: list[int], *, progress: bool):
+def _work_bar(figure: str, scale: str, pts: list[Point], todo: list[int], *, progress: bool, on_point=None):
     """The progress bar of :func:`run_figure` over the points ``todo`` (indices into ``pts``), and
-    ``advance(i)``, which moves it on when point ``i`` is done."""
+    ``advance(i)``, which moves it on when point ``i`` is done (and calls ``on_point(done, len(todo), share)``,
+    ``share`` the fraction of the work done, if given)."""
     from tqdm.auto import tqdm
 
     # the bar advances by each point's share of the work (point_work: SGD steps × networks × parameters), so
@@ -118,19 +120,21 @@ def _work_bar(figure: str, scale: str, pts: list[Point], todo: list[int], *, pro
     work = {i: w or mean for i, w in zip(todo, work)}
     bar = tqdm(total=sum(work.values()), desc=f"{figure} ({scale}) 0/{len(todo)} points", disable=not progress,
                bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
-    done = 0
+    done, done_work, total_work = 0, 0.0, sum(work.values())
 
     def advance(i: int) -> None:
-        nonlocal done
-        done += 1
+        nonlocal done, done_work
+        done, done_work = done + 1, done_work + work[i]
         bar.set_description_str(f"{figure} ({scale}) {done}/{len(todo)} points", refresh=False)
         bar.update(work[i])
+        if on_point is not None:
+            on_point(done, len(todo), done_work / total_work if total_work else 1.0)
 
     return bar, advance
 
 
 def run_figure(figure: str, scale: str = "quick", device=None, out=None, executor=None,
-               select: str = "test", progress: bool = True) -> FigureResult:
+               select: str = "test", progress: bool = True, cancel=None, on_point=None) -> FigureResult:
     """Run (or resume) every point of a figure and summarise it against the paper's claim.
 
     ``out``: a directory for the :class:`ResultsStore` (finished points are
@@ -144,6 +148,12 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
     stored, futures not yet started are cancelled, the point(s) in progress
     are discarded, and :class:`FigureInterrupted` (a KeyboardInterrupt) is
     raised; the caller stops its worker processes (:func:`stop_process_pool`).
+    ``cancel`` (a ``threading.Event`` or a callable returning True; a run in a
+    thread, which Ctrl-C does not reach) stops it the same way: looked at
+    between SGD steps in this process, between points with an executor.
+    ``on_point(done, todo, share)`` is called after each point computed here:
+    ``done`` of the ``todo`` points not in the store, ``share`` the fraction
+    of their work (SGD steps × networks × parameters) done.
     Any other exception does the same before it propagates; an ``OSError``
     from ``executor.submit`` (the system refused a new worker process)
     becomes :class:`WorkersUnavailable`.
@@ -164,12 +174,18 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
             store.put(configs[i], res)
         results[i] = res
 
-    bar, advance = _work_bar(figure, scale, pts, todo, progress=progress)
+    bar, advance = _work_bar(figure, scale, pts, todo, progress=progress, on_point=on_point)
+
+    def stop_if_cancelled() -> None:
+        if V.cancelled(cancel):
+            raise KeyboardInterrupt(f"{figure}: cancelled")
+
     futures: dict[int, object] = {}
     try:
         if executor is None:
             for i in todo:
-                record(i, run_point(pts[i]))
+                stop_if_cancelled()
+                record(i, run_point(pts[i], cancel=cancel) if cancel is not None else run_point(pts[i]))
                 advance(i)
         else:
             for i in todo:  # one by one, so that a failure part-way leaves the submitted ones cancellable
@@ -182,6 +198,7 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
                         f"and no partial point was stored; use fewer workers (see the process limit, "
                         f"ulimit -u)") from e
             for i, fut in futures.items():
+                stop_if_cancelled()
                 record(i, fut.result())
                 advance(i)
     except BaseException as e:
