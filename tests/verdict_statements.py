@@ -220,8 +220,10 @@ def readme_passages(readme: Path = ROOT / "README.md") -> list[Passage]:
 
 
 def repository_passages(root: Path = ROOT) -> list[Passage]:
-    """The README, every notebook's markdown and outputs, every shipped summary."""
+    """The README and the docs/ pages, every notebook's markdown and outputs, every shipped summary."""
     out = readme_passages(root / "README.md")
+    for path in sorted((root / "docs").glob("*.md")):
+        out.append(Passage(str(path.relative_to(root)), path.read_text()))
     for path in sorted((root / "notebooks").glob("*.ipynb")):
         out += _notebook_passages(path)
     for s in read_summaries(root / "results").values():
@@ -619,13 +621,15 @@ def unbacked_numbers(passages: list[Passage], pool: NumberPool, allowed: tuple[f
 
 
 def readme_section(title: str, readme: Path = ROOT / "README.md") -> Passage:
-    """One section of the README, from its heading to the next heading of the same or a higher level."""
+    """One section of a Markdown page (the README or a docs/ page), from its heading to the next heading of the
+    same or a higher level."""
     text = readme.read_text()
     m = re.search(rf"^(#+) {re.escape(title)}\s*$", text, re.M)
     if not m:
         raise ValueError(f"{readme}: no section {title!r}")
     end = re.search(rf"^#{{1,{len(m.group(1))}}} ", text[m.end():], re.M)
-    return Passage(f"README.md, section {title!r}", text[m.end():m.end() + end.start() if end else None])
+    name = readme.relative_to(ROOT) if readme.is_relative_to(ROOT) else readme.name
+    return Passage(f"{name}, section {title!r}", text[m.end():m.end() + end.start() if end else None])
 
 
 def markdown_passages(notebook: Path) -> list[Passage]:
