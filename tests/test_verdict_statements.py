@@ -257,12 +257,6 @@ ALLOWED_NUMBERS = (
 )
 
 KNOWN_NUMBERS = [
-    ("docs/reproducing.md", "197", "the companion's first H200 call's wall time is in no provenance (it records the "
-                         "second call): cite the measurement or drop the number"),
-    ("docs/reproducing.md", "203", "the memory plan of Figure 4(b) at m = 2000 is printed by benchmarks/memory_chunks.py "
-                         "but not stored: store its output in benchmarks/results/"),
-    ("docs/reproducing.md", "540", "gpu_paper_scale.sh's default BUDGET is a setting, not a measurement: name it as the "
-                         "script's default or drop it"),
     ("04_kernel_failure.ipynb, cell 13", "6.780", "the widget's output at α = 0.6 is not shown anywhere: "
                                                   "print it or drop the number"),
 ]
