@@ -41,6 +41,20 @@ class FigureResult:
     skipped: int = 0
     figure: object = field(default=None, repr=False)
     provenance: dict | None = field(default=None, repr=False)  # set by load_figure when shipped
+    verdict: object = field(default=None, repr=False)
+    """The judged parts and their label (:class:`resnetlearn.reproduce.figures.Verdict`), set by
+    :func:`resnetlearn.reproduce.running.run_figure` and :func:`resnetlearn.reproduce.table_reading.load_figure`."""
+
+    @property
+    def label(self) -> str:
+        """The figure's label derived from its parts (``reproduced``, ``partly reproduced: …``, ``illustrated`` …);
+        for a result built without a verdict, the word of ``reproduced``."""
+        return self.verdict.label if self.verdict is not None else VERDICT_WORDS[self.reproduced]
+
+    @property
+    def parts(self) -> tuple:
+        """The judged parts of the figure's claim (:class:`resnetlearn.reproduce.verdict_parts.Part`)."""
+        return self.verdict.parts if self.verdict is not None else ()
 
 
 def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:

@@ -32,9 +32,11 @@ from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.search import paper_grid
 from .learner import HandBuilt, Kernel, Network, kind_of, label_of
 from .point import Data, Point, Schedule, Search
-from .rows import has_number, verdict_word
+from .rows import has_number
+from .verdict_parts import Part, derive_label, label_ok
 from .verdicts import (
     FIG3_BETAS,
+    FIG3_FIXED_N,
     FIG3_MODES,
     THM3_ALPHA,
     THM3_D,
@@ -43,6 +45,7 @@ from .verdicts import (
     companion_zero,
     fig2_verdict,
     fig3_verdict,
+    grid_edge_notes,
     norm_verdict,
     parity_threshold,
     parity_zero,
@@ -118,7 +121,8 @@ class FigureSpec:
     xkey: str | None
     """The x axis of the error curves (``m`` or ``n_train``); None when the figure draws no such curve."""
     points: Callable[[str, Point], list[Point]]
-    verdict: Callable[[list[dict]], tuple[str, bool | None]]
+    verdict: Callable[[list[dict]], tuple[str, list[Part]]]
+    """The figure's parts judged on its rows, with a paragraph of notes (:mod:`resnetlearn.reproduce.verdicts`)."""
     target: str = "parity"
     """What every point learns unless it says otherwise (one of :data:`TARGETS`)."""
     data_seed: int = 0
@@ -138,6 +142,12 @@ class FigureSpec:
     rule_note: str = ""
     """Said after the selection rule in the verdict table (:func:`resnetlearn.reproduce.figure_tables.verdict_facts`)
     where the figure reports a second rule beside it; empty for none."""
+    illustration: bool = False
+    """Whether the experiment is our illustration rather than a figure of the paper: its label is ``illustrated``
+    whatever its parts say (they are still printed)."""
+    edge_notes: bool = False
+    """Whether the summary names the grid edges of its networks trained in mode all or hidden
+    (:func:`resnetlearn.reproduce.verdicts.grid_edge_notes`, on the scale's lr grid)."""
 
     def __post_init__(self):
         for what, value, allowed in (("plot", self.plot, PLOTS), ("target", self.target, TARGETS)):
@@ -149,12 +159,39 @@ class FigureSpec:
         if not set(self.scales) <= set(SCALES) or not self.scales:
             raise ValueError(f"figure {self.name!r}: scales must be a non-empty subset of {SCALES}")
 
-    def summarise(self, rows: list[dict]) -> tuple[str, bool | None]:
-        """The claim, the rule and what these rows show, as one paragraph, and whether they reproduce it."""
+    def judge(self, rows: list[dict], dropped: str = "") -> tuple[str, Verdict]:
+        """The claim, its parts judged on these rows and the label derived from them, as one paragraph that ends
+        with ``-> LABEL``, and the :class:`Verdict`. ``dropped``: a note on the points left out, said before the
+        label."""
         if not rows:
-            return f"{self.name}: no points", None
-        text, ok = self.verdict(rows)
-        return f"{self.name}: {self.claim} ({self.source}) {text} -> {verdict_word(ok)} at this scale", ok
+            return f"{self.name}: no points -> {derive_label([], ran=False)}", Verdict((), derive_label([], ran=False))
+        notes, parts = self.verdict(rows)
+        if self.edge_notes:
+            scale = rows[0].get("scale")
+            notes += grid_edge_notes(rows, scale_settings(scale)["lrs"] if scale in SCALES else
+                                     [r["lr"] for r in rows if r.get("lr") is not None])
+        label = derive_label(parts, illustration=self.illustration)
+        text = " ".join(f"Part {i}: {p.text()}." for i, p in enumerate(parts, 1))
+        return (f"{self.name}: {self.claim} ({self.source}) {text} {notes}{dropped} -> {label}".replace("  ", " "),
+                Verdict(tuple(parts), label))
+
+    def summarise(self, rows: list[dict]) -> tuple[str, bool | None]:
+        """The summary paragraph and True for ``reproduced``, False for ``not reproduced``, None for any other
+        label (:func:`~resnetlearn.reproduce.verdict_parts.label_ok`)."""
+        text, verdict = self.judge(rows)
+        return text, verdict.ok
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A figure's judged parts and the label :func:`~resnetlearn.reproduce.verdict_parts.derive_label` gave them."""
+
+    parts: tuple[Part, ...]
+    label: str
+
+    @property
+    def ok(self) -> bool | None:
+        return label_ok(self.label)
 
 
 def _base(spec: FigureSpec, scale: str, *, s: dict, select: str, device) -> Point:
@@ -183,13 +220,14 @@ def _fig2_points(figure: str, train_mode: str, n_train: int):
 # ----------------------------------------------------------------- Figure 3
 
 
-FIG3_N = ((500,), (1000,))
+FIG3_N = tuple((FIG3_FIXED_N[mode],) for mode in FIG3_MODES)
 """Figure 3's sample sizes per training mode (of :data:`resnetlearn.reproduce.verdicts.FIG3_MODES`, in its
-order) at scales tiny and quick. arXiv v3 gives no N for Figure 3 (its caption says only "the same F and G as
-§8.1"); these follow Figures 2(a) and 2(b) and are ours."""
+order) at scales tiny and quick: the N fixed before the runs (:data:`resnetlearn.reproduce.verdicts.FIG3_FIXED_N`;
+arXiv v3 gives no N for Figure 3, so these follow Figures 2(a) and 2(b) and are ours)."""
 FIG3_N_BY_SCALE = {"cpu": ((500, 1000), (1000,)), "paper": ((500, 1000), (1000,))}
 """At scales cpu and paper (all) also runs at N = 1000, the N of the talk's version of this experiment, beside
-N = 500 (ours, as Figure 2(a)): the paper fixes none."""
+N = 500 (ours, as Figure 2(a)): the paper fixes none. The verdict is taken at the N fixed before the runs; the
+rows at N = 1000 (all) are reported as parts of their own."""
 
 
 def fig3_sample_sizes(scale: str) -> dict[str, tuple[int, ...]]:
@@ -236,6 +274,9 @@ FIG4_WIDE = {
     "cpu": ([5000, 10000], [0.2, 0.5, 1.0, 2.0], [0.0, 1e-4, 1e-3, 2e-3]),
 }
 """Figure 4(a)'s wide widths (the paper searched m up to 100000): their own points beside the narrow ones."""
+OPTIONAL_WIDTHS = {"fig4": {scale: set(widths) for scale, (widths, _, _) in FIG4_WIDE.items()}}
+"""Widths a figure's shipped tables may lack (points that take hours on a CPU): a table written before they
+finished loads without them (:func:`optional_points`), and its verdict states the widths that ran."""
 FIG4B_SETTINGS = {
     "tiny": (8, 200, [200], [0.5], [0.0], 2),
     "paper": (100, 50000, [200, 500, 1000, 2000], None, None, None),
@@ -334,14 +375,15 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
         source="arXiv v3 §8.1, Figure 2(a)",
         claim="Claim: of the learners compared, only the three-layer ResNet learns the composite signal α·G(F) "
               "(test error below kα²); kernel methods stay far behind even at large width.",
-        xkey="m", points=_fig2_points("fig2a", "all", 500), verdict=fig2_verdict("all"), lines=_PARITY_LINES),
+        xkey="m", points=_fig2_points("fig2a", "all", 500), verdict=fig2_verdict("all"), lines=_PARITY_LINES,
+        edge_notes=True),
     FigureSpec(
         name="fig2b", title="Figure 2(b): N = 1000, hidden layers trained",
         headline="Figure 2(b), N = 1000, hidden layers trained (paper: only 3resnet(hidden) gets below kα²)",
         source="arXiv v3 §8.1, Figure 2(b)",
         claim="Claim: as in Figure 2(a), with only the hidden layers trained (Theorem 1's setting) and N = 1000.",
         xkey="m", points=_fig2_points("fig2b", "hidden", 1000), verdict=fig2_verdict("hidden"),
-        lines=_PARITY_LINES),
+        lines=_PARITY_LINES, edge_notes=True),
     FigureSpec(
         name="fig3", title="Figure 3: β·F + α·G(F), α = 0.3",
         headline="Figure 3, α = 0.3 (paper: α·G(F) learned when α ≲ β, not when α ≳ β)",
@@ -349,7 +391,7 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
         claim="Claim: with α = 0.3 fixed, the ResNet learns the composite signal when α ≲ β (the base signal "
               "dominates, so hierarchical learning works) and practically cannot when α ≳ β.",
         xkey="m", points=_fig3_points, verdict=fig3_verdict, label=fig3_label,
-        label_keys=("beta",), lines=lambda: [(parity_threshold(), "kα²")], plot="beta_panels"),
+        label_keys=("beta",), lines=lambda: [(parity_threshold(), "kα²")], plot="beta_panels", edge_notes=True),
     FigureSpec(
         name="fig4", title="Figure 4(a): SGD does not find the small-norm solution",
         headline="Figure 4 (paper: SGD finds no fit with a ‖W‖_F comparable to a hand-built one)",
@@ -381,7 +423,7 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
               "with few samples, while the ResNet learns it.",
         xkey="n_train", points=_thm3_points, verdict=thm3_verdict, target="hard", label=lambda r: r["model"],
         mode_in_label=False, lines=lambda: [(THM3_ALPHA ** 2 / 4, "α²/4"), (THM3_K * THM3_ALPHA ** 2, "kα²")],
-        rule_note="ResNet half: robust rule beside test-best"),
+        rule_note="ResNet half: robust rule beside test-best", illustration=True),
     FigureSpec(
         name="companion", title="Companion Figure 1: 3layer vs 2layer, last, NTK",
         headline="Companion Figure 1 (paper: 3layer beats 2layer and their kernels)",
@@ -390,7 +432,7 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
               "NTKs and conjugate kernels (last) on this target.",
         xkey="n_train", points=_companion_points, verdict=companion_verdict, target="companion",
         label=lambda r: learner(r) + (f" m={r['m']}" if r.get("panel") == "width" else ""),
-        lines=lambda: [(companion_zero(), "predict 0")]),
+        lines=lambda: [(companion_zero(), "predict 0")], edge_notes=True),
 )}
 
 
@@ -427,6 +469,12 @@ def points(name: str, scale: str, *, device=None, select: str = "test") -> list[
     return [p.config() for p in point_records(name, scale, device=device, select=select)]
 
 
+def optional_points(name: str, scale: str) -> list[dict]:
+    """The points of a figure at a scale that its tables may lack (:data:`OPTIONAL_WIDTHS`)."""
+    widths = OPTIONAL_WIDTHS.get(name, {}).get(scale, set())
+    return [p for p in points(name, scale) if p["m"] in widths and kind_of(p).grid_searched]
+
+
 def names_at(scale: str) -> tuple[str, ...]:
     """The figures defined at ``scale`` (what ``reproduce all --scale SCALE`` runs)."""
     scale_settings(scale)  # a clear error for an unknown scale
@@ -453,18 +501,23 @@ def point_label(p: dict) -> str:
     return " ".join(parts)
 
 
-def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
-    """The paper's claim for a figure, and whether these rows reproduce it.
+def judge(figure: str, rows: list[dict]) -> tuple[str, Verdict]:
+    """The paper's claim for a figure, its parts judged on these rows and the label derived from them
+    (:meth:`FigureSpec.judge`).
 
-    Returns the summary line and True/False, or None when the rows cannot
-    decide it (a learner the claim needs has no finite point). Points whose
-    test error is not finite (every run of their grid diverged) never enter
-    a minimum or maximum: they are left out and named at the end of the line.
-    """
+    Points whose test error is not finite (every run of their grid diverged) never enter a minimum or maximum:
+    they are left out and named before the label."""
     dropped = [r for r in rows if not has_number(r)]
-    text, ok = spec(figure).summarise(rows)
+    note = ""
     if dropped:
         n = len(dropped)
-        text += (f". {n} diverged point{'s' if n > 1 else ''} (no finite test error) excluded: "
-                 + ", ".join(point_label(dict(r, figure=figure)) for r in dropped))
-    return text, ok
+        note = (f" {n} diverged point{'s' if n > 1 else ''} (no finite test error) excluded: "
+                + ", ".join(point_label(dict(r, figure=figure)) for r in dropped) + ".")
+    return spec(figure).judge(rows, note)
+
+
+def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
+    """The summary paragraph of :func:`judge`, and True / False / None: whether the label is ``reproduced``,
+    ``not reproduced``, or any other."""
+    text, verdict = judge(figure, rows)
+    return text, verdict.ok
