@@ -27,6 +27,7 @@ from .point import point_id
 from .points import RUN_KEYS
 from .rows import below, fresh_errors, median_error, plotted_error, seed_errors
 from .store import atomic_write, write_checksums
+from .verdict_parts import span
 
 
 @dataclass
@@ -251,22 +252,16 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
     return atomic_write(Path(out) / f"{result.name}.provenance.json", json.dumps(info, indent=1, default=str))
 
 
-# ----------------------------------------------------------------- verdicts, generated (issue 29 item 5)
-VERDICT_WORDS = {True: "reproduced", False: "NOT reproduced", None: "not judged"}
+# ----------------------------------------------------------------- verdicts, generated from the parts
+VERDICT_WORDS = {True: "reproduced", False: "not reproduced", None: "not judged"}
+"""The label of a result built without judged parts (True / False / None)."""
 NOT_RUN = "not run (GPU scale)"
 """The verdict of a figure with no shipped results (Figure 4(b): d = 100, N = 50000 needs a GPU)."""
 
 
-def _span(values) -> str:
-    vals = sorted({v for v in values if v is not None})
-    if not vals:
-        return "-"
-    return str(vals[0]) if len(vals) == 1 else ", ".join(map(str, vals)) if len(vals) <= 3 else f"{vals[0]}-{vals[-1]}"
-
-
 def verdict_facts(result: FigureResult) -> dict:
-    """What a figure's verdict rests on, read from its shipped rows: the verdict word, scale, selection rule,
-    N (per training mode where they differ), widths of the trained networks, fresh seeds, device."""
+    """What a figure's verdict rests on, read from its shipped rows: the label derived from its parts, scale,
+    selection rule, N (per training mode where they differ), widths of the trained networks, fresh seeds, device."""
     rows = result.rows
     nets = [r for r in rows if kind_of(r).grid_searched]
     sel = {r.get("select") for r in rows}
@@ -278,20 +273,20 @@ def verdict_facts(result: FigureResult) -> dict:
     for r in nets or rows:
         by_mode.setdefault(r.get("mode") or "-", set()).add(r.get("n_train"))
     if len({frozenset(v) for v in by_mode.values()}) <= 1:
-        n_text = _span(next(iter(by_mode.values())))
+        n_text = span(next(iter(by_mode.values())))
     else:
-        n_text = "; ".join(f"{mode}: {_span(ns)}" for mode, ns in by_mode.items())
+        n_text = "; ".join(f"{mode}: {span(ns)}" for mode, ns in by_mode.items())
     seeds = sorted({len(r.get("seed_errors") or []) - 1 for r in nets if r.get("seed_errors")})
     prov = result.provenance or {}
-    return dict(figure=result.name, verdict=VERDICT_WORDS[result.reproduced], scale=prov.get("scale", "?"),
-                rule=rule, n=n_text, widths=_span(r.get("m") for r in nets),
+    return dict(figure=result.name, verdict=result.label, scale=prov.get("scale", "?"),
+                rule=rule, n=n_text, widths=span(r.get("m") for r in nets),
                 seeds=f"{seeds[-1]} fresh" if seeds and seeds[-1] > 0 else "-",
                 device=", ".join(prov.get("device") or []) or "-")
 
 
 def verdict_sentence(facts: dict) -> str:
-    """One verdict line in the issue's form, e.g. ``fig2a: reproduced at cpu scale (m ≤ 500, N = 500,
-    test-selected, 8 fresh seeds)``."""
+    """One verdict line, e.g. ``fig2a: reproduced at cpu scale (m = 20-500, N = 500, test-selected, 8 fresh
+    seeds)``."""
     if facts["verdict"] == NOT_RUN:
         return f"{facts['figure']}: {NOT_RUN}"
     widths = facts["widths"]
@@ -302,7 +297,8 @@ def verdict_sentence(facts: dict) -> str:
 
 def verdict_table(results: dict[str, FigureResult | None], markdown: bool = True) -> str:
     """The per-figure verdict table (notebook 05's opening table, the README's per-figure table), generated
-    from the shipped tables: one row per figure, ``None`` for a figure with no shipped results
+    from the shipped tables: one row per figure, its label derived from its parts
+    (:func:`resnetlearn.reproduce.verdict_parts.derive_label`), ``None`` for a figure with no shipped results
     (:data:`NOT_RUN`)."""
     cols = ("figure", "verdict", "scale", "rule", "n", "widths", "seeds", "device")
     heads = ("figure", "verdict", "scale", "selection rule", "N", "widths m", "seeds", "computed on")
@@ -314,3 +310,23 @@ def verdict_table(results: dict[str, FigureResult | None], markdown: bool = True
                   for f in facts]
         return "\n".join(lines)
     return "\n".join(verdict_sentence(f) for f in facts)
+
+
+def parts_table(results: dict[str, FigureResult | None], markdown: bool = True) -> str:
+    """Every judged part of every figure (:class:`resnetlearn.reproduce.verdict_parts.Part`): the statement, its
+    status, the scale, N, widths and seeds it was measured at, and the threshold; a part reported beside the
+    verdict (measured at an N not fixed before the runs) is marked. ``None``: a figure not run."""
+    heads = ("figure", "part", "status", "scale", "N", "widths m", "seeds", "threshold")
+    rows = []
+    for name, res in results.items():
+        if res is None:
+            rows.append((name, "-", NOT_RUN, "-", "-", "-", "-", "-"))
+            continue
+        for p in res.parts:
+            status = p.status + ("" if p.in_verdict else " (reported beside)")
+            rows.append((name, p.name, status, p.scale, p.n, p.widths, p.seeds, p.threshold))
+    if markdown:
+        lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+        lines += ["| " + " | ".join(f"`{c}`" if i == 0 else str(c) for i, c in enumerate(r)) + " |" for r in rows]
+        return "\n".join(lines)
+    return "\n".join(f"{r[0]}: {r[1]}: {r[2]} ({r[3]} scale, N = {r[4]}, m = {r[5]})" for r in rows)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..kernels.registry import DEFAULT_KERNELS
-from ..learners.search import paper_grid
+from ..learners.search import default_val_size, paper_grid
 from .learner import HandBuilt, Kernel, Network, kind_of, label_of
 from .point import Data, Point, Schedule, Search
 from .rows import has_number
@@ -170,6 +170,7 @@ class FigureSpec:
             scale = rows[0].get("scale")
             notes += grid_edge_notes(rows, scale_settings(scale)["lrs"] if scale in SCALES else
                                      [r["lr"] for r in rows if r.get("lr") is not None])
+        notes += _selection_note(rows)
         label = derive_label(parts, illustration=self.illustration)
         text = " ".join(f"Part {i}: {p.text()}." for i, p in enumerate(parts, 1))
         return (f"{self.name}: {self.claim} ({self.source}) {text} {notes}{dropped} -> {label}".replace("  ", " "),
@@ -180,6 +181,17 @@ class FigureSpec:
         label (:func:`~resnetlearn.reproduce.verdict_parts.label_ok`)."""
         text, verdict = self.judge(rows)
         return text, verdict.ok
+
+
+def _selection_note(rows: list[dict]) -> str:
+    """Where the rows chose their cells on validation samples, said so with their sizes (n_val per N)."""
+    val = [r for r in rows if r.get("select") == "val" and kind_of(r).grid_searched]
+    if not val:
+        return ""
+    sizes = sorted({(r["n_train"], r.get("n_val") or default_val_size(r["n_train"])) for r in val})
+    return (" Validation-selected: every network's lr/wd cell was chosen on fresh validation samples drawn from the "
+            "target (the network trained on the same N samples), not on the test set; n_val = "
+            + ", ".join(f"{v} at N = {n}" for n, v in sizes) + ".")
 
 
 @dataclass(frozen=True)

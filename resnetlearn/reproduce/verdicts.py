@@ -60,7 +60,8 @@ def _scale(rows: list[dict]) -> str:
 def _seeds(rows: list[dict]) -> str:
     """``0 chose, 1-8 judged``: the seeds of the selected cells (seed 0 chose the cell, the fresh ones judge it)."""
     n = max((len(seed_errors(r)) for r in rows if r.get("seed_errors")), default=1)
-    return f"0 chose the cell, 1-{n - 1} judged" if n > 1 else "0 only (no fresh seeds)"
+    return (f"0 chose the cell, {'1' if n == 2 else f'1-{n - 1}'} judged" if n > 1
+            else "0 only (no fresh seeds)")
 
 
 def _where(rows: list[dict]) -> dict:
@@ -70,7 +71,7 @@ def _where(rows: list[dict]) -> dict:
 
 
 def _top(values) -> tuple:
-    vals = sorted(set(values))
+    vals = sorted(set(values)) or [math.nan]
     return vals[0], vals[-1]
 
 
@@ -180,7 +181,7 @@ def _fig3_row_words(beta: float, sel: list[dict], thr: float, learned: list[dict
 
 def _fig3_parts(mode: str, n: int | None, rows: list[dict], thr: float, in_verdict: bool) -> list[Part]:
     """The two statements of one panel of Figure 3 at one N: α ≲ β learned, α ≳ β (β = α included) not learned."""
-    where_n = f" (N={n})" if not in_verdict else ""
+    where_n = f", N={n}" if not in_verdict else ""
     by_beta = {b: sorted((r for r in rows if r["beta"] == b and has_number(r)), key=lambda r: r["m"])
                for b in FIG3_BETAS}
     src = "arXiv v3 §8.1, Experiment 2 and Figure 3"
