@@ -236,6 +236,7 @@ def load_runs(name: str, directory) -> list[dict]:
                ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"),
                ("selected", "diverged"), where=f"{path}, line {line}")
         r["role"] = r.get("role") or "grid"
+        r["panel"] = r.get("panel") or None
     groups = _match_points(path, rows, name=name, scale=prov["scale"], expected=expected, one_row_each=False)
     for p in expected:
         runs = groups[point_id(p)]
