@@ -103,10 +103,14 @@ def test_scales_follow_the_paper_protocol_where_they_claim_to():
     assert set(SCALE_NOTES) == set(SCALES)
     paper, cpu = _scale_settings("paper"), _scale_settings("cpu")
     assert paper["widths"] == [20, 50, 100, 200, 500, 1000, 2000] and paper["epochs"] == 800
-    assert len(paper["lrs"]) * len(paper["wds"]) == 90  # the 9 x 10 grid of §8.1
+    # §8.1's {1, 2, 5}·10^k set, lr 1 (every Figure 4 fit at cpu scale) and 2 included, wd from 0
+    assert paper["lrs"] == paper_grid(1e-3, 2.0) and paper["wds"] == [0.0] + paper_grid(1e-5, 0.1)
+    assert 1.0 in paper["lrs"] and len(paper["lrs"]) * len(paper["wds"]) == 11 * 14
+    assert [p["m"] for p in figure_points("fig4", "paper") if p["model"] == "2layer_signs"][-1] == 100000
+    assert [p["m"] for p in figure_points("fig4b", "paper") if p["model"] == "2layer_signs"][-1] == 50000
     # the cpu scale keeps the paper's epochs and N, and its grid lies inside the paper's grid
     assert cpu["epochs"] == 800 and set(cpu["widths"]) < set(paper["widths"])
-    assert set(cpu["lrs"]) <= set(paper_grid(1e-3, 0.5)) and set(cpu["wds"]) <= set(paper["wds"])
+    assert set(cpu["lrs"]) <= set(paper["lrs"]) and set(cpu["wds"]) <= set(paper["wds"])
     assert {p["n_train"] for p in figure_points("fig2a", "cpu", device="cpu")} == {500}
     assert {p["n_train"] for p in figure_points("fig2b", "cpu", device="cpu")} == {1000}
     fig4 = [p for p in figure_points("fig4", "cpu", device="cpu") if p["model"] == "2layer_signs"]

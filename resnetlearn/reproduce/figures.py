@@ -64,8 +64,9 @@ SCALE_NOTES = {
             "widths 20-500 for Figure 2(a) and 20-200 for Figures 2(b) and 3 (paper: 20-2000), "
             "a 5 x 4 lr x wd grid inside the paper's 9 x 10, the selected cell retrained with 8 fresh seeds; "
             "not the paper's full scale"),
-    "paper": ("the full protocol of §8 (widths 20-2000, 800 epochs, the 9 x 10 lr x wd grid), "
-              "8 fresh seeds per selected cell, meant for a GPU"),
+    "paper": ("the protocol of §8: 800 epochs, lr and wd from the paper's {1, 2, 5}·10^k set (ours: lr 0.001-2, "
+              "wd 0 and 1e-5-0.1, an 11 x 14 grid), widths 20-2000 for Figures 2 and 3, Figure 4(a) at widths "
+              "200-100000 and 4(b) at 200-50000 (§8.2), 8 fresh seeds per selected cell; meant for a GPU"),
 }
 """What each scale is, recorded in every provenance file."""
 
@@ -75,9 +76,10 @@ def scale_settings(scale: str) -> dict:
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     if scale == "paper":
+        # arXiv v3 §8.1 and §8.2 search lr and wd in {1, 2, 5}·10^k, k ∈ Z, without bounds: the ends are ours,
+        # past every cell the cpu scale selected (lr 1 fits Figure 4's training set, lr 2 brackets it)
         return dict(widths=[20, 50, 100, 200, 500, 1000, 2000], epochs=800,
-                    lrs=paper_grid(1e-3, 0.5), wds=[0.0] + paper_grid(1e-4, 5e-2), n_test=2000,
-                    rerun_seeds=list(range(1, 9)))
+                    lrs=PAPER_LRS, wds=PAPER_WDS, n_test=2000, rerun_seeds=list(range(1, 9)))
     if scale == "tiny":
         return dict(widths=[8], epochs=2, lrs=[0.05], wds=[0.0], n_test=100, rerun_seeds=[1])
     if scale == "cpu":
@@ -90,6 +92,15 @@ def scale_settings(scale: str) -> dict:
     return dict(widths=[50, 200], epochs=400, lrs=[0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3], n_test=1000,
                 rerun_seeds=[1, 2, 3, 4])
 
+
+PAPER_LRS = paper_grid(1e-3, 2.0)
+"""The paper scale's learning rates: {1, 2, 5}·10^k from 0.001 to 2 (arXiv v3 §8.1 names the set, not its ends)."""
+PAPER_WDS = [0.0] + paper_grid(1e-5, 0.1)
+"""The paper scale's weight decays: 0 and {1, 2, 5}·10^k from 1e-5 to 0.1 (the ends are ours)."""
+PAPER_FIG4_WIDTHS = [int(m) for m in paper_grid(200, 100000)]
+"""§8.2, Figure 4(a): m in {200, 500, 1000, 2000, …, 100000}."""
+PAPER_FIG4B_WIDTHS = [int(m) for m in paper_grid(200, 50000)]
+"""§8.2, Figure 4(b): m in {200, 500, 1000, 2000, …, 50000}."""
 
 learner = label_of
 """The one name of a learner (:func:`resnetlearn.reproduce.learner.label_of`), e.g. ``3resnet(all)``."""
@@ -278,10 +289,10 @@ FIG4_SETTINGS = {
     "tiny": (8, 200, [200], [0.5], [0.0], 2),
     "quick": (20, 2000, [200, 400], [0.05, 0.2, 0.5, 1.0], [0.0, 1e-4, 1e-3], 100),
     "cpu": (40, 5000, [200, 500, 1000, 2000], [0.1, 0.2, 0.5, 1.0], [0.0, 1e-4, 1e-3], None),
-    "paper": (40, 5000, [200, 500, 1000, 2000], None, None, None),
+    "paper": (40, 5000, PAPER_FIG4_WIDTHS, None, None, None),
 }
 """Figure 4(a) per scale: the paper's d = 40, N = 5000 at scales cpu and paper; the widths and, below
-paper scale, the grids and epochs are ours (the paper searched m up to 100000 and the {1, 2, 5}·10^−k grid)."""
+paper scale, the grids and epochs are ours; at paper scale the widths are §8.2's, 200 to 100000."""
 FIG4_WIDE = {
     # scale: (widths, lrs, wds): wider SGD networks, each on a grid of ours that brackets the narrow widths'
     # selected cell (lr 0.5, wd 1e-3) on both sides: lr up to 2, wd from 0 past 1e-3 in {1, 2, 5}·10^k steps
@@ -293,10 +304,10 @@ OPTIONAL_WIDTHS = {"fig4": {scale: set(widths) for scale, (widths, _, _) in FIG4
 finished loads without them (:func:`optional_points`), and its verdict states the widths that ran."""
 FIG4B_SETTINGS = {
     "tiny": (8, 200, [200], [0.5], [0.0], 2),
-    "paper": (100, 50000, [200, 500, 1000, 2000], None, None, None),
+    "paper": (100, 50000, PAPER_FIG4B_WIDTHS, None, None, None),
 }
 """Figure 4(b) (arXiv v3 §8.2: d = 100, N = 50000, mini-batch 100): defined at paper scale only, for a GPU
-(the widths are ours, the paper searched m up to 50000), and at tiny scale as a seconds-long smoke test."""
+(§8.2's widths, 200 to 50000), and at tiny scale as a seconds-long smoke test."""
 FIG4B_BATCH = 100
 """§8.2's mini-batch for d = 100, N = 50000 (Figure 4(b)); Figure 4(a) keeps §8.1's 50."""
 
