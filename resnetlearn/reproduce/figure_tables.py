@@ -20,7 +20,7 @@ from pathlib import Path
 from ..device import describe_device
 from ..validation import is_finite
 from ..version import __version__
-from .figures import SCALE_NOTES, scale_settings
+from .figures import SCALE_NOTES
 from .figures import spec as figure_spec
 from .learner import from_row, kind_of
 from .point import point_id
@@ -232,6 +232,24 @@ def _table_row(r: dict) -> dict:
 """The configuration columns repeated on every row of ``FIG_runs.csv``."""
 
 
+def ran_settings(runs: list[dict]) -> dict:
+    """What the networks of a figure ran, read from its runs (the rows of ``FIG_runs.csv``): their widths, N,
+    epochs, the lr and wd values of their grids, the seeds every grid cell trained and the seeds its selected cell
+    was retrained with; a validation-selected figure adds its ``validation`` rule."""
+    nets = [r for r in runs if r.get("lr") is not None and kind_of(r).grid_searched]
+    grid = [r for r in nets if r.get("role", "grid") == "grid"]
+    rerun = [r for r in nets if r.get("role") == "rerun"]
+
+    def values(rows, key):
+        return sorted({r[key] for r in rows if r.get(key) is not None})
+    out = dict(widths=values(nets, "m"), n_train=values(nets, "n_train"), epochs=values(nets, "epochs"),
+               lrs=values(grid, "lr"), wds=values(grid, "wd"), grid_seeds=values(grid, "seed"),
+               rerun_seeds=values(rerun, "seed"))
+    if {r.get("select") for r in nets} == {"val"}:
+        out["validation"] = "fresh validation samples, the same N training samples"
+    return out
+
+
 def write_provenance(result: FigureResult, out, scale: str, command: str) -> Path:
     """Where the numbers came from: configuration, versions, device, date, wall time."""
     import platform
@@ -239,7 +257,8 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
     import torch as _torch
 
     devices = sorted({r.get("device", "") for r in result.rows})
-    info = dict(figure=result.name, scale=scale, scale_note=SCALE_NOTES[scale], settings=scale_settings(scale),
+    runs = [{**{k: r.get(k) for k in POINT_COLS}, **run} for r in result.rows for run in r.get("runs") or []]
+    info = dict(figure=result.name, scale=scale, scale_note=SCALE_NOTES[scale], settings=ran_settings(runs),
                 command=command,
                 resnetlearn=__version__, torch=_torch.__version__, python=platform.python_version(),
                 machine=platform.machine(), device=devices or [describe_device()],
