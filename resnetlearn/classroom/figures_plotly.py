@@ -28,7 +28,7 @@ from plotly.subplots import make_subplots
 
 from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
-from ..reproduce.figures import THM3_FRESH_PANEL, learner
+from ..reproduce.figures import learner
 from ..reproduce.figures import spec as figure_spec
 from ..reproduce.learner import HandBuilt, kind_of, trained_layers
 from ..reproduce.rows import median_error, plotted_error
@@ -428,8 +428,9 @@ def _add_lines(fig, name: str, x0: float, x1: float, **where) -> list[float]:
 
 def _error_vs_x(rows: list[dict], spec, head: str) -> go.Figure:
     xkey = spec.xkey
-    # the robust cell's judging seeds on the §7 instance are a table row, not a curve (they repeat an N)
-    main = [r for r in rows if r.get("panel") not in ("width", THM3_FRESH_PANEL)]
+    # points of another panel than the companion's width panel (the §7 robust cell's judging seeds, a grid's
+    # extension past its edge) repeat an x of their curve: the tables and the verdict read them, the plot does not
+    main = [r for r in rows if not r.get("panel")]
     side = [r for r in rows if r.get("panel") == "width"]  # the companion's width panel (x = m)
     fig = make_subplots(1, 2, column_widths=[0.62, 0.38], horizontal_spacing=0.09,
                         subplot_titles=(f"against {X_TITLES[xkey].split(' (')[0]}",

@@ -35,6 +35,8 @@ from .point import Data, Point, Schedule, Search
 from .rows import has_number
 from .verdict_parts import Part, derive_label, label_ok
 from .verdicts import (
+    EDGE_PANEL,
+    EDGE_WDS,
     FIG3_BETAS,
     FIG3_FIXED_N,
     FIG3_MODES,
@@ -236,10 +238,35 @@ def _widths(figure: str, s: dict) -> list[int]:
 def _fig2_points(figure: str, train_mode: str, n_train: int):
     def points(scale: str, base: Point) -> list[Point]:
         s = scale_settings(scale)
-        return [base.replace(learner=Network(arch, mode, m=m), n_train=n_train)
-                for arch in ("3resnet", "3layer", "2layer") for mode in (train_mode, "last", "ntk")
-                for m in _widths(figure, s)]
+        pts = [base.replace(learner=Network(arch, mode, m=m), n_train=n_train)
+               for arch in ("3resnet", "3layer", "2layer") for mode in (train_mode, "last", "ntk")
+               for m in _widths(figure, s)]
+        return pts + _extensions(figure, scale, pts)
     return points
+
+
+GRID_EXTENSIONS = {
+    # (figure, scale): (architecture, mode, widths, the wd values past the grid's top 0.01 in {1, 2, 5}·10^k)
+    ("fig2a", "cpu"): [("2layer", "all", (50, 200, 500), EDGE_WDS)],
+    ("fig2b", "cpu"): [("3layer", "hidden", (50, 100, 200), EDGE_WDS)],
+}
+"""Grids extended past an edge where the selected cell sat on it: Figure 2(b)'s nearest competitor 3layer(hidden)
+and Figure 2(a)'s 2layer(all) chose wd = 0.01, the top of the cpu scale's grid, so each such point gets an
+extension point (``panel="edge"``) with the same lr values and the next wd values in the paper's
+{1, 2, 5}·10^k steps, its own store key (the point it extends keeps its key); the verdict reads both."""
+
+
+def _extensions(figure: str, scale: str, pts: list[Point]) -> list[Point]:
+    out = []
+    for arch, mode, widths, wds in GRID_EXTENSIONS.get((figure, scale), []):
+        out += [p.replace(wds=list(wds), panel=EDGE_PANEL) for p in pts
+                if (p.learner.arch, p.learner.mode) == (arch, mode) and p.learner.m in widths]
+    return out
+
+
+def fig2_label(r: dict) -> str:
+    """A Figure 2 curve: the learner, and ``, wd past the grid`` for a grid extension's point."""
+    return learner(r) + (", wd past the grid" if r.get("panel") == EDGE_PANEL else "")
 
 
 # ----------------------------------------------------------------- Figure 3
@@ -418,13 +445,14 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
         claim="Claim: of the learners compared, only the three-layer ResNet learns the composite signal α·G(F) "
               "(test error below kα²); kernel methods stay far behind even at large width.",
         xkey="m", points=_fig2_points("fig2a", "all", 500), verdict=fig2_verdict("all"), lines=_PARITY_LINES,
+        label=fig2_label,
         edge_notes=True),
     FigureSpec(
         name="fig2b", title="Figure 2(b): N = 1000, hidden layers trained",
         headline="Figure 2(b), N = 1000, hidden layers trained (paper: only 3resnet(hidden) gets below kα²)",
         source="arXiv v3 §8.1, Figure 2(b)",
         claim="Claim: as in Figure 2(a), with only the hidden layers trained (Theorem 1's setting) and N = 1000.",
-        xkey="m", points=_fig2_points("fig2b", "hidden", 1000), verdict=fig2_verdict("hidden"),
+        xkey="m", points=_fig2_points("fig2b", "hidden", 1000), verdict=fig2_verdict("hidden"), label=fig2_label,
         lines=_PARITY_LINES, edge_notes=True),
     FigureSpec(
         name="fig3", title="Figure 3: β·F + α·G(F), α = 0.3",

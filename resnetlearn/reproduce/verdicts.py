@@ -83,14 +83,18 @@ def grid_edge_notes(rows: list[dict], lrs: list[float]) -> str:
     if not nets:
         return ""
     lo_lr, hi_lr = _top(lrs)
+    extended = {_same_point(r): r for r in nets if r.get("panel") == EDGE_PANEL}
     out: dict[tuple, list[str]] = {}
-    for r in nets:
+    for r in (r for r in nets if r.get("panel") != EDGE_PANEL):
         where = f"m={r['m']}" + (f" N={r['n_train']}" if r.get("n_train") is not None else "") + (
             f" β={r['beta']:g}" if is_finite(r.get("beta")) and r.get("figure") == "fig3" else "")
         if r.get("lr_at_grid_edge"):
             side = "bottom" if r["lr"] == lo_lr else "top" if r["lr"] == hi_lr else "edge"
             out.setdefault((label_of(r), f"lr {r['lr']:g} ({side})", "not extended at this scale"), []).append(where)
-        if r.get("wd_at_grid_edge"):
+        if r.get("wd_at_grid_edge") and _same_point(r) in extended:
+            out.setdefault((label_of(r), f"wd {r['wd']:g} (top)", _extension_words(r, extended[_same_point(r)])),
+                           []).append(where)
+        elif r.get("wd_at_grid_edge"):
             out.setdefault((label_of(r), f"wd {r['wd']:g} (top)", "not extended at this scale"), []).append(where)
         elif r.get("wd") == 0.0:
             out.setdefault((label_of(r), "wd 0 (bottom)", "the natural bound of weight decay"), []).append(where)
@@ -99,6 +103,35 @@ def grid_edge_notes(rows: list[dict], lrs: list[float]) -> str:
     return (" Grid edges (selected cells of networks trained in mode all or hidden on an end of their lr × wd grid, "
             "ours): " + "; ".join(f"{who} at {', '.join(pts)}: {edge}, {why}" for (who, edge, why), pts in out.items())
             + ".")
+
+
+EDGE_PANEL = "edge"
+"""The ``panel`` of a point that extends another point's lr × wd grid past an edge (same learner, width, N)."""
+
+
+def _same_point(r: dict) -> tuple:
+    return label_of(r), r.get("m"), r.get("n_train"), r.get("beta")
+
+
+def _extension_words(r: dict, ext: dict) -> str:
+    """What the extension past the top of the wd grid found: whether seed 0 chose a cell there, and where."""
+    here, there = seed_errors(r)[0], seed_errors(ext)[0]
+    if not is_finite(there) or there >= here:
+        return (f"extended to wd {_grid_words(ext)}: seed 0's best there {there:.3f}, not better than "
+                f"{here:.3f} at the edge, so the selection stays (interior for seed 0)")
+    top = "still on the top of the extension, not extended further" if ext.get("wd_at_grid_edge") else "interior"
+    return (f"extended to wd {_grid_words(ext)}: seed 0's best there {there:.3f} (lr {ext['lr']:g}, wd "
+            f"{ext['wd']:g}) beats {here:.3f} at the edge; {top}; fresh seeds there: "
+            f"{seeds_below(ext, parity_threshold())}, lowest {best_error(ext):.3f}")
+
+
+EDGE_WDS = (0.02, 0.05)
+"""The wd values an extension point trains past the top (0.01) of the cpu scale's wd grid: the next two of the
+paper's {1, 2, 5}·10^k steps."""
+
+
+def _grid_words(ext: dict) -> str:
+    return ", ".join(f"{w:g}" for w in EDGE_WDS)
 
 
 # ----------------------------------------------------------------- Figure 2
