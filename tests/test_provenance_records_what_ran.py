@@ -42,3 +42,13 @@ def test_validation_selected_results_say_so():
         assert "Validation-selected" in (prov.parent / f"{name}.txt").read_text()
     for prov in (RESULTS / "quick").glob("*.provenance.json"):
         assert "validation" not in json.loads(prov.read_text())["settings"]
+
+
+def test_runs_tables_say_how_each_point_selected():
+    for folder in ("quick", "quick-val", "cpu"):
+        for runs_csv in (RESULTS / folder).glob("*_runs.csv"):
+            for r in csv.DictReader(open(runs_csv)):
+                if r["select"] == "val":  # fresh validation samples, a fifth of N (rounded up)
+                    assert r["validation"] == "fresh" and int(r["n_val"]) == -(-int(r["n_train"]) // 5)
+                else:
+                    assert r["validation"] == "" and r["n_val"] == ""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..device import describe_device
+from ..learners.search import default_val_size
 from ..validation import is_finite
 from ..version import __version__
 from .figures import SCALE_NOTES
@@ -178,12 +179,23 @@ def runs_text(result: FigureResult) -> str:
     import io
 
     buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
+    w = csv.DictWriter(buf, fieldnames=RUN_POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
     w.writeheader()
     for r in result.rows:
-        point = {k: r.get(k) for k in POINT_COLS}
+        point = {k: r.get(k) for k in POINT_COLS} | selection_of(r)
         w.writerows([{**point, **run} for run in r.get("runs") or []])
     return buf.getvalue()
+
+
+def selection_of(row: dict) -> dict:
+    """How a point chose its cell beyond ``select``: for one selected on validation samples, their rule
+    (``validation``, "fresh": drawn anew, the same N training samples) and their number ``n_val``
+    (:func:`resnetlearn.learners.search.default_val_size` unless the point sets one); empty for test selection."""
+    if row.get("select") != "val":
+        return {"validation": None, "n_val": None}
+    rule = row.get("validation") or "fresh"
+    n_val = row.get("n_val") or (default_val_size(row["n_train"]) if rule == "fresh" else None)
+    return {"validation": rule, "n_val": n_val}
 
 
 def write_outputs(result: FigureResult, out, *, picture: Callable[[FigureResult], bytes]) -> dict[str, Path]:
@@ -211,6 +223,8 @@ POINT_COLS = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha
               "panel"]
 """The columns that name a point, first in both tables (``FIG.csv`` and ``FIG_runs.csv``) and read back by
 :mod:`resnetlearn.reproduce.table_reading`."""
+RUN_POINT_COLS = POINT_COLS + ["validation", "n_val"]
+"""The point's columns of ``FIG_runs.csv``: :data:`POINT_COLS` and how it selected (:func:`selection_of`)."""
 TABLE_COLS = POINT_COLS + [
     "test_error", "median", "seed_min", "seed_max", "n_seeds", "seed_errors", "exact_test_error", "exact_ridge_rel",
     "exact_ridge_at_grid_edge", "plotted", "train_error", "frobenius_W", "lr", "wd", "lr_at_grid_edge",
