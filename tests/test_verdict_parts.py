@@ -187,3 +187,13 @@ def test_grid_edges_are_named_with_what_their_extension_found():
     assert "not better than 1.900 at the edge, so the selection stays" in worse
     zero = dict(row(0.0, [1.9, 2.0]), wd_at_grid_edge=False)
     assert "wd 0 (bottom), the natural bound of weight decay" in grid_edge_notes([zero], lrs)
+
+
+def test_every_shipped_summary_ends_with_its_derived_label():
+    for folder in ("quick", "quick-val", "cpu"):
+        for prov in (RESULTS / folder).glob("*.provenance.json"):
+            name = prov.name.split(".")[0]
+            res = load_figure(name, RESULTS / folder)
+            assert res.label == derive_label(res.parts, illustration=name == "thm3")
+            assert (RESULTS / folder / f"{name}.txt").read_text() == res.summary + "\n"
+            assert res.summary.endswith(f"-> {res.label}")
