@@ -182,7 +182,9 @@ def test_grid_edges_are_named_with_what_their_extension_found():
     assert "wd 0.01 (top), not extended at this scale" in grid_edge_notes([row(0.01, [1.9, 2.0])], lrs)
     better = grid_edge_notes([row(0.01, [1.9, 2.0]), row(0.02, [1.5, 1.4], panel="edge")], lrs)
     assert "extended to wd 0.02, 0.05: seed 0's best there 1.500 (lr 0.2, wd 0.02) beats 1.900" in better
-    assert "still on the top of the extension" in better  # the extension's own cell is at its top too
+    assert "wd now interior" in better  # 0.02 lies between the grid's 0.01 and the extension's 0.05
+    top = grid_edge_notes([row(0.01, [1.9, 2.0]), row(0.05, [1.5, 1.4], panel="edge")], lrs)
+    assert "wd still on the top of the extended grid" in top
     worse = grid_edge_notes([row(0.01, [1.9, 2.0]), row(0.05, [2.5, 2.4], panel="edge")], lrs)
     assert "not better than 1.900 at the edge, so the selection stays" in worse
     zero = dict(row(0.0, [1.9, 2.0]), wd_at_grid_edge=False)

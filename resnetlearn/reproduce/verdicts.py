@@ -119,7 +119,10 @@ def _extension_words(r: dict, ext: dict) -> str:
     if not is_finite(there) or there >= here:
         return (f"extended to wd {_grid_words(ext)}: seed 0's best there {there:.3f}, not better than "
                 f"{here:.3f} at the edge, so the selection stays (interior for seed 0)")
-    top = "still on the top of the extension, not extended further" if ext.get("wd_at_grid_edge") else "interior"
+    top = ("wd still on the top of the extended grid, not extended further" if ext.get("wd") == max(EDGE_WDS)
+           else "wd now interior")
+    if ext.get("lr_at_grid_edge"):
+        top += f", lr {ext['lr']:g} on an end of its grid"
     return (f"extended to wd {_grid_words(ext)}: seed 0's best there {there:.3f} (lr {ext['lr']:g}, wd "
             f"{ext['wd']:g}) beats {here:.3f} at the edge; {top}; fresh seeds there: "
             f"{seeds_below(ext, parity_threshold())}, lowest {best_error(ext):.3f}")
