@@ -345,9 +345,10 @@ def norm_verdict(paper_best: float, paper_widths: int):
 
 def _selected_cells(sgd: list[dict]) -> str:
     """The lr/wd cell seed 0 chose at each SGD width, with its grid-edge flags."""
-    def edge(r):
-        flags = [a for a in ("lr", "wd") if r.get(f"{a}_at_grid_edge")]
-        return f" ({' and '.join(flags)} on the top of its grid, not extended)" if flags else ""
+    def edge(r):  # wd = 0 is no edge (the natural bound), so a flagged wd is the top of its grid
+        flags = (["lr on an end of its grid"] if r.get("lr_at_grid_edge") else []) + (
+            ["wd on the top of its grid"] if r.get("wd_at_grid_edge") else [])
+        return f" ({', '.join(flags)}, not extended)" if flags else ""
     cells = "; ".join(f"m={r['m']}: lr {r['lr']:g}, wd {r['wd']:g}{edge(r)}" for r in sorted(sgd, key=lambda r: r["m"])
                       if is_finite(r.get("lr")) and is_finite(r.get("wd")))
     return f" Selected cells: {cells}." if cells else ""
