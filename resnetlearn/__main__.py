@@ -235,9 +235,10 @@ def _announce_work(args, figures, *, device, out: Path, workers: int) -> None:
     if args.scale == "tiny":
         return
     if args.scale == "paper" and device.type != "cuda":
-        print(f"--scale paper is the full protocol of §8.1 (widths up to 2000, the 9 x 10 lr x wd grid, 800 "
-              f"epochs) and is meant for a GPU; this run uses {device.type}. --scale cpu is the largest scale "
-              f"a 2-core CPU finishes in a working session.", file=sys.stderr, flush=True)
+        print(f"--scale paper is the protocol of §8 (lr and wd from the paper's {{1, 2, 5}}·10^k set, 800 epochs, "
+              f"widths up to 2000, Figure 4 up to §8.2's 100000 and 50000) and is meant for a GPU; this run uses "
+              f"{device.type}. --scale cpu is the largest scale a 2-core CPU finishes in a working session.",
+              file=sys.stderr, flush=True)
     est = estimate_work(figures, args.scale, device=args.device, select=args.select, store=out / "store")
     print(est.text(args.scale, workers), file=sys.stderr, flush=True)
 

@@ -39,6 +39,9 @@ def test_every_point_is_a_complete_distinct_configuration(name, scale):
             if p.get("grid_seeds"):  # every cell trained with seed 0 and the scale's fresh seeds (thm3)
                 assert p["grid_seeds"] == [0, *s["rerun_seeds"]] and p["rerun_seeds"] == []
                 continue
+            if p.get("panel") == V.THM3_FRESH_PANEL:  # the robust cell judged on seeds outside its grid's
+                assert set(p["rerun_seeds"]).isdisjoint([0, *s["rerun_seeds"]]) and len(p["lrs"]) == 1
+                continue
             assert p["rerun_seeds"] == s["rerun_seeds"] and 0 not in p["rerun_seeds"]
 
 
@@ -75,47 +78,65 @@ def _fig2_rows(winner_seeds, other=2.0, exact=None):
 def test_fig2_needs_a_majority_of_seeds_and_counts_exact_kernels_against():
     ok = F.spec("fig2a").summarise(_fig2_rows([0.1, 0.2, 0.1, 3.0, 0.3]))
     assert ok[1] is True and "3/4 seeds below" in ok[0] and "rule:" in ok[0]  # seed 0 does not vote
-    lucky = F.spec("fig2a").summarise(_fig2_rows([0.1, 2.0, 2.1, 3.0, 2.3]))  # one good seed is not enough
-    assert lucky[1] is False
-    kernel = F.spec("fig2a").summarise(_fig2_rows([0.1] * 5, exact=1.0))  # the exact NTK solution goes below
-    assert kernel[1] is False and "exact kernel solution" in kernel[0]
+    lucky = F.spec("fig2a").judge(_fig2_rows([0.1, 2.0, 2.1, 3.0, 2.3]))  # one good seed is not enough
+    assert lucky[1].label == ("partly reproduced: held: every competitor above kα²; "
+                              "failed: 3resnet(all) below kα² robustly")
+    kernel = F.spec("fig2a").judge(_fig2_rows([0.1] * 5, exact=1.0))  # the exact NTK solution goes below
+    assert kernel[1].label.endswith("failed: every competitor above kα²") and "exact kernel solution" in kernel[0]
+    both = _fig2_rows([0.1, 2.0, 2.1, 3.0, 2.3], exact=1.0)
+    assert F.spec("fig2a").judge(both)[1].label == "not reproduced"
 
 
-def test_fig3_judges_every_beta_in_the_papers_terms():
-    def rows(learned):
+def test_fig3_judges_its_two_statements_at_the_n_fixed_before_the_runs():
+    def rows(learned, n_all=500):
         out = []
-        for mode in ("all", "hidden"):
+        for mode, n in (("all", n_all), ("hidden", 1000)):
             for beta in V.FIG3_BETAS:
-                e = 0.5 if learned(beta, mode) else 2.0
-                out.append(dict(model="3resnet", mode=mode, m=200, beta=beta, test_error=e, seed_errors=[e] * 3))
+                e = 0.5 if learned(beta, mode) else 1.5 + beta ** 2  # not learned, yet better than predicting 0
+                out.append(dict(model="3resnet", mode=mode, m=200, n_train=n, beta=beta, test_error=e,
+                                seed_errors=[e] * 3))
         return out
 
-    text, ok = F.spec("fig3").summarise(rows(lambda b, m: b > 0.3))
-    assert ok is True and "β=0.5 (all): learned" in text and "boundary, not judged" in text
-    text, ok = F.spec("fig3").summarise(rows(lambda b, m: b == 1.0 or (b == 0.5 and m == "hidden")))
-    assert ok is False and "Rows not reproduced: β=0.5 (all)" in text
-    text, ok = F.spec("fig3").summarise(rows(lambda b, m: b >= 0.2))  # β = 0.2 < α learned: against the claim
-    assert ok is False and "β=0.2 (all)" in text
+    def status(rs):
+        return {p.name: p.status for p in F.judge("fig3", rs)[1].parts}
+
+    assert F.judge("fig3", rows(lambda b, m: b > 0.3))[1].label == "reproduced"
+    got = status(rows(lambda b, m: b == 1.0 or (b == 0.5 and m == "hidden")))
+    assert got["α ≲ β learned (all)"] == "fails" and got["α ≲ β learned (hidden)"] == "holds"
+    got = status(rows(lambda b, m: b >= 0.3))  # β = α learned: against "α ≳ β, β = α included, not learned"
+    assert got["α ≳ β not learned (all)"] == "fails"
     lucky = rows(lambda b, m: b > 0.3)
     lucky[1]["seed_errors"] = [2.0, 1.0, 2.0]  # β = 0.2 (all): one fresh seed below is enough against "not learned"
-    text, ok = F.spec("fig3").summarise(lucky)
-    assert ok is False and "β=0.2 (all)" in text
-    assert F.spec("fig3").summarise(rows(lambda b, m: b >= 0.3))[1] is True  # β = α: not judged either way
+    assert status(lucky)["α ≳ β not learned (all)"] == "fails"
+    zero = rows(lambda b, m: b > 0.3)
+    for r in zero:
+        if r["beta"] <= 0.3 and r["mode"] == "all":
+            r["seed_errors"] = [20.0] * 3  # no better than predicting 0, k(β² + α²)
+    assert status(zero)["α ≳ β not learned (all)"] == "holds trivially"
+    # rows at an N not fixed before the runs are parts of their own, beside the verdict
+    other = rows(lambda b, m: b > 0.3) + [r for r in rows(lambda b, m: b >= 0.3, n_all=1000) if r["mode"] == "all"]
+    verdict = F.judge("fig3", other)[1]
+    beside = [p for p in verdict.parts if not p.in_verdict]
+    assert verdict.label == "reproduced" and [p.status for p in beside] == ["holds", "fails"]
 
 
 def test_fig4_verdict_states_the_papers_number():
     rows = [dict(model="2layer_signs", m=200, grid=[[0.03, 1.0, 350.0], [0.5, 0.9, 40.0]]),
             dict(model="hand_built", m=200, test_error=0.016, frobenius_W=84.5)]
     text, ok = F.spec("fig4").summarise(rows)
-    assert ok is True and "0.69" in text and "0.900–1.000 over its 2 finite runs (predicting 0: 1.0)" in text
+    assert ok is True and "0.69" in text and "SGD's best 0.900 over 2 finite runs" in text
     rows[0]["seed_errors"] = [0.9, 1.1, 1.2]  # seed 0 (the selected cell), then two fresh seeds
     text, ok = F.spec("fig4").summarise(rows)
-    assert ok is True and "retrained with fresh seeds 1.100–1.200" in text
+    assert ok is True and "2 fresh seeds (1.100–1.200)" in text
+    rows[0]["grid"] = [[0.03, 1.0, 350.0], [0.5, 1.02, 40.0]]  # SGD no better than predicting 0
+    assert F.judge("fig4", rows)[1].label == ("partly reproduced: held: a smaller-norm fit SGD does not find; "
+                                              "held trivially: SGD's test error above 0.3")
+    rows[0]["grid"] = [[0.03, 1.0, 350.0], [0.5, 0.9, 40.0]]
     rows[0]["seed_errors"] = [0.9, 0.25, 1.2]  # a fresh seed generalises below 0.3: not the paper's picture
-    assert F.spec("fig4").summarise(rows)[1] is False
+    assert F.judge("fig4", rows)[1].label.endswith("failed: SGD's test error above 0.3")
     rows[0]["seed_errors"] = [0.9, 1.1, 1.2]
-    rows[0]["grid"].append([0.2, 0.25, 60.0])  # SGD generalises below 0.3: not the paper's picture
-    assert F.spec("fig4").summarise(rows)[1] is False
+    rows[0]["grid"].append([0.02, 0.25, 60.0])  # SGD fits with a small norm and generalises: neither part holds
+    assert F.judge("fig4", rows)[1].label == "not reproduced"
 
 
 def test_thm3_states_the_theorems_hypotheses():
@@ -133,13 +154,13 @@ def test_thm3_needs_a_majority_at_every_n_and_names_diverged_seeds():
 
     # N=250: seed 0 and the 4 fresh seeds that train are below α²/4 = 0.0225, 4 fresh seeds diverge: 4/8 is no majority
     rows = [kern, net(250, [0.001, 0.001, nan, 0.009, 0.008, nan, nan, nan, 0.004]), net(500, [0.001] * 9)]
-    text, ok = F.spec("thm3").verdict(rows)
-    assert ok is False
-    assert "N=250: 4/8 below (4 diverged, lr 0.2 at its grid edge)" in text
-    assert "N=500: 8/8 below, median 0.0010" in text
-    assert "Kernel half (holds)" in text and "ResNet half (fails; the robust rule needs several seeds" in text
-    rows[1]["seed_errors"] = [0.001] * 9
-    assert F.spec("thm3").verdict(rows)[1] is True
+    notes, parts = F.spec("thm3").verdict(rows)
+    kernel, resnet = parts
+    assert "N=250: 4/8 below (4 diverged, lr 0.2 at its grid edge)" in resnet.measured
+    assert "N=500: 8/8 below, median 0.0010" in resnet.measured
+    assert kernel.status == "holds" and resnet.status == "not judged"
+    assert "the robust rule needs several seeds" in resnet.reason
+    assert F.judge("thm3", rows)[1].label == "illustrated"  # our illustration, whatever its parts say
 
 
 def _grid_runs(cells: dict) -> list[dict]:
@@ -167,8 +188,9 @@ def test_the_robust_rule_does_not_reward_the_edge_of_stability():
     assert "test-best lr 0.2, wd 0.001: 4/8 below (4 diverged)" in note and "robust lr 0.1, wd 0.001: 8/8 below" in note
     assert R.seed_counts([0.01, 0.5, nan, nan], 0.0225) == (1, 1, 2)  # below, converged above, diverged
     kern = dict(model="gaussian", mode="kernel", n_train=250, test_error=0.3)
-    text, ok = F.spec("thm3").verdict([kern, row])
-    assert ok is True and "ResNet half (holds under the robust rule; fails under the test-best rule)" in text
+    resnet = F.spec("thm3").verdict([kern, row])[1][1]
+    assert "robust rule in sample" in resnet.measured and "N=250: 8/8 below" in resnet.measured
+    assert resnet.status == "not judged" and resnet.reason.startswith("fresh seeds not run")
 
 
 def test_selection_table_sets_the_papers_selection_beside_a_validation_split():
@@ -199,11 +221,13 @@ def test_figure_4b_is_the_papers_setting_at_paper_scale():
     hand = [p for p in pts if p["model"] == "hand_built"]
     assert {(p["d"], p["n_train"], p["target"]) for p in pts} == {(100, 50000, "parity6")}
     assert {p["batch_size"] for p in sgd} == {100} and all("batch_size" not in p for p in hand)
-    assert [p["m"] for p in sgd] == [200, 500, 1000, 2000] and {p["mode"] for p in sgd} == {"hidden"}
-    assert sgd[0]["lrs"] == F.paper_grid(1e-3, 0.5) and sgd[0]["wds"] == [0.0] + F.paper_grid(1e-4, 5e-2)
+    assert [p["m"] for p in sgd] == [200, 500, 1000, 2000, 5000, 10000, 20000, 50000]  # §8.2: m up to 50000
+    assert {p["mode"] for p in sgd} == {"hidden"}
+    assert sgd[0]["lrs"] == F.paper_grid(1e-3, 2.0) and sgd[0]["wds"] == [0.0] + F.paper_grid(1e-5, 0.1)
     assert sorted(p["wd"] for p in hand) == [0.0, 1e-4, 1e-3, 3e-3]
-    # Figure 4(a)'s points are Figure 4(b)'s at d = 40, N = 5000 with §8.1's mini-batch (no batch_size key)
-    a = F.points("fig4", "paper")
+    # Figure 4(a)'s points are Figure 4(b)'s at d = 40, N = 5000 with §8.1's mini-batch (no batch_size key), and
+    # one width more (§8.2: m up to 100000 for 4(a), 50000 for 4(b))
+    a = [p for p in F.points("fig4", "paper") if p["m"] != 100000]
     assert [dict(p, figure="fig4b", d=100, n_train=50000) for p in a] == \
         [{k: v for k, v in p.items() if k != "batch_size"} for p in pts]
     assert F.names_at("paper") == F.names() and "fig4b" not in F.names_at("quick") + F.every_scale()

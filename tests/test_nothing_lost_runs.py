@@ -52,7 +52,7 @@ def test_an_edited_shipped_table_is_refused_instead_of_judged(tmp_path):
     shipped = Path(__file__).parent.parent / "results" / "quick"
     for f in ("fig2a.csv", "fig2a_runs.csv", "fig2a.provenance.json", "fig2a.sha256"):
         shutil.copy(shipped / f, tmp_path / f)
-    assert "3resnet(all) m=50: 0/4 seeds below, median 2.239" in load_figure("fig2a", tmp_path).summary
+    assert "m=50: 0/4 seeds below (median 2.239" in load_figure("fig2a", tmp_path).summary
     table = tmp_path / "fig2a.csv"
     text = table.read_text()
     row = re.search(r"(?m)^fig2a,quick,3resnet,all,50,.*$", text).group(0)
@@ -79,11 +79,12 @@ def test_the_paper_scale_on_a_cpu_says_what_it_costs_before_the_first_point(tmp_
     said = []
     monkeypatch.setattr(cli, "run_figure", first_point)
     assert cli.main(["reproduce", "fig2a", "--scale", "paper", "--device", "cpu", "--out", str(tmp_path)]) == 130
-    # 63 points (3 learners x 3 modes x 7 widths), each its 9 x 10 grid + 8 fresh seeds = 98 networks,
+    # 63 points (3 learners x 3 modes x 7 widths), each its 11 x 14 grid + 8 fresh seeds = 162 networks,
     # 800 epochs x 500/50 batches = 8000 steps each; 63 x 2 batched trainings x 8000 steps x 1 ms = 1008 s
     assert "meant for a GPU; this run uses cpu" in said[0]
-    assert ("63 point(s) to compute; 6,174 networks trained for 49,392,000 SGD steps in all" in said[0]
+    assert ("63 point(s) to compute; 10,206 networks trained for 81,648,000 SGD steps in all" in said[0]
             and "roughly 17 min in one process" in said[0])
+    assert "the largest network, 3layer(ntk) m = 2000, needs about" in said[0]  # the memory, said before it starts
 
 
 def test_point_work_by_hand_and_a_real_step_is_timed():
@@ -107,9 +108,10 @@ def test_the_work_of_figure_4b_counts_its_own_mini_batches(monkeypatch):
 
     monkeypatch.setattr(work_estimate, "_seconds_per_step", lambda *a, **k: 1e-3)
     est = work_estimate.estimate_work(["fig4b"], "paper", device="cpu")
-    grid = 9 * 10  # the paper's lr x wd grid, then 8 fresh seeds of the selected cell
-    assert (est.points, est.networks) == (8, 4 * (grid + 8) + 4)
-    assert est.steps == 4 * (grid + 8) * 800 * 500 + 4 * 3000 * 4
+    grid = 11 * 14  # the paper scale's lr x wd grid, then 8 fresh seeds of the selected cell
+    widths = 8  # §8.2: m in {200, 500, 1000, 2000, ..., 50000}
+    assert (est.points, est.networks) == (widths + 4, widths * (grid + 8) + 4)
+    assert est.steps == widths * (grid + 8) * 800 * 500 + 4 * 3000 * 4
     assert "(mini-batches of 16 and 100)" in est.text("paper")
 
 

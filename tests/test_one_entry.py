@@ -13,6 +13,7 @@ from resnetlearn import __main__ as cli
 from resnetlearn.reproduce import figures
 from resnetlearn.reproduce.figures import FigureSpec, names_at
 from resnetlearn.reproduce.learner import Network
+from resnetlearn.reproduce.verdict_parts import FAILS, HOLDS, Part
 
 CLAIM = "Claim (a test's): the wider two-layer network fits the parity better."
 
@@ -22,9 +23,11 @@ def _points(scale, base):
 
 
 def _verdict(rows):
-    """The figure's own rule, written once: reproduced when the wider network's test error is the lower."""
+    """The figure's own rule, written once: one part, which holds when the wider network's test error is the
+    lower."""
     by_m = {r["m"]: r["test_error"] for r in rows}
-    return f"Here: m=8 {by_m[8]:.4f}, m=16 {by_m[16]:.4f}.", by_m[16] < by_m[8]
+    return "", [Part("wider fits better", "the wider network fits the parity better", "m=16's error below m=8's",
+                     f"m=16 {by_m[16]:.4f}", f"m=8 {by_m[8]:.4f}", HOLDS if by_m[16] < by_m[8] else FAILS)]
 
 
 NEWFIG = FigureSpec(name="newfig", title="A new figure", headline="A new figure (test: wider fits better)",
@@ -49,9 +52,9 @@ def test_a_new_figure_is_one_entry(newfig, tmp_path, capsys):
         ("newfig", "2layer", "all", "8", "60"), ("newfig", "2layer", "all", "16", "60")]
     assert {r["figure"] for r in csv.DictReader(open(out / "newfig_runs.csv"))} == {"newfig"}
     # the summary is the entry's claim, source and verdict, judged on the table's own numbers
-    text, ok = _verdict([{"m": int(r["m"]), "test_error": float(r["test_error"])} for r in rows])
-    word = "reproduced" if ok else "NOT reproduced"
-    summary = f"newfig: {CLAIM} (tests/test_one_entry.py) {text} -> {word} at this scale"
+    _, (part,) = _verdict([{"m": int(r["m"]), "test_error": float(r["test_error"])} for r in rows])
+    word = "reproduced" if part.status == HOLDS else "not reproduced"
+    summary = f"newfig: {CLAIM} (tests/test_one_entry.py) Part 1: {part.text()}. -> {word}"
     assert (out / "newfig.txt").read_text() == summary + "\n"
     assert summary in capsys.readouterr().out
     assert (out / "newfig.png").read_bytes()[:4] == b"\x89PNG" and (out / "newfig.sha256").exists()

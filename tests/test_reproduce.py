@@ -42,7 +42,9 @@ def test_summary_judges_the_claim_honestly():
     text, ok = summarise("fig2a", rows)
     assert ok and "reproduced" in text
     rows[3]["test_error"] = 1.0  # another learner below kα²: not the paper's picture
-    assert summarise("fig2a", rows)[1] is False
+    text, ok = summarise("fig2a", rows)
+    assert ok is None and text.endswith("-> partly reproduced: held: 3resnet(all) below kα² robustly; "
+                                        "failed: every competitor above kα²")
 
 
 def test_cli_tiny(tmp_path, capsys):
@@ -101,10 +103,14 @@ def test_scales_follow_the_paper_protocol_where_they_claim_to():
     assert set(SCALE_NOTES) == set(SCALES)
     paper, cpu = _scale_settings("paper"), _scale_settings("cpu")
     assert paper["widths"] == [20, 50, 100, 200, 500, 1000, 2000] and paper["epochs"] == 800
-    assert len(paper["lrs"]) * len(paper["wds"]) == 90  # the 9 x 10 grid of §8.1
+    # §8.1's {1, 2, 5}·10^k set, lr 1 (every Figure 4 fit at cpu scale) and 2 included, wd from 0
+    assert paper["lrs"] == paper_grid(1e-3, 2.0) and paper["wds"] == [0.0] + paper_grid(1e-5, 0.1)
+    assert 1.0 in paper["lrs"] and len(paper["lrs"]) * len(paper["wds"]) == 11 * 14
+    assert [p["m"] for p in figure_points("fig4", "paper") if p["model"] == "2layer_signs"][-1] == 100000
+    assert [p["m"] for p in figure_points("fig4b", "paper") if p["model"] == "2layer_signs"][-1] == 50000
     # the cpu scale keeps the paper's epochs and N, and its grid lies inside the paper's grid
     assert cpu["epochs"] == 800 and set(cpu["widths"]) < set(paper["widths"])
-    assert set(cpu["lrs"]) <= set(paper_grid(1e-3, 0.5)) and set(cpu["wds"]) <= set(paper["wds"])
+    assert set(cpu["lrs"]) <= set(paper["lrs"]) and set(cpu["wds"]) <= set(paper["wds"])
     assert {p["n_train"] for p in figure_points("fig2a", "cpu", device="cpu")} == {500}
     assert {p["n_train"] for p in figure_points("fig2b", "cpu", device="cpu")} == {1000}
     fig4 = [p for p in figure_points("fig4", "cpu", device="cpu") if p["model"] == "2layer_signs"]
@@ -176,19 +182,19 @@ def test_summary_excludes_and_names_diverged_points():
                         ("3layer", "all", 200): 1.6, ("2layer", "ntk", 50): nan, ("2layer", "ntk", 200): nan})
     text, ok = summarise("fig2a", rows)
     assert ok is True and " nan" not in text
-    assert "3resnet(all) m=200: 1/1 seeds below, median 0.200" in text and "3layer(all) at m=200: 1.600" in text
+    assert "m=200: 1/1 seeds below (median 0.200" in text and "3layer(all) at m=200: 1.600" in text
     assert text.endswith("4 diverged points (no finite test error) excluded: 3resnet(all) m=50, "
-                         "3layer(all) m=50, 2layer(ntk) m=50, 2layer(ntk) m=200")
+                         "3layer(all) m=50, 2layer(ntk) m=50, 2layer(ntk) m=200. -> reproduced")
     # the learner the claim is about has no finite point: the summary says so and judges nothing
     rows = _fig2a_rows({("3resnet", "all", 50): nan, ("3resnet", "all", 200): nan, ("3resnet", "last", 50): 0.1})
     text, ok = summarise("fig2a", rows)
-    assert ok is None and "3resnet(all) has no finite point" in text
-    assert "not judged" in text and " nan" not in text
+    assert ok is False and "not judged (the ResNet has no finite point)" in text  # 3resnet(last) went below
+    assert text.endswith("-> not reproduced") and " nan" not in text
     # the other figures: no nan printed, no verdict from missing learners
-    fig3 = [dict(figure="fig3", model="3resnet", mode=md, beta=b, m=50, test_error=nan if b == 1.0 else 2.0)
-            for b in (0.0, 0.2, 1.0) for md in ("all", "hidden")]
+    fig3 = [dict(figure="fig3", model="3resnet", mode=md, beta=b, m=50, n_train=n, test_error=nan if b == 1.0
+                 else 2.0) for b in (0.0, 0.2, 0.3, 0.5, 1.0) for md, n in (("all", 500), ("hidden", 1000))]
     text, ok = summarise("fig3", fig3)
-    assert ok is None and "β=1 (all): no finite point, cannot be judged" in text and " nan" not in text
+    assert ok is None and "not judged (no finite point at β = 1)" in text and " nan" not in text
     thm3 = [dict(figure="thm3", model=k, mode="kernel", n_train=n, m=500, test_error=0.5) for k in ("gaussian",)
             for n in (50, 100)] + [dict(figure="thm3", model="3resnet", mode="all", n_train=n, m=8,
                                         test_error=0.001 if n == 50 else nan) for n in (50, 100)]
@@ -305,7 +311,7 @@ def test_figure_4b_runs_at_tiny_scale_with_its_own_mini_batch(tmp_path, capsys, 
     assert batches == [100, 50]
     res = load_figure("fig4b", tmp_path)
     assert [r["model"] for r in res.rows] == ["2layer_signs", "hand_built"] and res.rows[0]["d"] == 8
-    assert "(paper: 0.98 after searching m up to 50000;" in res.summary and "N = 200" in res.summary
+    assert "the paper's best over m up to 50000 is 0.98" in res.summary and "N = 200" in res.summary
     assert (tmp_path / "fig4b.png").exists() and "2layer_signs" in error_table(res)
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_:

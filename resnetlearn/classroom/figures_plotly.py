@@ -428,7 +428,9 @@ def _add_lines(fig, name: str, x0: float, x1: float, **where) -> list[float]:
 
 def _error_vs_x(rows: list[dict], spec, head: str) -> go.Figure:
     xkey = spec.xkey
-    main = [r for r in rows if r.get("panel") != "width"]
+    # points of another panel than the companion's width panel (the §7 robust cell's judging seeds, a grid's
+    # extension past its edge) repeat an x of their curve: the tables and the verdict read them, the plot does not
+    main = [r for r in rows if not r.get("panel")]
     side = [r for r in rows if r.get("panel") == "width"]  # the companion's width panel (x = m)
     fig = make_subplots(1, 2, column_widths=[0.62, 0.38], horizontal_spacing=0.09,
                         subplot_titles=(f"against {X_TITLES[xkey].split(' (')[0]}",

@@ -18,15 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..device import describe_device
+from ..learners.search import default_val_size
 from ..validation import is_finite
 from ..version import __version__
-from .figures import SCALE_NOTES, scale_settings
+from .figures import SCALE_NOTES
 from .figures import spec as figure_spec
 from .learner import from_row, kind_of
 from .point import point_id
 from .points import RUN_KEYS
 from .rows import below, fresh_errors, median_error, plotted_error, seed_errors
 from .store import atomic_write, write_checksums
+from .verdict_parts import span
 
 
 @dataclass
@@ -41,6 +43,20 @@ class FigureResult:
     skipped: int = 0
     figure: object = field(default=None, repr=False)
     provenance: dict | None = field(default=None, repr=False)  # set by load_figure when shipped
+    verdict: object = field(default=None, repr=False)
+    """The judged parts and their label (:class:`resnetlearn.reproduce.figures.Verdict`), set by
+    :func:`resnetlearn.reproduce.running.run_figure` and :func:`resnetlearn.reproduce.table_reading.load_figure`."""
+
+    @property
+    def label(self) -> str:
+        """The figure's label derived from its parts (``reproduced``, ``partly reproduced: …``, ``illustrated`` …);
+        for a result built without a verdict, the word of ``reproduced``."""
+        return self.verdict.label if self.verdict is not None else VERDICT_WORDS[self.reproduced]
+
+    @property
+    def parts(self) -> tuple:
+        """The judged parts of the figure's claim (:class:`resnetlearn.reproduce.verdict_parts.Part`)."""
+        return self.verdict.parts if self.verdict is not None else ()
 
 
 def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:
@@ -163,12 +179,23 @@ def runs_text(result: FigureResult) -> str:
     import io
 
     buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
+    w = csv.DictWriter(buf, fieldnames=RUN_POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
     w.writeheader()
     for r in result.rows:
-        point = {k: r.get(k) for k in POINT_COLS}
+        point = {k: r.get(k) for k in POINT_COLS} | selection_of(r)
         w.writerows([{**point, **run} for run in r.get("runs") or []])
     return buf.getvalue()
+
+
+def selection_of(row: dict) -> dict:
+    """How a point chose its cell beyond ``select``: for one selected on validation samples, their rule
+    (``validation``, "fresh": drawn anew, the same N training samples) and their number ``n_val``
+    (:func:`resnetlearn.learners.search.default_val_size` unless the point sets one); empty for test selection."""
+    if row.get("select") != "val":
+        return {"validation": None, "n_val": None}
+    rule = row.get("validation") or "fresh"
+    n_val = row.get("n_val") or (default_val_size(row["n_train"]) if rule == "fresh" else None)
+    return {"validation": rule, "n_val": n_val}
 
 
 def write_outputs(result: FigureResult, out, *, picture: Callable[[FigureResult], bytes]) -> dict[str, Path]:
@@ -196,6 +223,8 @@ POINT_COLS = ["figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha
               "panel"]
 """The columns that name a point, first in both tables (``FIG.csv`` and ``FIG_runs.csv``) and read back by
 :mod:`resnetlearn.reproduce.table_reading`."""
+RUN_POINT_COLS = POINT_COLS + ["validation", "n_val"]
+"""The point's columns of ``FIG_runs.csv``: :data:`POINT_COLS` and how it selected (:func:`selection_of`)."""
 TABLE_COLS = POINT_COLS + [
     "test_error", "median", "seed_min", "seed_max", "n_seeds", "seed_errors", "exact_test_error", "exact_ridge_rel",
     "exact_ridge_at_grid_edge", "plotted", "train_error", "frobenius_W", "lr", "wd", "lr_at_grid_edge",
@@ -217,6 +246,24 @@ def _table_row(r: dict) -> dict:
 """The configuration columns repeated on every row of ``FIG_runs.csv``."""
 
 
+def ran_settings(runs: list[dict]) -> dict:
+    """What the networks of a figure ran, read from its runs (the rows of ``FIG_runs.csv``): their widths, N,
+    epochs, the lr and wd values of their grids, the seeds every grid cell trained and the seeds its selected cell
+    was retrained with; a validation-selected figure adds its ``validation`` rule."""
+    nets = [r for r in runs if r.get("lr") is not None and kind_of(r).grid_searched]
+    grid = [r for r in nets if r.get("role", "grid") == "grid"]
+    rerun = [r for r in nets if r.get("role") == "rerun"]
+
+    def values(rows, key):
+        return sorted({r[key] for r in rows if r.get(key) is not None})
+    out = dict(widths=values(nets, "m"), n_train=values(nets, "n_train"), epochs=values(nets, "epochs"),
+               lrs=values(grid, "lr"), wds=values(grid, "wd"), grid_seeds=values(grid, "seed"),
+               rerun_seeds=values(rerun, "seed"))
+    if {r.get("select") for r in nets} == {"val"}:
+        out["validation"] = "fresh validation samples, the same N training samples"
+    return out
+
+
 def write_provenance(result: FigureResult, out, scale: str, command: str) -> Path:
     """Where the numbers came from: configuration, versions, device, date, wall time."""
     import platform
@@ -224,7 +271,8 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
     import torch as _torch
 
     devices = sorted({r.get("device", "") for r in result.rows})
-    info = dict(figure=result.name, scale=scale, scale_note=SCALE_NOTES[scale], settings=scale_settings(scale),
+    runs = [{**{k: r.get(k) for k in POINT_COLS}, **run} for r in result.rows for run in r.get("runs") or []]
+    info = dict(figure=result.name, scale=scale, scale_note=SCALE_NOTES[scale], settings=ran_settings(runs),
                 command=command,
                 resnetlearn=__version__, torch=_torch.__version__, python=platform.python_version(),
                 machine=platform.machine(), device=devices or [describe_device()],
@@ -237,22 +285,16 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
     return atomic_write(Path(out) / f"{result.name}.provenance.json", json.dumps(info, indent=1, default=str))
 
 
-# ----------------------------------------------------------------- verdicts, generated (issue 29 item 5)
-VERDICT_WORDS = {True: "reproduced", False: "NOT reproduced", None: "not judged"}
+# ----------------------------------------------------------------- verdicts, generated from the parts
+VERDICT_WORDS = {True: "reproduced", False: "not reproduced", None: "not judged"}
+"""The label of a result built without judged parts (True / False / None)."""
 NOT_RUN = "not run (GPU scale)"
 """The verdict of a figure with no shipped results (Figure 4(b): d = 100, N = 50000 needs a GPU)."""
 
 
-def _span(values) -> str:
-    vals = sorted({v for v in values if v is not None})
-    if not vals:
-        return "-"
-    return str(vals[0]) if len(vals) == 1 else ", ".join(map(str, vals)) if len(vals) <= 3 else f"{vals[0]}-{vals[-1]}"
-
-
 def verdict_facts(result: FigureResult) -> dict:
-    """What a figure's verdict rests on, read from its shipped rows: the verdict word, scale, selection rule,
-    N (per training mode where they differ), widths of the trained networks, fresh seeds, device."""
+    """What a figure's verdict rests on, read from its shipped rows: the label derived from its parts, scale,
+    selection rule, N (per training mode where they differ), widths of the trained networks, fresh seeds, device."""
     rows = result.rows
     nets = [r for r in rows if kind_of(r).grid_searched]
     sel = {r.get("select") for r in rows}
@@ -264,20 +306,20 @@ def verdict_facts(result: FigureResult) -> dict:
     for r in nets or rows:
         by_mode.setdefault(r.get("mode") or "-", set()).add(r.get("n_train"))
     if len({frozenset(v) for v in by_mode.values()}) <= 1:
-        n_text = _span(next(iter(by_mode.values())))
+        n_text = span(next(iter(by_mode.values())))
     else:
-        n_text = "; ".join(f"{mode}: {_span(ns)}" for mode, ns in by_mode.items())
+        n_text = "; ".join(f"{mode}: {span(ns)}" for mode, ns in by_mode.items())
     seeds = sorted({len(r.get("seed_errors") or []) - 1 for r in nets if r.get("seed_errors")})
     prov = result.provenance or {}
-    return dict(figure=result.name, verdict=VERDICT_WORDS[result.reproduced], scale=prov.get("scale", "?"),
-                rule=rule, n=n_text, widths=_span(r.get("m") for r in nets),
+    return dict(figure=result.name, verdict=result.label, scale=prov.get("scale", "?"),
+                rule=rule, n=n_text, widths=span(r.get("m") for r in nets),
                 seeds=f"{seeds[-1]} fresh" if seeds and seeds[-1] > 0 else "-",
                 device=", ".join(prov.get("device") or []) or "-")
 
 
 def verdict_sentence(facts: dict) -> str:
-    """One verdict line in the issue's form, e.g. ``fig2a: reproduced at cpu scale (m ≤ 500, N = 500,
-    test-selected, 8 fresh seeds)``."""
+    """One verdict line, e.g. ``fig2a: reproduced at cpu scale (m = 20-500, N = 500, test-selected, 8 fresh
+    seeds)``."""
     if facts["verdict"] == NOT_RUN:
         return f"{facts['figure']}: {NOT_RUN}"
     widths = facts["widths"]
@@ -288,7 +330,8 @@ def verdict_sentence(facts: dict) -> str:
 
 def verdict_table(results: dict[str, FigureResult | None], markdown: bool = True) -> str:
     """The per-figure verdict table (notebook 05's opening table, the README's per-figure table), generated
-    from the shipped tables: one row per figure, ``None`` for a figure with no shipped results
+    from the shipped tables: one row per figure, its label derived from its parts
+    (:func:`resnetlearn.reproduce.verdict_parts.derive_label`), ``None`` for a figure with no shipped results
     (:data:`NOT_RUN`)."""
     cols = ("figure", "verdict", "scale", "rule", "n", "widths", "seeds", "device")
     heads = ("figure", "verdict", "scale", "selection rule", "N", "widths m", "seeds", "computed on")
@@ -300,3 +343,23 @@ def verdict_table(results: dict[str, FigureResult | None], markdown: bool = True
                   for f in facts]
         return "\n".join(lines)
     return "\n".join(verdict_sentence(f) for f in facts)
+
+
+def parts_table(results: dict[str, FigureResult | None], markdown: bool = True) -> str:
+    """Every judged part of every figure (:class:`resnetlearn.reproduce.verdict_parts.Part`): the statement, its
+    status, the scale, N, widths and seeds it was measured at, and the threshold; a part reported beside the
+    verdict (measured at an N not fixed before the runs) is marked. ``None``: a figure not run."""
+    heads = ("figure", "part", "status", "scale", "N", "widths m", "seeds", "threshold")
+    rows = []
+    for name, res in results.items():
+        if res is None:
+            rows.append((name, "-", NOT_RUN, "-", "-", "-", "-", "-"))
+            continue
+        for p in res.parts:
+            status = p.status + ("" if p.in_verdict else " (reported beside)")
+            rows.append((name, p.name, status, p.scale, p.n, p.widths, p.seeds, p.threshold))
+    if markdown:
+        lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+        lines += ["| " + " | ".join(f"`{c}`" if i == 0 else str(c) for i, c in enumerate(r)) + " |" for r in rows]
+        return "\n".join(lines)
+    return "\n".join(f"{r[0]}: {r[1]}: {r[2]} ({r[3]} scale, N = {r[4]}, m = {r[5]})" for r in rows)

@@ -29,20 +29,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..kernels.registry import DEFAULT_KERNELS
-from ..learners.search import paper_grid
+from ..learners.search import default_val_size, paper_grid
 from .learner import HandBuilt, Kernel, Network, kind_of, label_of
 from .point import Data, Point, Schedule, Search
-from .rows import has_number, verdict_word
+from .rows import has_number
+from .verdict_parts import Part, derive_label, label_ok
 from .verdicts import (
+    EDGE_PANEL,
+    EDGE_WDS,
     FIG3_BETAS,
+    FIG3_FIXED_N,
     FIG3_MODES,
     THM3_ALPHA,
     THM3_D,
+    THM3_FRESH_PANEL,
+    THM3_FRESH_SEEDS,
     THM3_K,
     companion_verdict,
     companion_zero,
     fig2_verdict,
     fig3_verdict,
+    grid_edge_notes,
     norm_verdict,
     parity_threshold,
     parity_zero,
@@ -59,8 +66,9 @@ SCALE_NOTES = {
             "widths 20-500 for Figure 2(a) and 20-200 for Figures 2(b) and 3 (paper: 20-2000), "
             "a 5 x 4 lr x wd grid inside the paper's 9 x 10, the selected cell retrained with 8 fresh seeds; "
             "not the paper's full scale"),
-    "paper": ("the full protocol of §8 (widths 20-2000, 800 epochs, the 9 x 10 lr x wd grid), "
-              "8 fresh seeds per selected cell, meant for a GPU"),
+    "paper": ("the protocol of §8: 800 epochs, lr and wd from the paper's {1, 2, 5}·10^k set (ours: lr 0.001-2, "
+              "wd 0 and 1e-5-0.1, an 11 x 14 grid), widths 20-2000 for Figures 2 and 3, Figure 4(a) at widths "
+              "200-100000 and 4(b) at 200-50000 (§8.2), 8 fresh seeds per selected cell; meant for a GPU"),
 }
 """What each scale is, recorded in every provenance file."""
 
@@ -70,9 +78,10 @@ def scale_settings(scale: str) -> dict:
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     if scale == "paper":
+        # arXiv v3 §8.1 and §8.2 search lr and wd in {1, 2, 5}·10^k, k ∈ Z, without bounds: the ends are ours,
+        # past every cell the cpu scale selected (lr 1 fits Figure 4's training set, lr 2 brackets it)
         return dict(widths=[20, 50, 100, 200, 500, 1000, 2000], epochs=800,
-                    lrs=paper_grid(1e-3, 0.5), wds=[0.0] + paper_grid(1e-4, 5e-2), n_test=2000,
-                    rerun_seeds=list(range(1, 9)))
+                    lrs=PAPER_LRS, wds=PAPER_WDS, n_test=2000, rerun_seeds=list(range(1, 9)))
     if scale == "tiny":
         return dict(widths=[8], epochs=2, lrs=[0.05], wds=[0.0], n_test=100, rerun_seeds=[1])
     if scale == "cpu":
@@ -85,6 +94,15 @@ def scale_settings(scale: str) -> dict:
     return dict(widths=[50, 200], epochs=400, lrs=[0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3], n_test=1000,
                 rerun_seeds=[1, 2, 3, 4])
 
+
+PAPER_LRS = paper_grid(1e-3, 2.0)
+"""The paper scale's learning rates: {1, 2, 5}·10^k from 0.001 to 2 (arXiv v3 §8.1 names the set, not its ends)."""
+PAPER_WDS = [0.0] + paper_grid(1e-5, 0.1)
+"""The paper scale's weight decays: 0 and {1, 2, 5}·10^k from 1e-5 to 0.1 (the ends are ours)."""
+PAPER_FIG4_WIDTHS = [int(m) for m in paper_grid(200, 100000)]
+"""§8.2, Figure 4(a): m in {200, 500, 1000, 2000, …, 100000}."""
+PAPER_FIG4B_WIDTHS = [int(m) for m in paper_grid(200, 50000)]
+"""§8.2, Figure 4(b): m in {200, 500, 1000, 2000, …, 50000}."""
 
 learner = label_of
 """The one name of a learner (:func:`resnetlearn.reproduce.learner.label_of`), e.g. ``3resnet(all)``."""
@@ -118,7 +136,8 @@ class FigureSpec:
     xkey: str | None
     """The x axis of the error curves (``m`` or ``n_train``); None when the figure draws no such curve."""
     points: Callable[[str, Point], list[Point]]
-    verdict: Callable[[list[dict]], tuple[str, bool | None]]
+    verdict: Callable[[list[dict]], tuple[str, list[Part]]]
+    """The figure's parts judged on its rows, with a paragraph of notes (:mod:`resnetlearn.reproduce.verdicts`)."""
     target: str = "parity"
     """What every point learns unless it says otherwise (one of :data:`TARGETS`)."""
     data_seed: int = 0
@@ -138,6 +157,12 @@ class FigureSpec:
     rule_note: str = ""
     """Said after the selection rule in the verdict table (:func:`resnetlearn.reproduce.figure_tables.verdict_facts`)
     where the figure reports a second rule beside it; empty for none."""
+    illustration: bool = False
+    """Whether the experiment is our illustration rather than a figure of the paper: its label is ``illustrated``
+    whatever its parts say (they are still printed)."""
+    edge_notes: bool = False
+    """Whether the summary names the grid edges of its networks trained in mode all or hidden
+    (:func:`resnetlearn.reproduce.verdicts.grid_edge_notes`, on the scale's lr grid)."""
 
     def __post_init__(self):
         for what, value, allowed in (("plot", self.plot, PLOTS), ("target", self.target, TARGETS)):
@@ -149,12 +174,51 @@ class FigureSpec:
         if not set(self.scales) <= set(SCALES) or not self.scales:
             raise ValueError(f"figure {self.name!r}: scales must be a non-empty subset of {SCALES}")
 
-    def summarise(self, rows: list[dict]) -> tuple[str, bool | None]:
-        """The claim, the rule and what these rows show, as one paragraph, and whether they reproduce it."""
+    def judge(self, rows: list[dict], dropped: str = "") -> tuple[str, Verdict]:
+        """The claim, its parts judged on these rows and the label derived from them, as one paragraph that ends
+        with ``-> LABEL``, and the :class:`Verdict`. ``dropped``: a note on the points left out, said before the
+        label."""
         if not rows:
-            return f"{self.name}: no points", None
-        text, ok = self.verdict(rows)
-        return f"{self.name}: {self.claim} ({self.source}) {text} -> {verdict_word(ok)} at this scale", ok
+            return f"{self.name}: no points -> {derive_label([], ran=False)}", Verdict((), derive_label([], ran=False))
+        notes, parts = self.verdict(rows)
+        if self.edge_notes:
+            scale = rows[0].get("scale")
+            notes += grid_edge_notes(rows, scale_settings(scale)["lrs"] if scale in SCALES else
+                                     [r["lr"] for r in rows if r.get("lr") is not None])
+        notes += _selection_note(rows)
+        label = derive_label(parts, illustration=self.illustration)
+        text = " ".join(f"Part {i}: {p.text()}." for i, p in enumerate(parts, 1))
+        return (f"{self.name}: {self.claim} ({self.source}) {text} {notes}{dropped} -> {label}".replace("  ", " "),
+                Verdict(tuple(parts), label))
+
+    def summarise(self, rows: list[dict]) -> tuple[str, bool | None]:
+        """The summary paragraph and True for ``reproduced``, False for ``not reproduced``, None for any other
+        label (:func:`~resnetlearn.reproduce.verdict_parts.label_ok`)."""
+        text, verdict = self.judge(rows)
+        return text, verdict.ok
+
+
+def _selection_note(rows: list[dict]) -> str:
+    """Where the rows chose their cells on validation samples, said so with their sizes (n_val per N)."""
+    val = [r for r in rows if r.get("select") == "val" and kind_of(r).grid_searched]
+    if not val:
+        return ""
+    sizes = sorted({(r["n_train"], r.get("n_val") or default_val_size(r["n_train"])) for r in val})
+    return (" Validation-selected: every network's lr/wd cell was chosen on fresh validation samples drawn from the "
+            "target (the network trained on the same N samples), not on the test set; n_val = "
+            + ", ".join(f"{v} at N = {n}" for n, v in sizes) + ".")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A figure's judged parts and the label :func:`~resnetlearn.reproduce.verdict_parts.derive_label` gave them."""
+
+    parts: tuple[Part, ...]
+    label: str
+
+    @property
+    def ok(self) -> bool | None:
+        return label_ok(self.label)
 
 
 def _base(spec: FigureSpec, scale: str, *, s: dict, select: str, device) -> Point:
@@ -174,22 +238,48 @@ def _widths(figure: str, s: dict) -> list[int]:
 def _fig2_points(figure: str, train_mode: str, n_train: int):
     def points(scale: str, base: Point) -> list[Point]:
         s = scale_settings(scale)
-        return [base.replace(learner=Network(arch, mode, m=m), n_train=n_train)
-                for arch in ("3resnet", "3layer", "2layer") for mode in (train_mode, "last", "ntk")
-                for m in _widths(figure, s)]
+        pts = [base.replace(learner=Network(arch, mode, m=m), n_train=n_train)
+               for arch in ("3resnet", "3layer", "2layer") for mode in (train_mode, "last", "ntk")
+               for m in _widths(figure, s)]
+        return pts + _extensions(figure, scale, pts)
     return points
+
+
+GRID_EXTENSIONS = {
+    # (figure, scale): (architecture, mode, widths, the wd values past the grid's top 0.01 in {1, 2, 5}·10^k)
+    ("fig2a", "cpu"): [("2layer", "all", (50, 200, 500), EDGE_WDS)],
+    ("fig2b", "cpu"): [("3layer", "hidden", (50, 100, 200), EDGE_WDS)],
+}
+"""Grids extended past an edge where the selected cell sat on it: Figure 2(b)'s nearest competitor 3layer(hidden)
+and Figure 2(a)'s 2layer(all) chose wd = 0.01, the top of the cpu scale's grid, so each such point gets an
+extension point (``panel="edge"``) with the same lr values and the next wd values in the paper's
+{1, 2, 5}·10^k steps, its own store key (the point it extends keeps its key); the verdict reads both."""
+
+
+def _extensions(figure: str, scale: str, pts: list[Point]) -> list[Point]:
+    out = []
+    for arch, mode, widths, wds in GRID_EXTENSIONS.get((figure, scale), []):
+        out += [p.replace(wds=list(wds), panel=EDGE_PANEL) for p in pts
+                if (p.learner.arch, p.learner.mode) == (arch, mode) and p.learner.m in widths]
+    return out
+
+
+def fig2_label(r: dict) -> str:
+    """A Figure 2 curve: the learner, and ``, wd past the grid`` for a grid extension's point."""
+    return learner(r) + (", wd past the grid" if r.get("panel") == EDGE_PANEL else "")
 
 
 # ----------------------------------------------------------------- Figure 3
 
 
-FIG3_N = ((500,), (1000,))
+FIG3_N = tuple((FIG3_FIXED_N[mode],) for mode in FIG3_MODES)
 """Figure 3's sample sizes per training mode (of :data:`resnetlearn.reproduce.verdicts.FIG3_MODES`, in its
-order) at scales tiny and quick. arXiv v3 gives no N for Figure 3 (its caption says only "the same F and G as
-§8.1"); these follow Figures 2(a) and 2(b) and are ours."""
+order) at scales tiny and quick: the N fixed before the runs (:data:`resnetlearn.reproduce.verdicts.FIG3_FIXED_N`;
+arXiv v3 gives no N for Figure 3, so these follow Figures 2(a) and 2(b) and are ours)."""
 FIG3_N_BY_SCALE = {"cpu": ((500, 1000), (1000,)), "paper": ((500, 1000), (1000,))}
 """At scales cpu and paper (all) also runs at N = 1000, the N of the talk's version of this experiment, beside
-N = 500 (ours, as Figure 2(a)): the paper fixes none."""
+N = 500 (ours, as Figure 2(a)): the paper fixes none. The verdict is taken at the N fixed before the runs; the
+rows at N = 1000 (all) are reported as parts of their own."""
 
 
 def fig3_sample_sizes(scale: str) -> dict[str, tuple[int, ...]]:
@@ -226,22 +316,25 @@ FIG4_SETTINGS = {
     "tiny": (8, 200, [200], [0.5], [0.0], 2),
     "quick": (20, 2000, [200, 400], [0.05, 0.2, 0.5, 1.0], [0.0, 1e-4, 1e-3], 100),
     "cpu": (40, 5000, [200, 500, 1000, 2000], [0.1, 0.2, 0.5, 1.0], [0.0, 1e-4, 1e-3], None),
-    "paper": (40, 5000, [200, 500, 1000, 2000], None, None, None),
+    "paper": (40, 5000, PAPER_FIG4_WIDTHS, None, None, None),
 }
 """Figure 4(a) per scale: the paper's d = 40, N = 5000 at scales cpu and paper; the widths and, below
-paper scale, the grids and epochs are ours (the paper searched m up to 100000 and the {1, 2, 5}·10^−k grid)."""
+paper scale, the grids and epochs are ours; at paper scale the widths are §8.2's, 200 to 100000."""
 FIG4_WIDE = {
     # scale: (widths, lrs, wds): wider SGD networks, each on a grid of ours that brackets the narrow widths'
     # selected cell (lr 0.5, wd 1e-3) on both sides: lr up to 2, wd from 0 past 1e-3 in {1, 2, 5}·10^k steps
     "cpu": ([5000, 10000], [0.2, 0.5, 1.0, 2.0], [0.0, 1e-4, 1e-3, 2e-3]),
 }
 """Figure 4(a)'s wide widths (the paper searched m up to 100000): their own points beside the narrow ones."""
+OPTIONAL_WIDTHS = {"fig4": {scale: set(widths) for scale, (widths, _, _) in FIG4_WIDE.items()}}
+"""Widths a figure's shipped tables may lack (points that take hours on a CPU): a table written before they
+finished loads without them (:func:`optional_points`), and its verdict states the widths that ran."""
 FIG4B_SETTINGS = {
     "tiny": (8, 200, [200], [0.5], [0.0], 2),
-    "paper": (100, 50000, [200, 500, 1000, 2000], None, None, None),
+    "paper": (100, 50000, PAPER_FIG4B_WIDTHS, None, None, None),
 }
 """Figure 4(b) (arXiv v3 §8.2: d = 100, N = 50000, mini-batch 100): defined at paper scale only, for a GPU
-(the widths are ours, the paper searched m up to 50000), and at tiny scale as a seconds-long smoke test."""
+(§8.2's widths, 200 to 50000), and at tiny scale as a seconds-long smoke test."""
 FIG4B_BATCH = 100
 """§8.2's mini-batch for d = 100, N = 50000 (Figure 4(b)); Figure 4(a) keeps §8.1's 50."""
 
@@ -285,10 +378,21 @@ def _thm3_points(scale: str, base: Point) -> list[Point]:
         epochs = max(10, min(800, round(8000 * 50 / n))) if scale != "tiny" else 2
         robust = dict(grid_seeds=list(range(1 + len(base.search.rerun_seeds))), rerun_seeds=[]) \
             if scale in THM3_ROBUST_SCALES else {}
-        pts.append(common.replace(learner=Network("3resnet", "all", m=200 if scale != "tiny" else 8), n_train=n,
-                                  epochs=epochs, lrs=THM3_LRS.get(scale, [0.05, 0.1, 0.2]),
-                                  wds=THM3_WDS.get(scale, [1e-3, 5e-3]), **robust))
+        net = common.replace(learner=Network("3resnet", "all", m=200 if scale != "tiny" else 8), n_train=n,
+                             epochs=epochs, lrs=THM3_LRS.get(scale, [0.05, 0.1, 0.2]),
+                             wds=THM3_WDS.get(scale, [1e-3, 5e-3]), **robust)
+        pts.append(net)
+        if n in THM3_FRESH.get(scale, {}):  # the robust rule's cell, judged on seeds that took no part in choosing
+            lr, wd = THM3_FRESH[scale][n]
+            pts.append(net.replace(lrs=[lr], wds=[wd], grid_seeds=None, rerun_seeds=list(THM3_FRESH_SEEDS),
+                                   panel=THM3_FRESH_PANEL))
     return pts
+
+
+THM3_FRESH = {"cpu": {250: (0.1, 0.0), 500: (0.1, 5e-4), 1000: (0.1, 5e-4), 2000: (0.1, 5e-4), 5000: (0.1, 5e-4)}}
+"""Per scale and N, the cell the robust rule (:func:`resnetlearn.learners.selection.robust_cell`) chose on seeds
+0-8 of the shipped grid, fixed here before the judging seeds ran; the verdict checks that the cell it recomputes
+from the grid is this one."""
 
 
 THM3_ROBUST_SCALES = ("cpu", "paper")
@@ -302,6 +406,12 @@ THM3_WDS = {"tiny": [0.0], "cpu": [0.0, 1e-4, 5e-4, 1e-3, 5e-3]}
 scale the 3 × 2 grid's selected cell at N = 250 (lr 0.2, wd 0.001) sat on both of its edges and diverged for
 half of its fresh seeds, so the grid reaches past it on every side; other scales keep lr {0.05, 0.1, 0.2} ×
 wd {0.001, 0.005}."""
+
+
+def _thm3_label(r: dict) -> str:
+    """A curve of the §7 figure: the learner's name, and for the robust cell's judging points ``, seeds 9-16``."""
+    return r["model"] + (f", seeds {THM3_FRESH_SEEDS[0]}-{THM3_FRESH_SEEDS[-1]}"
+                         if r.get("panel") == THM3_FRESH_PANEL else "")
 
 
 # ----------------------------------------------------------------- companion Figure 1
@@ -334,14 +444,16 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
         source="arXiv v3 §8.1, Figure 2(a)",
         claim="Claim: of the learners compared, only the three-layer ResNet learns the composite signal α·G(F) "
               "(test error below kα²); kernel methods stay far behind even at large width.",
-        xkey="m", points=_fig2_points("fig2a", "all", 500), verdict=fig2_verdict("all"), lines=_PARITY_LINES),
+        xkey="m", points=_fig2_points("fig2a", "all", 500), verdict=fig2_verdict("all"), lines=_PARITY_LINES,
+        label=fig2_label,
+        edge_notes=True),
     FigureSpec(
         name="fig2b", title="Figure 2(b): N = 1000, hidden layers trained",
         headline="Figure 2(b), N = 1000, hidden layers trained (paper: only 3resnet(hidden) gets below kα²)",
         source="arXiv v3 §8.1, Figure 2(b)",
         claim="Claim: as in Figure 2(a), with only the hidden layers trained (Theorem 1's setting) and N = 1000.",
-        xkey="m", points=_fig2_points("fig2b", "hidden", 1000), verdict=fig2_verdict("hidden"),
-        lines=_PARITY_LINES),
+        xkey="m", points=_fig2_points("fig2b", "hidden", 1000), verdict=fig2_verdict("hidden"), label=fig2_label,
+        lines=_PARITY_LINES, edge_notes=True),
     FigureSpec(
         name="fig3", title="Figure 3: β·F + α·G(F), α = 0.3",
         headline="Figure 3, α = 0.3 (paper: α·G(F) learned when α ≲ β, not when α ≳ β)",
@@ -349,7 +461,7 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
         claim="Claim: with α = 0.3 fixed, the ResNet learns the composite signal when α ≲ β (the base signal "
               "dominates, so hierarchical learning works) and practically cannot when α ≳ β.",
         xkey="m", points=_fig3_points, verdict=fig3_verdict, label=fig3_label,
-        label_keys=("beta",), lines=lambda: [(parity_threshold(), "kα²")], plot="beta_panels"),
+        label_keys=("beta",), lines=lambda: [(parity_threshold(), "kα²")], plot="beta_panels", edge_notes=True),
     FigureSpec(
         name="fig4", title="Figure 4(a): SGD does not find the small-norm solution",
         headline="Figure 4 (paper: SGD finds no fit with a ‖W‖_F comparable to a hand-built one)",
@@ -379,9 +491,9 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
         source="our illustration of NeurIPS §7, Theorem 2, and arXiv v3 §7.1; not a figure of the paper",
         claim="Claim (illustrated, not tested): kernel methods cannot reach error α²/4 on this concept class "
               "with few samples, while the ResNet learns it.",
-        xkey="n_train", points=_thm3_points, verdict=thm3_verdict, target="hard", label=lambda r: r["model"],
+        xkey="n_train", points=_thm3_points, verdict=thm3_verdict, target="hard", label=_thm3_label,
         mode_in_label=False, lines=lambda: [(THM3_ALPHA ** 2 / 4, "α²/4"), (THM3_K * THM3_ALPHA ** 2, "kα²")],
-        rule_note="ResNet half: robust rule beside test-best"),
+        rule_note="ResNet half: robust rule beside test-best", illustration=True),
     FigureSpec(
         name="companion", title="Companion Figure 1: 3layer vs 2layer, last, NTK",
         headline="Companion Figure 1 (paper: 3layer beats 2layer and their kernels)",
@@ -390,7 +502,7 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
               "NTKs and conjugate kernels (last) on this target.",
         xkey="n_train", points=_companion_points, verdict=companion_verdict, target="companion",
         label=lambda r: learner(r) + (f" m={r['m']}" if r.get("panel") == "width" else ""),
-        lines=lambda: [(companion_zero(), "predict 0")]),
+        lines=lambda: [(companion_zero(), "predict 0")], edge_notes=True),
 )}
 
 
@@ -427,6 +539,12 @@ def points(name: str, scale: str, *, device=None, select: str = "test") -> list[
     return [p.config() for p in point_records(name, scale, device=device, select=select)]
 
 
+def optional_points(name: str, scale: str) -> list[dict]:
+    """The points of a figure at a scale that its tables may lack (:data:`OPTIONAL_WIDTHS`)."""
+    widths = OPTIONAL_WIDTHS.get(name, {}).get(scale, set())
+    return [p for p in points(name, scale) if p["m"] in widths and kind_of(p).grid_searched]
+
+
 def names_at(scale: str) -> tuple[str, ...]:
     """The figures defined at ``scale`` (what ``reproduce all --scale SCALE`` runs)."""
     scale_settings(scale)  # a clear error for an unknown scale
@@ -453,18 +571,23 @@ def point_label(p: dict) -> str:
     return " ".join(parts)
 
 
-def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
-    """The paper's claim for a figure, and whether these rows reproduce it.
+def judge(figure: str, rows: list[dict]) -> tuple[str, Verdict]:
+    """The paper's claim for a figure, its parts judged on these rows and the label derived from them
+    (:meth:`FigureSpec.judge`).
 
-    Returns the summary line and True/False, or None when the rows cannot
-    decide it (a learner the claim needs has no finite point). Points whose
-    test error is not finite (every run of their grid diverged) never enter
-    a minimum or maximum: they are left out and named at the end of the line.
-    """
+    Points whose test error is not finite (every run of their grid diverged) never enter a minimum or maximum:
+    they are left out and named before the label."""
     dropped = [r for r in rows if not has_number(r)]
-    text, ok = spec(figure).summarise(rows)
+    note = ""
     if dropped:
         n = len(dropped)
-        text += (f". {n} diverged point{'s' if n > 1 else ''} (no finite test error) excluded: "
-                 + ", ".join(point_label(dict(r, figure=figure)) for r in dropped))
-    return text, ok
+        note = (f" {n} diverged point{'s' if n > 1 else ''} (no finite test error) excluded: "
+                + ", ".join(point_label(dict(r, figure=figure)) for r in dropped) + ".")
+    return spec(figure).judge(rows, note)
+
+
+def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
+    """The summary paragraph of :func:`judge`, and True / False / None: whether the label is ``reproduced``,
+    ``not reproduced``, or any other."""
+    text, verdict = judge(figure, rows)
+    return text, verdict.ok

@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import memory
 from .. import validation as V
 from .figure_tables import FigureResult
-from .figures import point_records, summarise
+from .figures import judge, point_records
 from .point import Point
 from .points import run_point
 from .store import ResultsStore
@@ -215,6 +215,6 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
     finally:
         bar.close()
     rows = [dict(c, **r) for c, r in zip(configs, results)]
-    summary, ok = summarise(figure, rows)
-    return FigureResult(figure, rows, summary=summary, reproduced=ok, wall_time=time.perf_counter() - t0,
-                        skipped=skipped)
+    summary, verdict = judge(figure, rows)
+    return FigureResult(figure, rows, summary=summary, reproduced=verdict.ok, wall_time=time.perf_counter() - t0,
+                        skipped=skipped, verdict=verdict)

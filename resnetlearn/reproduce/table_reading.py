@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 
 from .figure_tables import POINT_COLS, FigureResult
-from .figures import SCALES, point_label, summarise
+from .figures import SCALES, judge, optional_points, point_label
 from .figures import points as figure_points
 from .learner import kind_of
 from .point import point_id
@@ -106,8 +106,12 @@ def _provenance(name: str, directory: Path) -> dict:
 
 
 def _expected_points(name: str, directory: Path, prov: dict) -> list[dict]:
-    """The figure's own point list at the scale its provenance records."""
+    """The figure's own point list at the scale its provenance records; without its optional points
+    (:func:`resnetlearn.reproduce.figures.optional_points`) where the provenance records that fewer points ran."""
     expected = figure_points(name, prov["scale"])
+    optional = {point_id(p) for p in optional_points(name, prov["scale"])}
+    if optional and prov.get("points") == len(expected) - len(optional):
+        expected = [p for p in expected if point_id(p) not in optional]
     if prov.get("points") is not None and prov["points"] != len(expected):
         raise ValueError(f"{directory / (name + '.provenance.json')} records {prov['points']} points, but {name} "
                          f"at scale {prov['scale']!r} has {len(expected)} (written by another version of the scales?)")
@@ -193,9 +197,9 @@ def load_figure(name: str, directory) -> FigureResult:
             runs.setdefault(point_id(run), []).append(run)
         for r in table:
             r["runs"] = runs.get(point_id(r), [])
-    summary, ok = summarise(name, table)
-    return FigureResult(name, table, summary=summary, reproduced=ok, wall_time=prov.get("wall_time_s", math.nan),
-                        provenance=prov)
+    summary, verdict = judge(name, table)
+    return FigureResult(name, table, summary=summary, reproduced=verdict.ok,
+                        wall_time=prov.get("wall_time_s", math.nan), provenance=prov, verdict=verdict)
 
 
 def load_latest(name: str, root, scales=("paper", "cpu", "quick")) -> FigureResult:
@@ -232,6 +236,7 @@ def load_runs(name: str, directory) -> list[dict]:
                ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"),
                ("selected", "diverged"), where=f"{path}, line {line}")
         r["role"] = r.get("role") or "grid"
+        r["panel"] = r.get("panel") or None
     groups = _match_points(path, rows, name=name, scale=prov["scale"], expected=expected, one_row_each=False)
     for p in expected:
         runs = groups[point_id(p)]

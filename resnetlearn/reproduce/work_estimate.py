@@ -15,9 +15,10 @@ import os
 import time
 from dataclasses import dataclass
 
+from .. import memory
 from ..device import select_device
 from ..learners.networks import param_shapes
-from ..learners.training import Protocol, train_models
+from ..learners.training import Protocol, train_models, training_bytes
 from ..targets.concept import parity_instance
 from .figures import point_records
 from .learner import Network
@@ -88,6 +89,24 @@ class WorkEstimate:
     batch_sizes: tuple[int, ...] = (BATCH,)
     damaged: int = 0
     """Of ``points``, those whose stored file exists but fails its checks (moved aside and recomputed)."""
+    peak: tuple[int, str] | None = None
+    """The memory the largest network needs to train alone (bytes, its name), :func:`training_bytes`."""
+    available: tuple[int | None, str] = (None, "")
+    """The memory this process may plan with on the device (:func:`resnetlearn.memory.available_bytes`)."""
+
+    def memory_text(self) -> str:
+        """``; the largest network, 2layer_signs(hidden) m = 100000, needs about 3.1 GiB to train alone (…)``."""
+        if self.peak is None:
+            return ""
+        need, name = self.peak
+        have, kind = self.available
+        limit = memory.MEMORY_FRACTION * have if have is not None else None
+        room = ("" if limit is None else
+                f"; {memory.MEMORY_FRACTION:.0%} of the {kind} here is {need_gib(limit)}, so "
+                + ("it fits (a grid trains in as many chunks as memory needs)" if need <= limit else
+                   "it does not fit here: its point will be refused when it starts; run it on a device with more "
+                   "memory"))
+        return f"; the largest network, {name}, needs about {need_gib(need)} to train alone{room}"
 
     def text(self, scale: str, workers: int = 0) -> str:
         kern = f" and {self.kernel_points} kernel point(s)" if self.kernel_points else ""
@@ -104,7 +123,7 @@ class WorkEstimate:
         return (f"work ahead at scale {scale}: {self.points} point(s) to compute{kern}; {self.networks:,} networks "
                 f"trained for {self.steps:,} SGD steps in all (mini-batches of {batches}); from steps timed just now "
                 f"on {self.device}, the steps alone take roughly {_duration(self.seconds)} in one process{par} "
-                f"(set-up, evaluation and kernel solves come on top)")
+                f"(set-up, evaluation and kernel solves come on top){self.memory_text()}")
 
 
 def _duration(seconds: float) -> str:
@@ -154,4 +173,26 @@ def estimate_work(figures, scale: str, *, device=None, select: str = "test", sto
             seconds += n_steps * (a + b * g * params)
     batches = tuple(sorted({batch for _, _, batch in work})) or (BATCH,)
     return WorkEstimate(points=len(pending), kernel_points=len(pending) - len(work), networks=networks, steps=steps,
-                        seconds=seconds, device=str(dev), batch_sizes=batches, damaged=damaged)
+                        seconds=seconds, device=str(dev), batch_sizes=batches, damaged=damaged,
+                        peak=_peak_memory(pending), available=memory.available_bytes(dev))
+
+
+def _peak_memory(points: list[Point]) -> tuple[int, str] | None:
+    """The memory (bytes) of training the largest network among ``points`` alone, and its name: parameters,
+    gradients, momentum and activations for its largest evaluation set (:func:`training_bytes`)."""
+    best = None
+    for p in points:
+        if not (p.learner.trained_by_sgd and p.learner.grid_searched):  # a network with its lr × wd grid
+            continue
+        data = p.data
+        d, k = _target_dims(data.target, d=data.d, k=data.k, alpha=data.alpha, beta=data.beta)
+        need = training_bytes(p.learner.arch, d, k, p.learner.m, n_eval=max(data.n_train, data.n_test),
+                              mode=p.learner.mode)
+        if best is None or need > best[0]:
+            best = (need, f"{p.learner.label} m = {p.learner.m}")
+    return best
+
+
+def need_gib(n: float) -> str:
+    """Bytes as GiB with one decimal (MiB below 1 GiB)."""
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
