@@ -227,22 +227,7 @@ def test_labels_are_read_from_the_summaries_in_any_wording(tmp_path):
 # ----------------------------------------------------------------------------------------- the repository
 # What the reader flags in the shipped text today, each with what fixes it. The test fails on any other
 # flag, and on an entry here that no longer flags (delete it then).
-KNOWN_CONTRADICTIONS = [
-    (where, text, "the kernel-theorem curve's label says 'reproduced'; it is our illustration: its summaries' "
-                  "label should say 'illustrated' (the verdict records)")
-    for where, text in [
-        ("docs/reproducing.md", "an illustration, not a test"),
-        ("README.md", "the kernel-theorem curve is our illustration, judged in two halves"),
-        ("05_reproducing_the_paper.ipynb, cell 0", "The kernel-theorem curve — our illustration"),
-        ("05_reproducing_the_paper.ipynb, cell 3 (output)", "thm3: Claim (illustrated, not tested)"),
-        ("05_reproducing_the_paper_deep_dive.ipynb, cell 11", "The kernel-theorem curve is our illustration"),
-        ("results/cpu/thm3.txt", "Claim (illustrated, not tested)"),
-        ("results/cpu/thm3.txt", "(our illustration of NeurIPS §7"),
-        ("results/quick/thm3.txt", "Claim (illustrated, not tested)"),
-        ("results/quick/thm3.txt", "(our illustration of NeurIPS §7"),
-        ("results/cpu/thm3.txt", "a part says 'not reproduced': fails under the test-best rule"),
-    ]
-]
+KNOWN_CONTRADICTIONS: list[tuple[str, str, str]] = []
 
 # Constants of the papers and numbers derived from them in the text itself, not from a run.
 ALLOWED_NUMBERS = (

@@ -366,14 +366,37 @@ def _clauses(top: str) -> list[tuple[str, list[str]]]:
     return out
 
 
+_PARTLY_LABEL = re.compile(r"partly reproduced:\s*(?:held|failed|not judged)[^|\n]*?(?=\s*\||\s*$|\s+fig|\s+thm3|"
+                           r"\s+companion)", re.I | re.M)
+"""A derived label "partly reproduced: held: …; failed: …" written out: one verdict, whose group words
+("held", "failed") judge its parts, not the figure."""
+_PART_ROW = re.compile(r"^\s*\|[^|\n]*\|[^|\n]*\|\s*(?:holds trivially|holds|fails|not judged)\b.*$", re.I | re.M)
+"""A row of a parts table (figure | part | status | …): it judges one part, not the figure."""
+
+
+_SCALE_HEADER = re.compile(r"^\s*(quick-val|quick|cpu|paper):\s*$")
+_LISTED = re.compile(r"^\s+(fig2a|fig2b|fig3|fig4b|fig4|thm3|companion)\s+(.+?)\s*$")
+
+
 def statements(passage: Passage, truth: Truth) -> list[Statement]:
     """Every whole-figure verdict a passage states, one per (figure, scale)."""
-    text = passage.text
+    text = _PART_ROW.sub("", _PARTLY_LABEL.sub("partly reproduced", passage.text))
     if passage.kind == "summary":
         text = _remove_brackets(text)  # a summary's [rule: …] describes the rule, it states no verdict
     out = []
     kept = []
+    header = None  # a printed list "cpu:" then one "  fig2a     reproduced" line per figure
     for line in text.splitlines():  # printed verdict rows: "quick  fig2a: yes  fig3: NO"
+        if m := _SCALE_HEADER.match(line):
+            header = m.group(1)
+            kept.append("")
+            continue
+        if header and (m := _LISTED.match(line)):
+            if m.group(2) != "-":
+                out.append(Statement(passage.where, line.strip(), m.group(1), header, label_verdict(m.group(2))))
+            kept.append("")
+            continue
+        header = None if line.strip() else header
         short = list(_SHORT.finditer(line))
         for m in short:
             says = {"yes": REPRODUCED, "no": NOT_REPRODUCED, "open": NOT_JUDGED}[m.group(2).lower()]

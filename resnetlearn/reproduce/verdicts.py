@@ -348,7 +348,10 @@ def _selected_cells(sgd: list[dict]) -> str:
     def edge(r):  # wd = 0 is no edge (the natural bound), so a flagged wd is the top of its grid
         flags = (["lr on an end of its grid"] if r.get("lr_at_grid_edge") else []) + (
             ["wd on the top of its grid"] if r.get("wd_at_grid_edge") else [])
-        return f" ({', '.join(flags)}, not extended)" if flags else ""
+        near_zero = r.get("wd_at_grid_edge") and is_finite(r.get("train_error")) and r["train_error"] > 0.9
+        why = (f": its training error {r['train_error']:.3f} says the cell nearly predicts 0, and a larger wd "
+               "only shrinks W further toward predicting 0" if near_zero else "")
+        return f" ({', '.join(flags)}, not extended{why})" if flags else ""
     cells = "; ".join(f"m={r['m']}: lr {r['lr']:g}, wd {r['wd']:g}{edge(r)}" for r in sorted(sgd, key=lambda r: r["m"])
                       if is_finite(r.get("lr")) and is_finite(r.get("wd")))
     return f" Selected cells: {cells}." if cells else ""
