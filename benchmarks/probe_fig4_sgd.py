@@ -88,6 +88,8 @@ def main(argv=None) -> int:
     ap.add_argument("--a-scale", type=_positive(float), nargs="+", default=[1.0],
                     help="the fixed output signs' magnitude as a multiple of §8.2's 1/√m")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="initialisation seeds (the data seed is 0)")
+    ap.add_argument("--checks", type=_positive(int), default=8,
+                    help="evaluate train and test error this many times, evenly, during each run")
     ap.add_argument("--probe", default="", help="a name for this batch of runs, stored in the JSON")
     ap.add_argument("--json", default=None, help="append every run to this JSON file (a list of records)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "probe_fig4_sgd_fit_cpu.txt"))
@@ -103,7 +105,7 @@ def main(argv=None) -> int:
              f"±c/√m), W init N(0, s²/m), momentum 0.9, lr ÷ 10 half-way; ours: N, epochs, batch, s, c as below "
              f"(§8.1's: 800 epochs, batch 50, s = c = 1); predicting 0 gives 1.0, the paper's SGD best 0.69",
              f"{'N':>6} {'m':>5} {'epochs':>6} {'batch':>5} {'s':>5} {'c':>5} {'lr':>6} {'wd':>7} {'seed':>4} "
-             f"{'train':>7} {'test':>7} {'‖W‖_F':>7} {'diverged':>8}"]
+             f"{'train':>7} {'test':>7} {'‖W‖_F':>7} {'diverged':>8} {'min test (epoch)':>16}"]
     print("\n".join(lines), flush=True)
     records = []
     for n_train, m, epochs, batch, s, c in itertools.product(args.n_train, args.widths, args.epochs, args.batch,
@@ -114,19 +116,28 @@ def main(argv=None) -> int:
         with scaled_init(s, c):
             res = train_models(split.train, split.test, Learner("2layer_signs", "hidden", m=m),
                                lrs=[x[0] for x in cells], wds=[x[1] for x in cells], seeds=[x[2] for x in cells],
-                               protocol=Protocol(epochs=epochs, batch_size=batch, eval_every=epochs),
+                               protocol=Protocol(epochs=epochs, batch_size=batch,
+                                                 eval_every=max(1, epochs // args.checks)),
                                progress=False)
         seconds = time.perf_counter() - t0
         start = len(lines)
-        for r in res.rows():
+        curve_epochs = [int(e) for e in res.epochs]
+        for g, r in enumerate(res.rows()):
+            test_curve = [float(v) for v in res.curves["test"][:, g]]
+            train_curve = [float(v) for v in res.curves["train"][:, g]]
+            finite = [(v, e) for v, e in zip(test_curve, curve_epochs) if math.isfinite(v)]
+            best, best_epoch = min(finite) if finite else (math.nan, -1)
             lines.append(f"{n_train:6d} {m:5d} {epochs:6d} {batch:5d} {s:5g} {c:5g} {r['lr']:6g} {r['wd']:7g} "
                          f"{r['seed']:4d} {r['train_error']:7.3f} {r['test_error']:7.3f} {r['frobenius_W']:7.1f} "
-                         f"{str(r['diverged']):>8}")
+                         f"{str(r['diverged']):>8} {best:9.3f} ({best_epoch:4d})")
             records.append(dict(probe=args.probe, d=args.d, n_test=args.n_test, data_seed=0, w_scale=s, a_scale=c,
                                 **{k: v for k, v in r.items() if k not in ("train_error", "test_error",
                                                                              "frobenius_W")},
                                 train_error=_finite(r["train_error"]), test_error=_finite(r["test_error"]),
-                                frobenius_W=_finite(r["frobenius_W"]), seconds=seconds / len(cells),
+                                frobenius_W=_finite(r["frobenius_W"]), min_test_error=_finite(best),
+                                min_test_epoch=best_epoch, curve_epochs=curve_epochs,
+                                curve_train=[_finite(v) for v in train_curve],
+                                curve_test=[_finite(v) for v in test_curve], seconds=seconds / len(cells),
                                 batch_seconds=seconds, networks_in_batch=len(cells), command=command,
                                 device=device, torch=torch.__version__, threads=torch.get_num_threads(),
                                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
