@@ -586,7 +586,8 @@ def number_pool(root: Path = ROOT) -> NumberPool:
     texts = [p.text for nb in sorted((root / "notebooks").glob("*.ipynb")) for p in _notebook_passages(nb)
              if p.kind == "output"]
     files = [f for f in (root / "results").glob("*/*") if f.suffix in (".txt", ".json", ".md")]
-    files += [f for f in (root / "benchmarks" / "results").glob("*") if f.suffix in (".txt", ".csv", ".json", ".md")]
+    files += [f for f in (root / "benchmarks" / "results").glob("*") if f.suffix in (".txt", ".csv", ".json", ".md")
+              and not f.stem.endswith("_runs")]  # every run of a probe: raw data, as a figure's runs table
     printed: set[float] = set()
     for t in texts + [f.read_text(errors="replace") for f in sorted(files)]:
         printed |= _numbers_shown(t)
