@@ -556,6 +556,30 @@ def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.F
     return _finish(fig, head)
 
 
+PROJECTOR_FONT = 18
+"""Pixel size of every text of a figure shown on a slide (:func:`for_projector`): plotly's fonts are fixed pixel
+sizes at the figure's layout width, which follows the width it is shown at, so 18 px stays 18 px on screen."""
+
+
+def for_projector(fig: go.Figure, *, title: str | None = None, size: int = PROJECTOR_FONT) -> go.Figure:
+    """``fig`` for a slide read from the back of a room: every text (title, axis titles, ticks, legend, subplot
+    titles, hover labels) at ``size`` px or more, the legend below the plot area (so it takes no width), a
+    shorter ``title`` when given (a long one would run off a 1024-px-wide screen). Rendering only: the traces
+    are untouched."""
+    fig = go.Figure(fig)
+    if title is not None:
+        fig.update_layout(title_text=title)
+    fig.update_layout(font=dict(size=size), title_font_size=size + 4, legend=dict(
+        font=dict(size=size), orientation="h", x=0.0, xanchor="left", y=-0.22, yanchor="top",
+        grouptitlefont=dict(size=size)), hoverlabel=dict(font=dict(size=size)))
+    fig.update_xaxes(tickfont_size=size, title_font_size=size)
+    fig.update_yaxes(tickfont_size=size, title_font_size=size)
+    fig.update_annotations(font_size=size)
+    rows = max(1, math.ceil(legend_height(fig) / 20 / 3))  # about three entries a row
+    fig.update_layout(height=560 + 30 * rows, margin=dict(l=90, r=20, t=90, b=110 + 30 * rows))
+    return fig
+
+
 # ----------------------------------------------------------------- display (the static picture: static_picture)
 def epoch_axis(total_epochs: int) -> dict:
     """Layout of an epoch axis from 0 to ``total_epochs`` with integer ticks only (1, 2, 5, 10, … apart, at most
