@@ -240,6 +240,11 @@ def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None 
 
 
 # ----------------------------------------------------------------- training curves
+BLOCK_COLOURS = {"out1_vs_base": "#0072B2", "residual_vs_composite": "#E69F00"}
+"""The decomposition panel's two curves for one learner: blue and orange of the Okabe-Ito palette (told apart
+under the common colour-vision deficiencies), beside the crimson kα² line; their dashes differ as well."""
+
+
 def training_curves(epochs, curves: dict, threshold: float | None, labels=None, *, title: str = "",
                     styles=None, decomposition: bool = True, total_epochs: int | None = None,
                     show_train: bool = True) -> go.Figure:
@@ -289,8 +294,10 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
                                     ("residual_vs_composite", "dashdot", "residual vs α·G(F)")):
                 yy = _gaps(torch.as_tensor(curves[key]).double()[:, g].tolist())
                 vals += yy
+                # one learner: the two blocks in colours a colour-blind reader tells apart, and by dash too
+                colour = BLOCK_COLOURS[key] if G == 1 else st["color"]
                 add(go.Scatter(x=x, y=yy, mode=mode, name=f"{labels[g]}: {what}", legendgroup=f"{labels[g]} dec",
-                               line=dict(color=st["color"], dash=dash, width=2),
+                               line=dict(color=colour, dash=dash, width=2),
                                hovertemplate=f"{labels[g]}: {what}<br>epoch %{{x}}<br>%{{y:.3g}}<extra></extra>"), 2)
     add(threshold_trace(threshold, 0, x1), 1)
     if dec:

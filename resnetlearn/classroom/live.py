@@ -157,6 +157,12 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     return inst, res
 
 
+TRAINER_SIZE = {False: (6.4, 7.6), True: (6.4, 9.2)}
+"""Inches of :class:`LiveTrainer`'s picture (panels stacked, legend below), normal and ``large``: 6.4 in at
+90 dpi is 576 px, no wider than a notebook's output area at 1024×768 with the file browser open, so the picture
+is shown at its own size and its fonts are what the reader sees (``benchmarks/projector.py`` measures them)."""
+
+
 def _slider_widths(m: int) -> list[int]:
     return sorted(set(WIDTHS) | {m})
 
@@ -261,7 +267,9 @@ class LiveTrainer(Panel):
         title = title or f"{net.label}, epoch {data['epoch']}/{data['total_epochs']}"
         fig = training_curves(data["epochs"], data, data["threshold"], [net.label], title=title,
                               styles=[style_dict(net.style)], total_epochs=data["total_epochs"])
-        return fig if self.view.kind == "plotly" and not png else to_matplotlib(fig, large=self.large)
+        if self.view.kind == "plotly" and not png:
+            return fig
+        return to_matplotlib(fig, large=self.large, stacked=True, size=TRAINER_SIZE[self.large])
 
     @staticmethod
     def _first_evaluation(cfg: LiveConfig) -> int:

@@ -72,25 +72,26 @@ def _apply_axis(ax, which: str, spec) -> None:
         (ax.set_xlabel if which == "x" else ax.set_ylabel)(mpl_text(text))
 
 
-def to_matplotlib(fig: go.Figure, *, size=None, large: bool = False):
+def to_matplotlib(fig: go.Figure, *, size=None, large: bool = False, stacked: bool = False):
     """A matplotlib drawing of a plotly figure made by this package (scatter traces, subplots, log axes,
     titles, legend outside): the one static picture of every figure — beside every interactive one in the
     notebooks, the live widgets' PNG view and the command line's ``FIG.png``. ``large``: the
-    projector-friendly sizes of :func:`resnetlearn.classroom.plots.style`."""
+    projector-friendly sizes of :func:`resnetlearn.classroom.plots.style`. ``stacked``: every panel on a row of
+    its own and the legend below them, so that a narrow picture (``size``) keeps its text at full size."""
     n = len(_axis_names(fig))
     width = 13.0 if large else FIGURE_WIDTH
     # three or more panels are stacked, one per row, so the picture keeps the width of the output area
-    default = (width * (1 + 0.5 * (n - 1)), 5.4 if large else 4.6) if n <= 2 else (width, 3.0 * n)
+    default = (width * (1 + 0.5 * (n - 1)), 5.4 if large else 4.6) if n <= 2 and not stacked else (width, 3.0 * n)
     with plt.rc_context(style(large)):  # the one style's font sizes (legend 12.5 px at full width)
-        return _to_matplotlib(fig, size=size or default)
+        return _to_matplotlib(fig, size=size or default, stacked=stacked)
 
 
-def _to_matplotlib(fig: go.Figure, *, size):
+def _to_matplotlib(fig: go.Figure, *, size, stacked: bool = False):
     panels = _axis_names(fig)
     n = len(panels)
     mfig = Figure(figsize=size, layout="constrained")
     shared = n > 1 and all(fig.layout[f"yaxis{ya[1:]}"].matches for _, ya in panels[1:])
-    rows, cols = (1, n) if n <= 2 else (n, 1)
+    rows, cols = (1, n) if n <= 2 and not stacked else (n, 1)
     axes = list(mfig.subplots(rows, cols, squeeze=False, sharey=shared).flat)
     where = {xa: axes[i] for i, (xa, _) in enumerate(panels)}
     handles: dict[str, object] = {}
@@ -133,7 +134,7 @@ def _to_matplotlib(fig: go.Figure, *, size):
         ax.set_title(mpl_text(t))
     if fig.layout.title and fig.layout.title.text:
         mfig.suptitle(mpl_text(fig.layout.title.text), x=0.01, ha="left")
-    if handles:
-        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], loc="outside right center", frameon=False,
-                    handlelength=3.5)  # long enough to show each entry's dash (dotted, dashed, solid)
+    if handles:  # handles long enough to show each entry's dash (dotted, dashed, solid)
+        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], frameon=False, handlelength=3.5,
+                    **(dict(loc="outside lower left", ncols=1) if stacked else dict(loc="outside right center")))
     return mfig
