@@ -190,3 +190,21 @@ def png_bytes(page, src: str) -> bytes:
       let s = ''; const u = new Uint8Array(b); for (let i = 0; i < u.length; i++) s += String.fromCharCode(u[i]);
       return btoa(s); }""", src)
     return base64.b64decode(b64)
+
+
+def contact_sheet(pictures: list, out, *, columns: int = 4, labels: list[str] | None = None) -> None:
+    """One PNG with every picture (paths of screenshots) in a grid, labelled (matplotlib only)."""
+    import math
+
+    import matplotlib.image as mpimg
+    from matplotlib.figure import Figure
+
+    rows = math.ceil(len(pictures) / columns)
+    fig = Figure(figsize=(columns * 4.0, rows * 3.3))
+    for i, path in enumerate(pictures):
+        ax = fig.add_subplot(rows, columns, i + 1)
+        ax.imshow(mpimg.imread(str(path)))
+        ax.set_axis_off()
+        ax.set_title(labels[i] if labels else f"slide {i + 1}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(str(out), dpi=100)
