@@ -45,7 +45,7 @@ from .plots import (
     tick_label,
     to_png,
 )
-from .static_picture import to_matplotlib
+from .static_picture import notebook_picture, to_matplotlib
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 TEMPLATE = go.layout.Template(layout=dict(
@@ -612,7 +612,7 @@ def figure_json(fig: go.Figure) -> dict:
 
 def mime_bundle(fig: go.Figure, static=None) -> dict:
     """One display with the interactive figure, a PNG (from matplotlib) and a short text."""
-    png = to_png(static if static is not None else to_matplotlib(fig))
+    png = to_png(static if static is not None else notebook_picture(fig))
     title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else "figure"
     return {PLOTLY_MIME: figure_json(fig), "image/png": base64.b64encode(png).decode("ascii"),
             "text/plain": f"<interactive figure: {title}>"}
