@@ -60,7 +60,7 @@ def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(f"{base}/lab?token={token}")  # the default URL the lecture sets: its working copy
+        page.goto(f"{base}/lab/tree/{L.COPY_NAME}?token={token}")  # what make lecture opens (its default URL)
         page.wait_for_function("window.jupyterapp !== undefined", timeout=120_000)
         page.wait_for_selector(".jp-Notebook", timeout=120_000)
         page.wait_for_selector("body[data-jp-deck-mode='presenting']", timeout=60_000)  # opened presenting
