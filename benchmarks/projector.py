@@ -117,12 +117,14 @@ def measure_lab(p, base: str, token: str, notebook: str) -> list[dict]:
     B.run_all_and_wait(page)
     time.sleep(2)
     records = []
-    for vp in VIEWPORTS:
-        page.set_viewport_size({"width": vp[0], "height": vp[1]})
-        time.sleep(2)
-        records += _records(page, page.evaluate(B.MEASURE_JS, False), where="lab", viewport=vp, notebook=notebook)
-        _hover_plots(page)
-        records += _records(page, page.evaluate(B.MEASURE_JS, False), where="lab", viewport=vp, notebook=notebook)
+    for hovered in (False, True):  # the static pictures first (a hovered figure stays interactive)
+        for vp in VIEWPORTS:
+            page.set_viewport_size({"width": vp[0], "height": vp[1]})
+            time.sleep(2)
+            if hovered:
+                _hover_plots(page)
+            records += _records(page, page.evaluate(B.MEASURE_JS, False), where="lab", viewport=vp,
+                                notebook=notebook)
     browser.close()
     return records
 
@@ -136,13 +138,12 @@ def measure_deck(p, base: str, token: str) -> list[dict]:
     B.run_all_and_wait(page)
     time.sleep(2)
     records = []
-    for vp in VIEWPORTS:
-        page.set_viewport_size({"width": vp[0], "height": vp[1]})
-        for _ in B.deck_slides(page, settle=1.5):
-            records += _records(page, page.evaluate(B.MEASURE_JS, True), where="deck", viewport=vp,
-                                notebook="lecture")
-            if page.locator(".jp-deck-mod-onscreen .jp-RenderedPlotly").count():
-                _hover_plots(page)
+    for hovered in (False, True):  # the static pictures first (a hovered figure stays interactive)
+        for vp in VIEWPORTS:
+            page.set_viewport_size({"width": vp[0], "height": vp[1]})
+            for _ in B.deck_slides(page, settle=1.5):
+                if hovered and page.locator(".jp-deck-mod-onscreen .jp-RenderedPlotly").count():
+                    _hover_plots(page)
                 records += _records(page, page.evaluate(B.MEASURE_JS, True), where="deck", viewport=vp,
                                     notebook="lecture")
     browser.close()

@@ -224,12 +224,25 @@ def legend_height(fig: go.Figure) -> int:
     return 20 * (len(shown) + len(titled) + title) + LEGEND_OUTSIDE["tracegroupgap"] * max(0, len(groups) - 1) + 36
 
 
+TITLE_CHARACTERS = 60
+"""A figure title's longest line (:func:`wrap_title`): at 15 px about 470 px, within a notebook's output area at
+1024×768 with the file browser open (plotly does not wrap titles: a longer line runs past the figure's edge)."""
+
+
+def wrap_title(title: str, width: int = TITLE_CHARACTERS) -> str:
+    """``title`` with plotly line breaks (``<br>``) so that no line is longer than ``width`` characters."""
+    import textwrap
+
+    return "<br>".join(textwrap.fill(line, width).replace("\n", "<br>") for line in title.split("<br>"))
+
+
 def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = None) -> go.Figure:
     """Shared layout; the width follows the notebook's output area (``width`` is kept for callers, unused).
     The title sits below the mode bar (subplot titles get the room between it and the panels), and the
     figure grows until the whole legend fits beside the plot area."""
     subplot_titles = any(a.yref == "paper" and (a.y or 0) >= 1 for a in fig.layout.annotations or ())
-    top = 84 if subplot_titles else 60
+    title = wrap_title(title)
+    top = (84 if subplot_titles else 60) + 18 * title.count("<br>")
     height = max(height + top - 60, top + 60 + legend_height(fig))
     fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0,
                                                     yanchor="top", pad=dict(t=MODEBAR_CLEARANCE),

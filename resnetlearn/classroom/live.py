@@ -157,10 +157,10 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     return inst, res
 
 
-TRAINER_SIZE = {False: (6.4, 7.6), True: (6.4, 9.2)}
-"""Inches of :class:`LiveTrainer`'s picture (panels stacked, legend below), normal and ``large``: 6.4 in at
-90 dpi is 576 px, no wider than a notebook's output area at 1024×768 with the file browser open, so the picture
-is shown at its own size and its fonts are what the reader sees (``benchmarks/projector.py`` measures them)."""
+TRAINER_SIZE = {False: (5.4, 7.6), True: (5.4, 9.6)}
+"""Inches of :class:`LiveTrainer`'s picture (panels stacked, legend below), normal and ``large``: 5.4 in at
+90 dpi is 486 px. The widget shows it at the width of its output area (about 470 px at 1024×768 with the file
+browser open, measured by ``benchmarks/projector.py``), so its text stays near the size it is drawn at."""
 
 
 def _slider_widths(m: int) -> list[int]:
