@@ -230,10 +230,23 @@ TITLE_CHARACTERS = 60
 
 
 def wrap_title(title: str, width: int = TITLE_CHARACTERS) -> str:
-    """``title`` with plotly line breaks (``<br>``) so that no line is longer than ``width`` characters."""
+    """``title`` with plotly line breaks (``<br>``) so that no line is longer than ``width`` characters, broken
+    before a parenthesis where it can be (a parenthesised remark stays on one line), else between words."""
+    import re
     import textwrap
 
-    return "<br>".join(textwrap.fill(line, width).replace("\n", "<br>") for line in title.split("<br>"))
+    out = []
+    for line in title.split("<br>"):
+        current = ""
+        for part in re.split(r"\s+(?=\()", line):
+            joined = f"{current} {part}" if current else part
+            if len(joined) <= width or not current:
+                current = joined
+            else:
+                out.append(current)
+                current = part
+        out += textwrap.wrap(current, width) if len(current) > width else [current]
+    return "<br>".join(out)
 
 
 def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = None) -> go.Figure:
@@ -628,7 +641,7 @@ def mime_bundle(fig: go.Figure, static=None) -> dict:
     png = to_png(static if static is not None else notebook_picture(fig))
     title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else "figure"
     return {PLOTLY_MIME: figure_json(fig), "image/png": base64.b64encode(png).decode("ascii"),
-            "text/plain": f"<interactive figure: {title}>"}
+            "text/plain": f"<interactive figure: {title.replace('<br>', ' ')}>"}
 
 
 def show_figure(fig: go.Figure, static=None) -> None:
