@@ -63,7 +63,7 @@ def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
         page.goto(f"{base}/lab/tree/{L.COPY_NAME}?token={token}")  # what make lecture opens (its default URL)
         page.wait_for_function("window.jupyterapp !== undefined", timeout=120_000)
         page.wait_for_selector(".jp-Notebook", timeout=120_000)
-        page.wait_for_selector("body[data-jp-deck-mode='presenting']", timeout=60_000)  # opened presenting
+        page.wait_for_selector("body[data-jp-deck-mode='presenting']", state="attached", timeout=60_000)  # presenting
         run_all_and_wait(page)
         slides, race_status = [], None
         for index in deck_slides(page):
