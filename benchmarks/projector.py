@@ -155,6 +155,7 @@ def main(argv=None) -> int:
     ap.add_argument("--notebooks", nargs="*", default=list(LAB_NOTEBOOKS), help="lab notebooks to measure")
     ap.add_argument("--no-deck", action="store_true", help="skip the deck")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--merge", action="store_true", help="keep the records of notebooks not measured now")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -183,6 +184,9 @@ def main(argv=None) -> int:
                     records += measure_deck(p, base, token)
                 finally:
                     B.stop(proc)
+        if args.merge and args.out.exists():
+            now = set(args.notebooks) | (set() if args.no_deck else {"lecture"})
+            records += [r for r in json.loads(args.out.read_text(encoding="utf-8")) if r["notebook"] not in now]
         records = sorted(_unique(records), key=lambda r: (r["where"], r["notebook"], r["cell"], r["picture"],
                                                          r["viewport"]))
         for r in records:

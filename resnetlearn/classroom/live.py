@@ -218,7 +218,7 @@ class LiveTrainer(Panel):
         self.controls = [self.alpha, self.beta, self.m, self.preset, self.layerwise]
         view_ = make_view(view, png_placeholder=lambda: placeholder_figure(
             "press Train to start", parity_instance(alpha=self.cfg.alpha, beta=self.cfg.beta).threshold,
-            large=large))
+            large=large, size=(TRAINER_SIZE[bool(large)][0], 3.2)))
         self.job = LiveRun(self._run, self._frame, done=self._done, view=view_)
         self.view = view_
         self.image = view_.widget  # the plot (an Image for view="png")
