@@ -69,11 +69,13 @@ def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
         for index in deck_slides(page):
             shown = page.evaluate(ONSCREEN_JS)
             slides.append(index)
-            race = page.locator(".jp-deck-mod-onscreen .widget-vbox").filter(
+            # a fragment is laid out (onscreen) before it is revealed (visible): click only a revealed Train
+            race = page.locator(".jp-deck-mod-visible .widget-vbox").filter(
                 has=page.locator("button:has-text('Train')"))
             if race.count() and race_status is None:
                 race = race.first
                 status = race.locator(".widget-html").first
+                page.screenshot(path=str(ARTIFACTS / "race_before_1280x720.png"))
                 before = page.evaluate(RACE_CURVES_JS, race.element_handle())
                 race.locator("button:has-text('Train')").click()
                 page.wait_for_function("(el) => el.innerText.includes('racing')", arg=status.element_handle(),
