@@ -95,7 +95,8 @@ def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
             page.screenshot(path=str(shots[-1]))
         browser.close()
     contact_sheet(shots, ARTIFACTS / "contact_sheet.png")
-    assert len(slides) >= 10 and len(shots) == len(slides), (slides, len(shots))
+    # steps (slides and their fragments) from the first cell until a step no longer moves, at each viewport
+    assert len(slides) >= 15 and len(shots) >= 15, (slides, len(shots))
     assert race_status is not None, "no slide shows the race's Train button"
     assert "done" in race_status and "3resnet(all)" in race_status, race_status
     assert after != before, "the race's curves did not change after Train"
