@@ -6,6 +6,10 @@
 #   make test   also install the developer tools (`pip install -e ".[dev]"`: pytest, nbval, playwright, ruff),
 #               then lint and run the whole suite (unit tests + pytest --nbval)
 # and for teachers:
+#   make lecture      the 50-minute lecture deck (notebooks/lecture.ipynb) presented live in JupyterLab: installs the
+#                     lecture extra (jupyterlab-slideshow), copies the deck to lecture/ (git-ignored) only when that
+#                     copy is missing, and opens the copy presenting, with settings and workspaces of its own
+#                     (lecture/.jupyter/): make lab is unaffected. For a fresh copy, rename lecture/lecture.ipynb.
 #   make student      copies of the notebooks without their folded answers, outputs cleared, in student/
 #                     (git-ignored); a copy already there is the student's and is kept
 #   make lab-student  make student, then JupyterLab on student/
@@ -58,7 +62,8 @@ LAB_ARGS ?=
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB := $(BIN)/jupyter lab --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(ROOT_ARGS)
 
-.PHONY: install install-dev lab lab-student test lint student clean copies fresh-copies fresh-student
+.PHONY: install install-dev install-lecture lab lab-student lecture test lint student clean copies fresh-copies \
+	fresh-student
 
 # what a student needs: torch first (TORCH, TORCH_BUILD, TORCH_INDEX), then the package and its notebook dependencies
 $(VENV)/.installed: pyproject.toml binder/overrides.d/resnetlearn.json
@@ -74,7 +79,14 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	$(BIN)/python -m pip install -e ".[dev]"
 	touch $@
 
+# the lecture deck's slideshow extension on top
+$(VENV)/.installed-lecture: $(VENV)/.installed
+	$(BIN)/python -m pip install -e ".[lecture]"
+	touch $@
+
 install: $(VENV)/.installed
+
+install-lecture: $(VENV)/.installed-lecture
 
 install-dev: $(VENV)/.installed-dev
 
@@ -87,6 +99,9 @@ copies: install
 
 fresh-copies: install
 	$(BIN)/python -m resnetlearn.classroom.copies --out work --fresh
+
+lecture: install-lecture
+	$(BIN)/python -m resnetlearn.classroom.lecture --folder lecture -- $(LAB_ARGS)
 
 lab-student: student
 	$(LAB) --notebook-dir=student --LabApp.default_url=/lab/tree/00_welcome.ipynb $(LAB_ARGS)

@@ -106,7 +106,8 @@ def stage(src: Path) -> dict:
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(mj / part, target)
-    shutil.copy2(NOTEBOOKS / "README.md", src / "README.md")
+    for page in ("README.md", "lecture_plan.md"):  # the instructor guide and the lecture's one-page plan
+        shutil.copy2(NOTEBOOKS / page, src / page)
     report = {}
     for nb in sorted(NOTEBOOKS.glob("*.ipynb")):
         report[nb.stem] = stage_notebook(nb, src / nb.name)

@@ -27,3 +27,184 @@ def open_lab(browser, url: str, *, timeout: int) -> tuple:
     page.goto(url)
     page.wait_for_function("window.jupyterapp !== undefined", timeout=timeout)
     return page, errors
+
+
+# ----------------------------------------------------------------- JupyterLab on a temporary folder
+JUPYTER_DIR_VARS = ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_WORKSPACES_DIR",
+                    "JUPYTERLAB_SETTINGS_DIR")
+"""Where JupyterLab writes config, data, runtime files, workspaces and settings: pointed at a temporary folder so
+that a test never touches the user's own Jupyter."""
+
+
+def jupyter_env(tmp, **extra) -> dict:
+    """An environment for a JupyterLab subprocess whose Jupyter folders all lie under ``tmp``; one torch thread."""
+    import os
+    from pathlib import Path
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", **extra)
+    for var in JUPYTER_DIR_VARS:
+        path = Path(tmp) / "jupyter" / var.lower()
+        path.mkdir(parents=True, exist_ok=True)
+        env[var] = str(path)
+    return env
+
+
+def serve(args: list[str], env: dict, log_path, *, start_timeout: float = 90.0):
+    """Start ``python -m jupyter lab ARGS`` headless on a free loopback port with a fresh token; returns
+    (process, base URL, token) once it answers. The caller stops the process (:func:`stop`)."""
+    import secrets
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(16)
+    log = open(log_path, "w")
+    proc = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", *args, "--no-browser", "--ip=127.0.0.1",
+                             f"--port={port}", f"--IdentityProvider.token={token}",
+                             "--LabApp.expose_app_in_browser=True"],
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + start_timeout
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+            return proc, base, token
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                stop(proc)
+                raise RuntimeError("JupyterLab did not start: " + open(log_path).read()[-2000:]) from None
+            time.sleep(0.5)
+
+
+def stop(proc) -> None:
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+KERNEL_IDLE_JS = ("() => { const w = window.jupyterapp.shell.currentWidget; return !!(w && w.sessionContext"
+                  " && w.sessionContext.session && w.sessionContext.session.kernel"
+                  " && w.sessionContext.session.kernel.status === 'idle'); }")
+
+
+def run_all_and_wait(page, *, timeout: int = 600_000) -> None:
+    """Run every cell of the current notebook and wait until every code cell has run (or one raised) and the
+    kernel is idle."""
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function("""() => { const w = window.jupyterapp.shell.currentWidget;
+      if (w.sessionContext.session.kernel.status !== 'idle') return false;
+      const code = w.content.widgets.filter(c => c.model.type === 'code');
+      const raised = code.some(c => c.model.outputs.toJSON().some(o => o.output_type === 'error'));
+      return raised || code.every(c => c.model.executionCount !== null); }""", timeout=timeout)
+
+
+# ----------------------------------------------------------------- the deck (jupyterlab-slideshow)
+ACTIVE_CELL_JS = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+
+
+def deck_slides(page, *, settle: float = 1.0):
+    """Step through the presented notebook from its first cell with ``deck:forward`` (the arrow key's command),
+    yielding the active cell's index at each step, until a step no longer moves."""
+    import time
+
+    page.evaluate("window.jupyterapp.shell.currentWidget.content.activeCellIndex = 0")
+    time.sleep(settle)
+    seen = set()
+    while True:
+        index = page.evaluate(ACTIVE_CELL_JS)
+        if index in seen:
+            return
+        seen.add(index)
+        yield index
+        page.evaluate("window.jupyterapp.commands.execute('deck:forward')")
+        time.sleep(settle)
+
+
+# ----------------------------------------------------------------- pictures as shown
+MEASURE_JS = r"""(onlyDeck) => {
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  const out = [];
+  nb.widgets.forEach((cell, index) => {
+    if (onlyDeck && !cell.node.classList.contains('jp-deck-mod-onscreen')) return;
+    if (cell.model.type !== 'code') return;
+    const texts = cell.model.outputs.toJSON().map(o => (o.data && o.data['text/plain']) || '').map(
+      t => Array.isArray(t) ? t.join('') : t);
+    const area = cell.node.querySelector('.jp-OutputArea');
+    if (!area) return;
+    const arect = area.getBoundingClientRect();
+    const right = Math.min(vw, arect.right);
+    for (const img of cell.node.querySelectorAll('.jp-OutputArea-output img')) {
+      const r = img.getBoundingClientRect();
+      if (r.width < 2 || img.closest('.js-plotly-plot')) continue;
+      if (getComputedStyle(img).visibility === 'hidden') continue;
+      out.push({index, texts, kind: 'png', src: img.src, shown: r.width, natural: img.naturalWidth,
+                cut_off: r.right > right + 1 || r.left < -1});
+    }
+    for (const plot of cell.node.querySelectorAll('.js-plotly-plot')) {
+      const svg = plot.querySelector('svg.main-svg');
+      if (!svg) continue;
+      const r = svg.getBoundingClientRect();
+      if (r.width < 2) continue;
+      const layout = parseFloat(svg.getAttribute('width')) || r.width;
+      let smallest = Infinity, cut = r.right > right + 1 || r.left < -1;
+      for (const t of plot.querySelectorAll('text')) {
+        if (!t.textContent.trim()) continue;
+        const tr = t.getBoundingClientRect();
+        if (tr.width === 0) continue;
+        const size = parseFloat(getComputedStyle(t).fontSize);
+        smallest = Math.min(smallest, size * r.width / layout);
+        if (tr.right > Math.min(right, r.right) + 1 || tr.left < r.left - 1) cut = true;
+      }
+      if (plot.querySelector('.legend .scrollbar') &&
+          plot.querySelector('.legend .scrollbar').getBoundingClientRect().height > 0) cut = true;
+      const title = plot.querySelector('.gtitle');
+      out.push({index, texts, kind: 'plotly', title: title ? title.textContent : '', shown: r.width,
+                natural: layout, smallest_px: smallest === Infinity ? null : smallest, cut_off: cut});
+    }
+  });
+  return out;
+}"""
+"""Every picture of the current notebook as shown (``onlyDeck``: only the cells on the current slide): PNG images
+(shown and natural width, where it comes from) and plotly figures (smallest text in px on screen: computed font
+size × shown width / layout width), each with whether it runs past its output area or the window."""
+
+
+def png_bytes(page, src: str) -> bytes:
+    """The bytes of an image shown in ``page`` (a data: or blob: URL)."""
+    import base64
+
+    if src.startswith("data:"):
+        return base64.b64decode(src.split(",", 1)[1])
+    b64 = page.evaluate("""async (src) => { const b = await (await fetch(src)).arrayBuffer();
+      let s = ''; const u = new Uint8Array(b); for (let i = 0; i < u.length; i++) s += String.fromCharCode(u[i]);
+      return btoa(s); }""", src)
+    return base64.b64decode(b64)
+
+
+def contact_sheet(pictures: list, out, *, columns: int = 4, labels: list[str] | None = None) -> None:
+    """One PNG with every picture (paths of screenshots) in a grid, labelled (matplotlib only)."""
+    import math
+
+    import matplotlib.image as mpimg
+    from matplotlib.figure import Figure
+
+    rows = math.ceil(len(pictures) / columns)
+    fig = Figure(figsize=(columns * 4.0, rows * 3.3))
+    for i, path in enumerate(pictures):
+        ax = fig.add_subplot(rows, columns, i + 1)
+        ax.imshow(mpimg.imread(str(path)))
+        ax.set_axis_off()
+        ax.set_title(labels[i] if labels else f"slide {i + 1}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(str(out), dpi=100)

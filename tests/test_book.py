@@ -73,13 +73,13 @@ def test_the_builder_knows_every_widget_repr():
 def test_every_notebook_is_a_page_in_lab_order(book):
     html, report = book
     notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
-    assert sorted(LAB_ORDER + READING) == notebooks, "a notebook is missing from the book's table of contents"
-    for name in notebooks + ["README", "index"]:
+    assert sorted(LAB_ORDER + READING + ["lecture"]) == notebooks, "a notebook is missing from the book's contents"
+    for name in notebooks + ["README", "lecture_plan", "index"]:
         assert (html / f"{name}.html").is_file(), name
     nav = (html / "index.html").read_text(encoding="utf-8")
-    order = [m for m in re.findall(r'href="([\w.]+)\.html"', nav) if m in notebooks or m == "README"]
+    order = [m for m in re.findall(r'href="([\w.]+)\.html"', nav) if m in notebooks or m in ("README", "lecture_plan")]
     order = list(dict.fromkeys(order))
-    assert order == LAB_ORDER + READING + ["README"], order
+    assert order == LAB_ORDER + READING + ["README", "lecture", "lecture_plan"], order
     assert "Instructor guide" in nav
     assert report["wall_s"] < 300, f"the book took {report['wall_s']:.0f} s to build"
 

@@ -45,7 +45,7 @@ from .plots import (
     tick_label,
     to_png,
 )
-from .static_picture import to_matplotlib
+from .static_picture import notebook_picture, to_matplotlib
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 TEMPLATE = go.layout.Template(layout=dict(
@@ -224,12 +224,38 @@ def legend_height(fig: go.Figure) -> int:
     return 20 * (len(shown) + len(titled) + title) + LEGEND_OUTSIDE["tracegroupgap"] * max(0, len(groups) - 1) + 36
 
 
+TITLE_CHARACTERS = 60
+"""A figure title's longest line (:func:`wrap_title`): at 15 px about 470 px, within a notebook's output area at
+1024×768 with the file browser open (plotly does not wrap titles: a longer line runs past the figure's edge)."""
+
+
+def wrap_title(title: str, width: int = TITLE_CHARACTERS) -> str:
+    """``title`` with plotly line breaks (``<br>``) so that no line is longer than ``width`` characters, broken
+    before a parenthesis where it can be (a parenthesised remark stays on one line), else between words."""
+    import re
+    import textwrap
+
+    out = []
+    for line in title.split("<br>"):
+        current = ""
+        for part in re.split(r"\s+(?=\()", line):
+            joined = f"{current} {part}" if current else part
+            if len(joined) <= width or not current:
+                current = joined
+            else:
+                out.append(current)
+                current = part
+        out += textwrap.wrap(current, width) if len(current) > width else [current]
+    return "<br>".join(out)
+
+
 def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = None) -> go.Figure:
     """Shared layout; the width follows the notebook's output area (``width`` is kept for callers, unused).
     The title sits below the mode bar (subplot titles get the room between it and the panels), and the
     figure grows until the whole legend fits beside the plot area."""
     subplot_titles = any(a.yref == "paper" and (a.y or 0) >= 1 for a in fig.layout.annotations or ())
-    top = 84 if subplot_titles else 60
+    title = wrap_title(title)
+    top = (84 if subplot_titles else 60) + 18 * title.count("<br>")
     height = max(height + top - 60, top + 60 + legend_height(fig))
     fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0,
                                                     yanchor="top", pad=dict(t=MODEBAR_CLEARANCE),
@@ -240,6 +266,11 @@ def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None 
 
 
 # ----------------------------------------------------------------- training curves
+BLOCK_COLOURS = {"out1_vs_base": "#0072B2", "residual_vs_composite": "#E69F00"}
+"""The decomposition panel's two curves for one learner: blue and orange of the Okabe-Ito palette (told apart
+under the common colour-vision deficiencies), beside the crimson kα² line; their dashes differ as well."""
+
+
 def training_curves(epochs, curves: dict, threshold: float | None, labels=None, *, title: str = "",
                     styles=None, decomposition: bool = True, total_epochs: int | None = None,
                     show_train: bool = True) -> go.Figure:
@@ -289,8 +320,10 @@ def training_curves(epochs, curves: dict, threshold: float | None, labels=None, 
                                     ("residual_vs_composite", "dashdot", "residual vs α·G(F)")):
                 yy = _gaps(torch.as_tensor(curves[key]).double()[:, g].tolist())
                 vals += yy
+                # one learner: the two blocks in colours a colour-blind reader tells apart, and by dash too
+                colour = BLOCK_COLOURS[key] if G == 1 else st["color"]
                 add(go.Scatter(x=x, y=yy, mode=mode, name=f"{labels[g]}: {what}", legendgroup=f"{labels[g]} dec",
-                               line=dict(color=st["color"], dash=dash, width=2),
+                               line=dict(color=colour, dash=dash, width=2),
                                hovertemplate=f"{labels[g]}: {what}<br>epoch %{{x}}<br>%{{y:.3g}}<extra></extra>"), 2)
     add(threshold_trace(threshold, 0, x1), 1)
     if dec:
@@ -558,6 +591,30 @@ def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.F
     return _finish(fig, head)
 
 
+PROJECTOR_FONT = 18
+"""Pixel size of every text of a figure shown on a slide (:func:`for_projector`): plotly's fonts are fixed pixel
+sizes at the figure's layout width, which follows the width it is shown at, so 18 px stays 18 px on screen."""
+
+
+def for_projector(fig: go.Figure, *, title: str | None = None, size: int = PROJECTOR_FONT) -> go.Figure:
+    """``fig`` for a slide read from the back of a room: every text (title, axis titles, ticks, legend, subplot
+    titles, hover labels) at ``size`` px or more, the legend below the plot area (so it takes no width), a
+    shorter ``title`` when given (a long one would run off a 1024-px-wide screen). Rendering only: the traces
+    are untouched."""
+    fig = go.Figure(fig)
+    if title is not None:
+        fig.update_layout(title_text=title)
+    fig.update_layout(font=dict(size=size), title_font_size=size + 4, legend=dict(
+        font=dict(size=size), orientation="h", x=0.0, xanchor="left", y=-0.22, yanchor="top",
+        grouptitlefont=dict(size=size)), hoverlabel=dict(font=dict(size=size)))
+    fig.update_xaxes(tickfont_size=size, title_font_size=size)
+    fig.update_yaxes(tickfont_size=size, title_font_size=size)
+    fig.update_annotations(font_size=size)
+    rows = max(1, math.ceil(legend_height(fig) / 20 / 3))  # about three entries a row
+    fig.update_layout(height=560 + 30 * rows, margin=dict(l=90, r=20, t=90, b=110 + 30 * rows))
+    return fig
+
+
 # ----------------------------------------------------------------- display (the static picture: static_picture)
 def epoch_axis(total_epochs: int) -> dict:
     """Layout of an epoch axis from 0 to ``total_epochs`` with integer ticks only (1, 2, 5, 10, … apart, at most
@@ -583,10 +640,10 @@ def figure_json(fig: go.Figure) -> dict:
 
 def mime_bundle(fig: go.Figure, static=None) -> dict:
     """One display with the interactive figure, a PNG (from matplotlib) and a short text."""
-    png = to_png(static if static is not None else to_matplotlib(fig))
+    png = to_png(static if static is not None else notebook_picture(fig))
     title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else "figure"
     return {PLOTLY_MIME: figure_json(fig), "image/png": base64.b64encode(png).decode("ascii"),
-            "text/plain": f"<interactive figure: {title}>"}
+            "text/plain": f"<interactive figure: {title.replace('<br>', ' ')}>"}
 
 
 def show_figure(fig: go.Figure, static=None) -> None:

@@ -157,6 +157,12 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     return inst, res
 
 
+TRAINER_SIZE = {False: (5.4, 7.6), True: (5.4, 9.6)}
+"""Inches of :class:`LiveTrainer`'s picture (panels stacked, legend below), normal and ``large``: 5.4 in at
+90 dpi is 486 px. The widget shows it at the width of its output area (about 470 px at 1024×768 with the file
+browser open, measured by ``benchmarks/projector.py``), so its text stays near the size it is drawn at."""
+
+
 def _slider_widths(m: int) -> list[int]:
     return sorted(set(WIDTHS) | {m})
 
@@ -212,7 +218,7 @@ class LiveTrainer(Panel):
         self.controls = [self.alpha, self.beta, self.m, self.preset, self.layerwise]
         view_ = make_view(view, png_placeholder=lambda: placeholder_figure(
             "press Train to start", parity_instance(alpha=self.cfg.alpha, beta=self.cfg.beta).threshold,
-            large=large))
+            large=large, size=(TRAINER_SIZE[bool(large)][0], 3.2)))
         self.job = LiveRun(self._run, self._frame, done=self._done, view=view_)
         self.view = view_
         self.image = view_.widget  # the plot (an Image for view="png")
@@ -261,7 +267,9 @@ class LiveTrainer(Panel):
         title = title or f"{net.label}, epoch {data['epoch']}/{data['total_epochs']}"
         fig = training_curves(data["epochs"], data, data["threshold"], [net.label], title=title,
                               styles=[style_dict(net.style)], total_epochs=data["total_epochs"])
-        return fig if self.view.kind == "plotly" and not png else to_matplotlib(fig, large=self.large)
+        if self.view.kind == "plotly" and not png:
+            return fig
+        return to_matplotlib(fig, large=self.large, stacked=True, size=TRAINER_SIZE[self.large])
 
     @staticmethod
     def _first_evaluation(cfg: LiveConfig) -> int:

@@ -153,11 +153,54 @@ def placeholder_figure(text: str, threshold: float | None = None, large: bool = 
     return fig
 
 
+SMALLEST_FONT_KEY = "resnetlearn smallest font pt"
+"""The PNG text chunk in which :func:`to_png` records the picture's smallest font, in points: on screen it is
+that × :data:`DPI` / 72 × shown width / natural width px (``benchmarks/projector.py`` measures it)."""
+
+
+def smallest_font_pt(fig: Figure) -> float | None:
+    """The smallest font size (points) among the drawn, non-empty texts of a figure (after it is drawn)."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_figure() is not None]
+    return min(sizes) if sizes else None
+
+
+def _with_text_chunk(png: bytes, key: str, value: str) -> bytes:
+    """``png`` with a tEXt chunk ``key``: ``value`` inserted before its IEND chunk (the last 12 bytes)."""
+    import struct
+    import zlib
+
+    data = key.encode("latin-1") + b"\0" + value.encode("latin-1")
+    chunk = struct.pack(">I", len(data)) + b"tEXt" + data + struct.pack(">I", zlib.crc32(b"tEXt" + data))
+    return png[:-12] + chunk + png[-12:]
+
+
 def to_png(fig: Figure) -> bytes:
-    """PNG bytes of a figure (for an ipywidgets.Image updated from a thread)."""
+    """PNG bytes of a figure (for an ipywidgets.Image updated from a thread), with its smallest font recorded
+    (:data:`SMALLEST_FONT_KEY`)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
-    return buf.getvalue()
+    size = smallest_font_pt(fig)
+    png = buf.getvalue()
+    return png if size is None else _with_text_chunk(png, SMALLEST_FONT_KEY, f"{size:g}")
+
+
+def png_smallest_font_pt(png: bytes) -> float | None:
+    """The smallest font a PNG of :func:`to_png` records (None when it records none)."""
+    import struct
+
+    pos = 8
+    while pos + 8 <= len(png):
+        (n,) = struct.unpack(">I", png[pos:pos + 4])
+        kind, body = png[pos + 4:pos + 8], png[pos + 8:pos + 8 + n]
+        if kind == b"tEXt":
+            key, _, value = body.partition(b"\0")
+            if key.decode("latin-1") == SMALLEST_FONT_KEY:
+                return float(value)
+        pos += 12 + n
+    return None
 
 
 def show(fig: Figure) -> None:

@@ -33,7 +33,7 @@ from ..learners.networks import ARCHITECTURES
 from ..learners.training import Protocol, train_models, training_bytes
 from ..reproduce.learner import Kernel, Network
 from ..targets.concept import data_split, parity_instance
-from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis
+from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis, wrap_title
 from .plots import has_threshold, threshold_label
 
 RUN_RULES = {
@@ -459,8 +459,12 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     if not has_threshold(thr):
         head += " (α = 0: no kα² line)"
     size = 16 if large else 13
+    head = wrap_title(head)
+    # the legend below the plot: beside it, it ran past a narrow output area (1024×768 with the file browser open)
+    legend = dict(LEGEND_OUTSIDE, orientation="h", x=0.0, xanchor="left", y=-0.2, yanchor="top")
     layout = dict(template=TEMPLATE, title=dict(text=head, x=0, xanchor="left", font=dict(size=size + 2)),
                   xaxis=epoch_axis(E), yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE),
-                  legend=LEGEND_OUTSIDE, font=dict(size=size), height=440, autosize=True, uirevision="race",
-                  margin=dict(l=70, r=20, t=50, b=50), hovermode="closest")
+                  legend=legend, font=dict(size=size), height=560 if large else 520, autosize=True,
+                  uirevision="race", margin=dict(l=70, r=20, t=50 + 18 * head.count("<br>"), b=150),
+                  hovermode="closest")
     return go.Figure(data=traces, layout=layout, _validate=False)

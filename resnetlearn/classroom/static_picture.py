@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 
 import matplotlib.pyplot as plt
 import plotly.graph_objects as go
@@ -72,25 +73,43 @@ def _apply_axis(ax, which: str, spec) -> None:
         (ax.set_xlabel if which == "x" else ax.set_ylabel)(mpl_text(text))
 
 
-def to_matplotlib(fig: go.Figure, *, size=None, large: bool = False):
+def to_matplotlib(fig: go.Figure, *, size=None, large: bool = False, stacked: bool = False):
     """A matplotlib drawing of a plotly figure made by this package (scatter traces, subplots, log axes,
     titles, legend outside): the one static picture of every figure — beside every interactive one in the
     notebooks, the live widgets' PNG view and the command line's ``FIG.png``. ``large``: the
-    projector-friendly sizes of :func:`resnetlearn.classroom.plots.style`."""
+    projector-friendly sizes of :func:`resnetlearn.classroom.plots.style`. ``stacked``: every panel on a row of
+    its own and the legend below them, so that a narrow picture (``size``) keeps its text at full size."""
     n = len(_axis_names(fig))
     width = 13.0 if large else FIGURE_WIDTH
     # three or more panels are stacked, one per row, so the picture keeps the width of the output area
-    default = (width * (1 + 0.5 * (n - 1)), 5.4 if large else 4.6) if n <= 2 else (width, 3.0 * n)
+    default = (width * (1 + 0.5 * (n - 1)), 5.4 if large else 4.6) if n <= 2 and not stacked else (width, 3.0 * n)
     with plt.rc_context(style(large)):  # the one style's font sizes (legend 12.5 px at full width)
-        return _to_matplotlib(fig, size=size or default)
+        return _to_matplotlib(fig, size=size or default, stacked=stacked)
 
 
-def _to_matplotlib(fig: go.Figure, *, size):
+NOTEBOOK_WIDTH = 6.4
+"""Inches of the static picture shown beside an interactive figure in a notebook (:func:`notebook_picture`):
+6.4 in at 90 dpi is 576 px, no wider than a notebook's output area at 1024×768 with the file browser open, where
+the picture is shown at its natural size (jupyterlab-plotly does not scale it), so nothing runs past the edge
+and its fonts are what the reader sees."""
+
+
+def notebook_picture(fig: go.Figure, *, large: bool = False):
+    """The static picture of ``fig`` for a notebook's output: panels stacked, legend below, :data:`NOTEBOOK_WIDTH`
+    wide, tall enough for its panels, its legend and a wrapped title."""
+    n = max(1, len(_axis_names(fig)))
+    entries = len({t.name for t in fig.data if t.showlegend is not False and t.visible is not False and t.name
+                   and t.x is not None and len(t.x)})
+    line = 0.3 if large else 0.24
+    return to_matplotlib(fig, large=large, stacked=True, size=(NOTEBOOK_WIDTH, 3.0 * n + line * entries + 0.9))
+
+
+def _to_matplotlib(fig: go.Figure, *, size, stacked: bool = False):
     panels = _axis_names(fig)
     n = len(panels)
     mfig = Figure(figsize=size, layout="constrained")
     shared = n > 1 and all(fig.layout[f"yaxis{ya[1:]}"].matches for _, ya in panels[1:])
-    rows, cols = (1, n) if n <= 2 else (n, 1)
+    rows, cols = (1, n) if n <= 2 and not stacked else (n, 1)
     axes = list(mfig.subplots(rows, cols, squeeze=False, sharey=shared).flat)
     where = {xa: axes[i] for i, (xa, _) in enumerate(panels)}
     handles: dict[str, object] = {}
@@ -132,8 +151,11 @@ def _to_matplotlib(fig: go.Figure, *, size):
     for ax, t in zip(axes, titles if len(titles) == n else []):
         ax.set_title(mpl_text(t))
     if fig.layout.title and fig.layout.title.text:
-        mfig.suptitle(mpl_text(fig.layout.title.text), x=0.01, ha="left")
-    if handles:
-        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], loc="outside right center", frameon=False,
-                    handlelength=3.5)  # long enough to show each entry's dash (dotted, dashed, solid)
+        title = mpl_text(fig.layout.title.text)
+        if stacked:  # a narrow picture: long titles wrapped (about 11 characters an inch), not cut at its edge
+            title = "\n".join(textwrap.fill(line, int(size[0] * 11)) for line in title.split("\n"))
+        mfig.suptitle(title, x=0.01, ha="left")
+    if handles:  # handles long enough to show each entry's dash (dotted, dashed, solid)
+        mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], frameon=False, handlelength=3.5,
+                    **(dict(loc="outside lower left", ncols=1) if stacked else dict(loc="outside right center")))
     return mfig

@@ -1,0 +1,103 @@
+"""The lecture as `make lecture` opens it, in a real browser: JupyterLab started by the lecture's own arguments on
+a working copy of the deck (all Jupyter folders temporary), already presenting; every slide stepped through at
+1280×720 with no console error; Train pressed on the race's slide and the race seen training; a screenshot of
+every slide at 1024×768, put together in one contact sheet (``test-artifacts/lecture/contact_sheet.png``).
+Skipped where no Chromium, Playwright or jupyterlab-slideshow can be had."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+
+import pytest
+from browser import (
+    CHROMIUM,
+    NO_CHROMIUM,
+    contact_sheet,
+    deck_slides,
+    jupyter_env,
+    launch_chromium,
+    run_all_and_wait,
+    serve,
+    stop,
+)
+
+from resnetlearn.classroom import lecture as L
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts" / "lecture"
+
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
+pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
+              pytest.mark.skipif(importlib.util.find_spec("jupyterlab_slideshow") is None,
+                                 reason="jupyterlab-slideshow is not installed (pip install -e '.[lecture]')")]
+
+ONSCREEN_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets
+  .map((c, i) => [i, c]).filter(([i, c]) => c.node.classList.contains('jp-deck-mod-onscreen')).map(([i]) => i)"""
+RACE_CURVES_JS = """(root) => Array.from(root.querySelectorAll('.scatterlayer .trace path.js-line'))
+  .map(p => (p.getAttribute('d') || '').length).reduce((a, b) => a + b, 0)"""
+
+
+@pytest.fixture(scope="module")
+def lecture(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lecture")
+    (tmp / "results").symlink_to(ROOT / "results")  # the deck reads ../results, as lecture/ does in the repository
+    folder = tmp / "lecture"
+    L.prepare(folder)
+    proc, base, token = serve(L.lab_arguments(folder), jupyter_env(tmp, PYTHONPATH=str(ROOT)), tmp / "lab.log")
+    try:
+        yield base, token
+    finally:
+        stop(proc)
+
+
+def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
+    base, token = lecture
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{base}/lab/tree/{L.COPY_NAME}?token={token}")  # what make lecture opens (its default URL)
+        page.wait_for_function("window.jupyterapp !== undefined", timeout=120_000)
+        page.wait_for_selector(".jp-Notebook", timeout=120_000)
+        page.wait_for_selector("body[data-jp-deck-mode='presenting']", state="attached", timeout=60_000)  # presenting
+        run_all_and_wait(page)
+        slides, race_status = [], None
+        for index in deck_slides(page):
+            shown = page.evaluate(ONSCREEN_JS)
+            slides.append(index)
+            # a fragment is laid out (onscreen) before it is revealed (visible): click only a revealed Train
+            race = page.locator(".jp-deck-mod-visible .widget-vbox").filter(
+                has=page.locator("button:has-text('Train')"))
+            if race.count() and race_status is None:
+                race = race.first
+                status = race.locator(".widget-html").first
+                page.screenshot(path=str(ARTIFACTS / "race_before_1280x720.png"))
+                before = page.evaluate(RACE_CURVES_JS, race.element_handle())
+                race.locator("button:has-text('Train')").click()
+                page.wait_for_function("(el) => el.innerText.includes('racing')", arg=status.element_handle(),
+                                       timeout=60_000)
+                page.wait_for_function("(el) => el.innerText.includes('done')", arg=status.element_handle(),
+                                       timeout=300_000)
+                time.sleep(1)
+                after = page.evaluate(RACE_CURVES_JS, race.element_handle())
+                race_status = status.inner_text()
+                page.screenshot(path=str(ARTIFACTS / "race_done_1280x720.png"))
+            assert shown, f"nothing on screen at slide {len(slides)} (cell {index})"
+        # the same slides at 1024×768, one screenshot each
+        page.set_viewport_size({"width": 1024, "height": 768})
+        shots = []
+        for n, _ in enumerate(deck_slides(page, settle=1.5), 1):
+            shots.append(ARTIFACTS / f"slide_{n:02d}_1024x768.png")
+            page.screenshot(path=str(shots[-1]))
+        browser.close()
+    contact_sheet(shots, ARTIFACTS / "contact_sheet.png")
+    # steps (slides and their fragments) from the first cell until a step no longer moves, at each viewport
+    assert len(slides) >= 15 and len(shots) >= 15, (slides, len(shots))
+    assert race_status is not None, "no slide shows the race's Train button"
+    assert "done" in race_status and "3resnet(all)" in race_status, race_status
+    assert after != before, "the race's curves did not change after Train"
+    assert not errors, errors
