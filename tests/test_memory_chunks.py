@@ -165,16 +165,19 @@ def test_train_models_checks_each_chunk_by_the_same_rule(monkeypatch):
 
 
 def test_the_paper_scale_plan_of_fig4b():
-    """benchmarks/memory_chunks.py at --scale paper: fig4b's m = 1000 point (90 models, N = 50000, d = 100) needs
-    ~102 GiB as one program; on an 80 GiB GPU one worker plans with 64 GiB, so ⌊64 / (102.5 / 90)⌋ = 56 models fit
-    and the grid trains in 2 chunks of 45; six workers plan with 80/6 GiB each: 9 fit, 10 chunks of 9."""
+    """benchmarks/memory_chunks.py at --scale paper: fig4b's m = 1000 point (its 11 × 14 lr × wd grid, 154 models,
+    N = 50000, d = 100) needs ~175 GiB as one program; on an 80 GiB GPU one worker plans with 64 GiB, so
+    ⌊64 / (175.4 / 154)⌋ = 56 models fit and the grid trains in 3 chunks of at most 52 (52, 52, 50); six workers plan
+    with 80/6 GiB each: 9 fit, 18 chunks of at most 9."""
     spec = importlib.util.spec_from_file_location("memory_chunks", ROOT / "benchmarks" / "memory_chunks.py")
     mc = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mc)
     point = next(p for p in mc.points("fig4b", "paper") if p.get("m") == 1000 and p["model"] != "hand_built")
     alone = mc.plan(point, total=80 * 2**30, workers=1)
-    assert 102 < alone["gib"] < 103 and alone["limit"] == 64.0
-    assert alone["fits"] == math.floor(64 / (alone["gib"] / 90)) == 56 and (alone["chunks"], alone["size"]) == (2, 45)
+    n = len(point["lrs"]) * len(point["wds"])
+    assert n == 154 and alone["n"] == n
+    assert 175 < alone["gib"] < 176 and alone["limit"] == 64.0
+    assert alone["fits"] == math.floor(64 / (alone["gib"] / n)) == 56 and (alone["chunks"], alone["size"]) == (3, 52)
     six = mc.plan(point, total=80 * 2**30, workers=6)
-    assert six["fits"] == math.floor(0.8 * (80 * 2**30 // 6) / 2**30 / (alone["gib"] / 90)) == 9
-    assert (six["chunks"], six["size"]) == (10, 9)
+    assert six["fits"] == math.floor(0.8 * (80 * 2**30 // 6) / 2**30 / (alone["gib"] / n)) == 9
+    assert (six["chunks"], six["size"]) == (18, 9)

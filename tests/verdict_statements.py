@@ -366,8 +366,9 @@ def _clauses(top: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-_PARTLY_LABEL = re.compile(r"partly reproduced:\s*(?:held|failed|not judged)[^|\n]*?(?=\s*\||\s*$|\s+fig|\s+thm3|"
-                           r"\s+companion)", re.I | re.M)
+_FIGURE_KEY = r"(?:fig2a|fig2b|fig3|fig4b|fig4|thm3|companion)\b"
+_PARTLY_LABEL = re.compile(r"partly reproduced:\s*(?:held|failed|not judged)[^|]*?"
+                           rf"(?=\s*\||\n\s*\n|\Z|\n\s*{_FIGURE_KEY}|\s+{_FIGURE_KEY}|\n\S+\.txt:)", re.I | re.S)
 """A derived label "partly reproduced: held: …; failed: …" written out: one verdict, whose group words
 ("held", "failed") judge its parts, not the figure."""
 _PART_ROW = re.compile(r"^\s*\|[^|\n]*\|[^|\n]*\|\s*(?:holds trivially|holds|fails|not judged)\b.*$", re.I | re.M)
@@ -375,7 +376,8 @@ _PART_ROW = re.compile(r"^\s*\|[^|\n]*\|[^|\n]*\|\s*(?:holds trivially|holds|fai
 
 
 _SCALE_HEADER = re.compile(r"^\s*(quick-val|quick|cpu|paper):\s*$")
-_LISTED = re.compile(r"^\s+(fig2a|fig2b|fig3|fig4b|fig4|thm3|companion)\s+(.+?)\s*$")
+_LISTED = re.compile(r"^\s*(fig2a|fig2b|fig3|fig4b|fig4|thm3|companion)\s+((?:partly |not )?(?:reproduced|illustrated|"
+                     r"judged|run)\b.*?|-)\s*$")
 
 
 def statements(passage: Passage, truth: Truth) -> list[Statement]:
@@ -391,9 +393,10 @@ def statements(passage: Passage, truth: Truth) -> list[Statement]:
             header = m.group(1)
             kept.append("")
             continue
-        if header and (m := _LISTED.match(line)):
-            if m.group(2) != "-":
-                out.append(Statement(passage.where, line.strip(), m.group(1), header, label_verdict(m.group(2))))
+        if (header or passage.kind == "output") and (m := _LISTED.match(line)):
+            if m.group(2) != "-":  # a printed list of labels, under a scale's header or of the shipped results
+                sc = header or truth.default_scale(m.group(1))
+                out.append(Statement(passage.where, line.strip(), m.group(1), sc, label_verdict(m.group(2))))
             kept.append("")
             continue
         header = None if line.strip() else header

@@ -236,6 +236,10 @@ def wrap_title(title: str, width: int = TITLE_CHARACTERS) -> str:
     import textwrap
 
     out = []
+
+    def close(text):  # a piece longer than a line (a long remark) is broken between words
+        out.extend(textwrap.wrap(text, width) if len(text) > width else [text])
+
     for line in title.split("<br>"):
         current = ""
         for part in re.split(r"\s+(?=\()", line):
@@ -243,9 +247,9 @@ def wrap_title(title: str, width: int = TITLE_CHARACTERS) -> str:
             if len(joined) <= width or not current:
                 current = joined
             else:
-                out.append(current)
+                close(current)
                 current = part
-        out += textwrap.wrap(current, width) if len(current) > width else [current]
+        close(current)
     return "<br>".join(out)
 
 
