@@ -36,7 +36,7 @@ from ..reproduce import (
     write_outputs,
     write_provenance,
 )
-from ..reproduce.figure_tables import VERDICT_WORDS, error_table
+from ..reproduce.figure_tables import error_table
 from ..reproduce.store import PACKAGE_ROOT
 from ..reproduce.table_reading import load_figure, rerun_command
 from .figures_plotly import result_figure, result_png
@@ -184,7 +184,7 @@ class FigureRerun:
         for who, (res, where) in (runs or self.runs()).items():
             head = f"{who}: {self.figure} at {self.scale} scale"
             sides.append((head, where, "", "") if res is None else
-                         (f"{head}, {VERDICT_WORDS[res.reproduced]}", where, res.summary, error_table(res)))
+                         (f"{head}, {res.label}", where, res.summary, error_table(res)))
         return sides
 
     def comparison(self, runs: dict | None = None) -> str:
