@@ -89,10 +89,16 @@ def scale_settings(scale: str) -> dict:
         # 3-4x more models than 2(a), so they stop at m = 200 to fit the session
         narrow = [20, 50, 100, 200]
         return dict(widths=[20, 50, 200, 500], widths_by_figure={"fig2b": narrow, "fig3": narrow}, epochs=800,
-                    lrs=[0.01, 0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3, 1e-2], n_test=2000,
+                    lrs=list(CPU_LRS), wds=list(CPU_WDS), n_test=2000,
                     rerun_seeds=list(range(1, 9)))
     return dict(widths=[50, 200], epochs=400, lrs=[0.05, 0.1, 0.2, 0.5], wds=[0.0, 1e-3, 5e-3], n_test=1000,
                 rerun_seeds=[1, 2, 3, 4])
+
+
+CPU_LRS = (0.01, 0.05, 0.1, 0.2, 0.5)
+"""The cpu scale's lr grid (ours, inside the paper's {1, 2, 5}·10^k set)."""
+CPU_WDS = (0.0, 1e-3, 5e-3, 1e-2)
+"""The cpu scale's wd grid (ours)."""
 
 
 PAPER_LRS = paper_grid(1e-3, 2.0)
@@ -245,23 +251,65 @@ def _fig2_points(figure: str, train_mode: str, n_train: int):
     return points
 
 
+@dataclass(frozen=True)
+class GridExtension:
+    """Points that extend the lr × wd grid of some points of a figure past an edge their selected cells sat on:
+    the points of learner ``arch(mode)`` at ``widths`` (and at ``n_train`` and ``betas`` where given) get an
+    extension point each (``panel="edge"``, its own store key; the point it extends keeps its key) on the grid
+    ``lrs`` × ``wds``, where None keeps that axis of the scale's grid. Ours: the next values in the paper's
+    {1, 2, 5}·10^k steps."""
+
+    arch: str
+    mode: str
+    widths: tuple
+    lrs: tuple | None = None
+    wds: tuple | None = None
+    n_train: int | None = None
+    betas: tuple | None = None
+
+    def extends(self, p: Point) -> bool:
+        return ((p.learner.arch, p.learner.mode) == (self.arch, self.mode) and p.learner.m in self.widths
+                and (self.n_train is None or p.data.n_train == self.n_train)
+                and (self.betas is None or p.data.beta in self.betas))
+
+    def point(self, p: Point) -> Point:
+        grid = {k: list(v) for k, v in (("lrs", self.lrs), ("wds", self.wds)) if v is not None}
+        return p.replace(**grid, panel=EDGE_PANEL)
+
+
+EDGE_LRS_TOP = (1.0, 2.0)
+"""The lr values past the top (0.5) of the cpu scale's lr grid."""
+EDGE_LRS_BOTTOM = (0.002, 0.005)
+"""The lr values past the bottom (0.01) of the cpu scale's lr grid."""
+
 GRID_EXTENSIONS = {
-    # (figure, scale): (architecture, mode, widths, the wd values past the grid's top 0.01 in {1, 2, 5}·10^k)
-    ("fig2a", "cpu"): [("2layer", "all", (50, 200, 500), EDGE_WDS)],
-    ("fig2b", "cpu"): [("3layer", "hidden", (50, 100, 200), EDGE_WDS)],
+    ("fig2a", "cpu"): [GridExtension("2layer", "all", (50, 200, 500), wds=EDGE_WDS)],
+    ("fig2b", "cpu"): [GridExtension("3layer", "hidden", (50, 100, 200), wds=EDGE_WDS)],
+    # the statement α ≳ β "not learned" at the N it is judged at: every point of β ≤ α whose cell sat on the top
+    # of the wd grid (and, in mode hidden, on the top of the lr grid too at m = 50, 100): past wd 0.01 on the
+    # whole lr grid, and for mode hidden also past lr 0.5 (lr 1, 2 against every wd, so the corner is covered)
+    ("fig3", "cpu"): [
+        GridExtension("3resnet", "all", (50,), wds=EDGE_WDS, n_train=500, betas=(0.0,)),
+        GridExtension("3resnet", "all", (200,), wds=EDGE_WDS, n_train=500, betas=(0.2, 0.3)),
+        GridExtension("3resnet", "hidden", (20, 50, 100, 200), lrs=CPU_LRS + EDGE_LRS_TOP, wds=EDGE_WDS,
+                      n_train=1000, betas=(0.0, 0.2, 0.3)),
+        GridExtension("3resnet", "hidden", (20, 50, 100, 200), lrs=EDGE_LRS_TOP, wds=CPU_WDS,
+                      n_train=1000, betas=(0.0, 0.2, 0.3)),
+    ],
+    # the nearest competitor at the largest N chose lr 0.01, the bottom of its grid, at every width
+    ("companion", "cpu"): [GridExtension("2layer", "hidden", (50, 100, 200, 500), lrs=EDGE_LRS_BOTTOM,
+                                         n_train=3000)],
 }
-"""Grids extended past an edge where the selected cell sat on it: Figure 2(b)'s nearest competitor 3layer(hidden)
-and Figure 2(a)'s 2layer(all) chose wd = 0.01, the top of the cpu scale's grid, so each such point gets an
-extension point (``panel="edge"``) with the same lr values and the next wd values in the paper's
-{1, 2, 5}·10^k steps, its own store key (the point it extends keeps its key); the verdict reads both."""
+"""Grids extended past an edge where the selected cell sat on it, so that a competitor's grid, and the grid of a
+statement that something is not learned, reaches past its selected cell. Figure 2(b)'s nearest competitor
+3layer(hidden) and Figure 2(a)'s 2layer(all) chose wd = 0.01, the top of the cpu scale's grid; Figure 3's
+β ≤ α points chose wd 0.01 and, in mode hidden, lr 0.5; the companion's 2layer(hidden) at N = 3000 chose lr 0.01.
+The verdicts read the extension points beside the points they extend."""
 
 
 def _extensions(figure: str, scale: str, pts: list[Point]) -> list[Point]:
-    out = []
-    for arch, mode, widths, wds in GRID_EXTENSIONS.get((figure, scale), []):
-        out += [p.replace(wds=list(wds), panel=EDGE_PANEL) for p in pts
-                if (p.learner.arch, p.learner.mode) == (arch, mode) and p.learner.m in widths]
-    return out
+    exts = GRID_EXTENSIONS.get((figure, scale), [])
+    return [e.point(p) for e in exts for p in pts if e.extends(p)]
 
 
 def fig2_label(r: dict) -> str:
@@ -291,10 +339,11 @@ def fig3_sample_sizes(scale: str) -> dict[str, tuple[int, ...]]:
 def _fig3_points(scale: str, base: Point) -> list[Point]:
     s = scale_settings(scale)
     ns = fig3_sample_sizes(scale)
-    return [base.replace(learner=Network("3resnet", mode, m=m), n_train=n, beta=beta)
-            for n_rank in range(max(map(len, ns.values())))
-            for beta in FIG3_BETAS for mode in FIG3_MODES if n_rank < len(ns[mode])
-            for n in (ns[mode][n_rank],) for m in _widths("fig3", s)]
+    pts = [base.replace(learner=Network("3resnet", mode, m=m), n_train=n, beta=beta)
+           for n_rank in range(max(map(len, ns.values())))
+           for beta in FIG3_BETAS for mode in FIG3_MODES if n_rank < len(ns[mode])
+           for n in (ns[mode][n_rank],) for m in _widths("fig3", s)]
+    return pts + _extensions("fig3", scale, pts)
 
 
 def fig3_label(r: dict) -> str:
@@ -431,7 +480,7 @@ def _companion_points(scale: str, base: Point) -> list[Point]:
     widths = {"tiny": [], "quick": [50], "cpu": [50, 100, 500], "paper": [50, 100, 500, 1000]}[scale]
     pts += [common.replace(learner=Network(arch, "hidden", m=w, init="companion"), n_train=ns[-1], panel="width")
             for arch in ("3layer", "2layer") for w in widths]
-    return pts
+    return pts + _extensions("companion", scale, pts)
 
 
 # ----------------------------------------------------------------- the registry
