@@ -35,8 +35,9 @@ from .point import Data, Point, Schedule, Search
 from .rows import has_number
 from .verdict_parts import Part, derive_label, label_ok
 from .verdicts import (
-    EDGE_PANEL,
+    EDGE_PANELS,
     EDGE_WDS,
+    EDGE_WORDS,
     FIG3_BETAS,
     FIG3_FIXED_N,
     FIG3_MODES,
@@ -272,9 +273,14 @@ class GridExtension:
                 and (self.n_train is None or p.data.n_train == self.n_train)
                 and (self.betas is None or p.data.beta in self.betas))
 
+    @property
+    def panel(self) -> str:
+        """The extension point's panel, named by the axes it goes past (``edge``: wd alone, as its first use)."""
+        return EDGE_PANELS[(self.lrs is not None, self.wds is not None)]
+
     def point(self, p: Point) -> Point:
         grid = {k: list(v) for k, v in (("lrs", self.lrs), ("wds", self.wds)) if v is not None}
-        return p.replace(**grid, panel=EDGE_PANEL)
+        return p.replace(**grid, panel=self.panel)
 
 
 EDGE_LRS_TOP = (1.0, 2.0)
@@ -293,8 +299,8 @@ GRID_EXTENSIONS = {
         GridExtension("3resnet", "all", (200,), wds=EDGE_WDS, n_train=500, betas=(0.2, 0.3)),
         GridExtension("3resnet", "hidden", (20, 50, 100, 200), lrs=CPU_LRS + EDGE_LRS_TOP, wds=EDGE_WDS,
                       n_train=1000, betas=(0.0, 0.2, 0.3)),
-        GridExtension("3resnet", "hidden", (20, 50, 100, 200), lrs=EDGE_LRS_TOP, wds=CPU_WDS,
-                      n_train=1000, betas=(0.0, 0.2, 0.3)),
+        GridExtension("3resnet", "hidden", (20, 50, 100, 200), lrs=EDGE_LRS_TOP, n_train=1000,
+                      betas=(0.0, 0.2, 0.3)),
     ],
     # the nearest competitor at the largest N chose lr 0.01, the bottom of its grid, at every width
     ("companion", "cpu"): [GridExtension("2layer", "hidden", (50, 100, 200, 500), lrs=EDGE_LRS_BOTTOM,
@@ -314,7 +320,7 @@ def _extensions(figure: str, scale: str, pts: list[Point]) -> list[Point]:
 
 def fig2_label(r: dict) -> str:
     """A Figure 2 curve: the learner, and ``, wd past the grid`` for a grid extension's point."""
-    return learner(r) + (", wd past the grid" if r.get("panel") == EDGE_PANEL else "")
+    return learner(r) + (f", {EDGE_WORDS[r['panel']]}" if r.get("panel") in EDGE_WORDS else "")
 
 
 # ----------------------------------------------------------------- Figure 3

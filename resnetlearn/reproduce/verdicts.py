@@ -106,7 +106,17 @@ def grid_edge_notes(rows: list[dict], lrs: list[float]) -> str:
 
 
 EDGE_PANEL = "edge"
-"""The ``panel`` of a point that extends another point's lr × wd grid past an edge (same learner, width, N)."""
+"""The ``panel`` of a point that extends another point's wd grid past its top (same learner, width, N)."""
+EDGE_PANELS = {(False, True): EDGE_PANEL, (True, False): "edge-lr", (True, True): "edge-lr-wd"}
+"""The ``panel`` of a grid extension point by the axes it replaces (lr, wd): past the wd grid (:data:`EDGE_PANEL`),
+past the lr grid, or past both (its lrs and wds chosen so that, beside the point it extends, the corner is covered)."""
+EDGE_WORDS = {EDGE_PANEL: "wd past the grid", "edge-lr": "lr past the grid", "edge-lr-wd": "lr and wd past the grid"}
+"""How tables, plots and verdicts name a grid extension point, by its panel."""
+
+
+def is_edge(r: dict) -> bool:
+    """Whether a row is a grid extension point's (:data:`EDGE_PANELS`)."""
+    return r.get("panel") in EDGE_WORDS
 
 
 def _same_point(r: dict) -> tuple:
