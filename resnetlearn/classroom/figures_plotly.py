@@ -540,7 +540,9 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
     thr = next((v for v, label in reference_lines(spec.name) if label == "kα²"), None) or parity_instance().threshold
     for j, (mode, n) in enumerate(panels, start=1):
         for b in betas:
-            pts = [r for r in rows if r.get("mode") == mode and (r.get("n_train") or 0) == n and r["beta"] == b]
+            # a grid's extension past its edge repeats an m of its curve: the tables and the verdict read it
+            pts = [r for r in rows if r.get("mode") == mode and (r.get("n_train") or 0) == n and r["beta"] == b
+                   and not r.get("panel")]
             if not pts:
                 continue
             st = {"color": colours[b], "dash": "solid", "marker": "circle"}

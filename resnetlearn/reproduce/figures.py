@@ -35,6 +35,8 @@ from .point import Data, Point, Schedule, Search
 from .rows import has_number
 from .verdict_parts import Part, derive_label, label_ok
 from .verdicts import (
+    EDGE_LRS_BOTTOM,
+    EDGE_LRS_TOP,
     EDGE_PANELS,
     EDGE_WDS,
     EDGE_WORDS,
@@ -283,10 +285,6 @@ class GridExtension:
         return p.replace(**grid, panel=self.panel)
 
 
-EDGE_LRS_TOP = (1.0, 2.0)
-"""The lr values past the top (0.5) of the cpu scale's lr grid."""
-EDGE_LRS_BOTTOM = (0.002, 0.005)
-"""The lr values past the bottom (0.01) of the cpu scale's lr grid."""
 
 GRID_EXTENSIONS = {
     ("fig2a", "cpu"): [GridExtension("2layer", "all", (50, 200, 500), wds=EDGE_WDS)],
@@ -357,7 +355,8 @@ def fig3_label(r: dict) -> str:
     first (:func:`fig3_sample_sizes`), so the tables and plots at scales tiny and quick keep their labels."""
     first = dict(zip(FIG3_MODES, FIG3_N)).get(r.get("mode"), (None,))[0]
     extra = r.get("n_train") is not None and r["n_train"] != first
-    return f"β={r['beta']:g}, {r['mode']}" + (f", N={r['n_train']}" if extra else "")
+    return (f"β={r['beta']:g}, {r['mode']}" + (f", N={r['n_train']}" if extra else "")
+            + (f", {EDGE_WORDS[r['panel']]}" if r.get("panel") in EDGE_WORDS else ""))
 
 
 # ----------------------------------------------------------------- Figure 4 (§8.2)
@@ -556,7 +555,8 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
         claim="Claim: the three-layer network has a critical advantage over two-layer networks and over their "
               "NTKs and conjugate kernels (last) on this target.",
         xkey="n_train", points=_companion_points, verdict=companion_verdict, target="companion",
-        label=lambda r: learner(r) + (f" m={r['m']}" if r.get("panel") == "width" else ""),
+        label=lambda r: learner(r) + (f" m={r['m']}" if r.get("panel") == "width" else "")
+        + (f" m={r['m']}, {EDGE_WORDS[r['panel']]}" if r.get("panel") in EDGE_WORDS else ""),
         lines=lambda: [(companion_zero(), "predict 0")], edge_notes=True),
 )}
 

@@ -77,26 +77,35 @@ def _top(values) -> tuple:
 
 def grid_edge_notes(rows: list[dict], lrs: list[float]) -> str:
     """Every network trained in mode all or hidden whose selected lr or wd sits on an end of its grid (the flags
-    the search stored), named with the reason it stays there: wd = 0 is the natural bound of weight decay; the
-    other ends were not extended at this scale (no extension points were run). ``lrs``: the points' lr grid."""
+    the search stored), named with the reason it stays there or with what its grid extension found
+    (:data:`EDGE_PANELS`): wd = 0 is the natural bound of weight decay; the other ends were either extended or not
+    extended at this scale. ``lrs``: the points' lr grid."""
     nets = [r for r in rows if kind_of(r).grid_searched and r.get("mode") in ("all", "hidden") and has_number(r)]
     if not nets:
         return ""
     lo_lr, hi_lr = _top(lrs)
-    extended = {_same_point(r): r for r in nets if r.get("panel") == EDGE_PANEL}
+    extended: dict[tuple, list[dict]] = {}
+    for r in nets:
+        if is_edge(r):
+            extended.setdefault(_same_point(r), []).append(r)
     out: dict[tuple, list[str]] = {}
-    for r in (r for r in nets if r.get("panel") != EDGE_PANEL):
+    for r in (r for r in nets if not is_edge(r)):
         where = f"m={r['m']}" + (f" N={r['n_train']}" if r.get("n_train") is not None else "") + (
             f" β={r['beta']:g}" if is_finite(r.get("beta")) and r.get("figure") == "fig3" else "")
+        exts = extended.get(_same_point(r), [])
+        lr_past = EDGE_LRS_BOTTOM if r.get("lr_at_grid_edge") and r["lr"] == lo_lr else EDGE_LRS_TOP
+        axes = []  # (the edge, the extension rows past it)
         if r.get("lr_at_grid_edge"):
             side = "bottom" if r["lr"] == lo_lr else "top" if r["lr"] == hi_lr else "edge"
-            out.setdefault((label_of(r), f"lr {r['lr']:g} ({side})", "not extended at this scale"), []).append(where)
-        if r.get("wd_at_grid_edge") and _same_point(r) in extended:
-            out.setdefault((label_of(r), f"wd {r['wd']:g} (top)", _extension_words(r, extended[_same_point(r)])),
-                           []).append(where)
-        elif r.get("wd_at_grid_edge"):
-            out.setdefault((label_of(r), f"wd {r['wd']:g} (top)", "not extended at this scale"), []).append(where)
-        elif r.get("wd") == 0.0:
+            axes.append((f"lr {r['lr']:g} ({side})", [e for e in exts if e["panel"] in LR_EDGE_PANELS]))
+        if r.get("wd_at_grid_edge"):
+            axes.append((f"wd {r['wd']:g} (top)", [e for e in exts if e["panel"] in WD_EDGE_PANELS]))
+        if len(axes) == 2 and all(past for _, past in axes):  # a corner extended past both of its edges
+            axes = [(" and ".join(edge for edge, _ in axes), [e for e in exts if e["panel"] in LR_EDGE_PANELS | WD_EDGE_PANELS])]
+        for edge, past in axes:
+            why = _extension_words(r, past, (lo_lr, hi_lr, lr_past)) if past else "not extended at this scale"
+            out.setdefault((label_of(r), edge, why), []).append(where)
+        if not r.get("wd_at_grid_edge") and r.get("wd") == 0.0:
             out.setdefault((label_of(r), "wd 0 (bottom)", "the natural bound of weight decay"), []).append(where)
     if not out:
         return " Grid edges: no selected cell of a network trained in mode all or hidden sits on an edge."
@@ -123,28 +132,45 @@ def _same_point(r: dict) -> tuple:
     return label_of(r), r.get("m"), r.get("n_train"), r.get("beta")
 
 
-def _extension_words(r: dict, ext: dict) -> str:
-    """What the extension past the top of the wd grid found: whether seed 0 chose a cell there, and where."""
-    here, there = seed_errors(r)[0], seed_errors(ext)[0]
+def _extension_words(r: dict, exts: list[dict], lr_grid: tuple) -> str:
+    """What the extensions of a point's grid past its edges found: whether seed 0 chose a cell there, and where.
+    ``lr_grid``: the scale's lowest and highest lr and the lr values the extensions go past them with."""
+    lo_lr, hi_lr, lr_past = lr_grid
+    here = seed_errors(r)[0]
+    ext = min(exts, key=lambda e: seed_errors(e)[0] if is_finite(seed_errors(e)[0]) else math.inf)
+    there = seed_errors(ext)[0]
+    panels = {e["panel"] for e in exts}
+    grid = " and ".join(([f"lr {', '.join(f'{v:g}' for v in lr_past)}"] if panels & LR_EDGE_PANELS else [])
+                        + ([f"wd {', '.join(f'{w:g}' for w in EDGE_WDS)}"] if panels & WD_EDGE_PANELS else []))
     if not is_finite(there) or there >= here:
-        return (f"extended to wd {_grid_words(ext)}: seed 0's best there {there:.3f}, not better than "
+        return (f"extended to {grid}: seed 0's best there {there:.3f}, not better than "
                 f"{here:.3f} at the edge, so the selection stays (interior for seed 0)")
-    top = ("wd still on the top of the extended grid, not extended further" if ext.get("wd") == max(EDGE_WDS)
-           else "wd now interior")
-    if ext.get("lr_at_grid_edge"):
+    ends = []
+    if panels & WD_EDGE_PANELS:
+        ends.append("wd still on the top of the extended grid" if ext.get("wd") == max(EDGE_WDS) else
+                    "wd now interior")
+    if panels & LR_EDGE_PANELS:
+        outer = {min((lo_lr, *lr_past)), max((hi_lr, *lr_past))}
+        ends.append("lr still on an end of the extended grid" if ext.get("lr") in outer else "lr now interior")
+    top = ", ".join(ends) + (", not extended further" if any("still" in e for e in ends) else "")
+    if ext.get("lr_at_grid_edge") and not panels & LR_EDGE_PANELS:
         top += f", lr {ext['lr']:g} on an end of its grid"
-    return (f"extended to wd {_grid_words(ext)}: seed 0's best there {there:.3f} (lr {ext['lr']:g}, wd "
-            f"{ext['wd']:g}) beats {here:.3f} at the edge; {top}; fresh seeds there: "
-            f"{seeds_below(ext, parity_threshold())}, lowest {best_error(ext):.3f}")
+    fresh = (f"fresh seeds there: {seeds_below(ext, parity_threshold())}, lowest {best_error(ext):.3f}"
+             if r.get("figure") != "companion" else
+             f"fresh seeds there: median {median_error(ext):.3f}, lowest {best_error(ext):.3f}")
+    return (f"extended to {grid}: seed 0's best there {there:.3f} (lr {ext['lr']:g}, wd "
+            f"{ext['wd']:g}) beats {here:.3f} at the edge; {top}; {fresh}")
 
 
 EDGE_WDS = (0.02, 0.05)
 """The wd values an extension point trains past the top (0.01) of the cpu scale's wd grid: the next two of the
 paper's {1, 2, 5}·10^k steps."""
-
-
-def _grid_words(ext: dict) -> str:
-    return ", ".join(f"{w:g}" for w in EDGE_WDS)
+EDGE_LRS_TOP = (1.0, 2.0)
+"""The lr values an extension point trains past the top (0.5) of the cpu scale's lr grid (the same steps)."""
+EDGE_LRS_BOTTOM = (0.002, 0.005)
+"""The lr values an extension point trains past the bottom (0.01) of the cpu scale's lr grid (the same steps)."""
+LR_EDGE_PANELS = {"edge-lr", "edge-lr-wd"}
+WD_EDGE_PANELS = {EDGE_PANEL, "edge-lr-wd"}
 
 
 # ----------------------------------------------------------------- Figure 2
@@ -214,15 +240,20 @@ def fig3_zero(beta: float) -> float:
     return parity_instance(alpha=FIG3_ALPHA, beta=beta).reference_errors().zero
 
 
+def _at(r: dict) -> str:
+    """``m=200``, or ``m=200 (wd past the grid)`` for a grid extension's row."""
+    return f"m={r['m']}" + (f" ({EDGE_WORDS[r['panel']]})" if is_edge(r) else "")
+
+
 def _fig3_row_words(beta: float, sel: list[dict], thr: float, learned: list[dict]) -> str:
     if learned:
-        return f"β={beta:g}: learned at " + ", ".join(f"m={r['m']} ({seeds_below(r, thr, word='fresh seeds')})"
+        return f"β={beta:g}: learned at " + ", ".join(f"{_at(r)} ({seeds_below(r, thr, word='fresh seeds')})"
                                                       for r in learned)
     top = max(sel, key=lambda r: below(r, thr)[0] - median_error(r) * 1e-9)
     zero = fig3_zero(beta)
     note = (f"; predicting 0: {zero:.2f}, no better" if is_finite(median_error(top)) and median_error(top) >= zero
             else f"; predicting 0: {zero:.2f}")
-    return f"β={beta:g}: not learned (best m={top['m']}: {seeds_below(top, thr)}, median {median_error(top):.3f}{note})"
+    return f"β={beta:g}: not learned (best {_at(top)}: {seeds_below(top, thr)}, median {median_error(top):.3f}{note})"
 
 
 def _fig3_parts(mode: str, n: int | None, rows: list[dict], thr: float, in_verdict: bool) -> list[Part]:
@@ -259,7 +290,7 @@ def _fig3_parts(mode: str, n: int | None, rows: list[dict], thr: float, in_verdi
             continue
         if touched[b]:
             words.append(f"β={b:g}: below kα² at " + ", ".join(
-                f"m={r['m']} ({seeds_below(r, thr, word='fresh seeds')}, lowest {best_error(r):.3f})"
+                f"{_at(r)} ({seeds_below(r, thr, word='fresh seeds')}, lowest {best_error(r):.3f})"
                 for r in touched[b]))
         else:
             words.append(_fig3_row_words(b, by_beta[b], thr, []))
@@ -520,7 +551,7 @@ def companion_verdict(rows: list[dict]) -> tuple[str, list[Part]]:
     ok = is_finite(mine) and mine < best
 
     def who(r):
-        return label_of(r) + (f" m={r['m']}" if r.get("panel") == "width" else "")
+        return label_of(r) + (f" {_at(r)}" if r.get("panel") == "width" or is_edge(r) else "")
     part = Part(f"{name} below every competitor", claim,
                 f"at the largest N, {name}'s median over its fresh seeds (m = {three[0]['m']}) is below every "
                 "competitor's best (its lowest seed, seed 0 included, or its exact kernel solution), at every width "
