@@ -101,7 +101,8 @@ def grid_edge_notes(rows: list[dict], lrs: list[float]) -> str:
         if r.get("wd_at_grid_edge"):
             axes.append((f"wd {r['wd']:g} (top)", [e for e in exts if e["panel"] in WD_EDGE_PANELS]))
         if len(axes) == 2 and all(past for _, past in axes):  # a corner extended past both of its edges
-            axes = [(" and ".join(edge for edge, _ in axes), [e for e in exts if e["panel"] in LR_EDGE_PANELS | WD_EDGE_PANELS])]
+            axes = [(" and ".join(edge for edge, _ in axes),
+                     [e for e in exts if e["panel"] in LR_EDGE_PANELS | WD_EDGE_PANELS])]
         for edge, past in axes:
             why = _extension_words(r, past, (lo_lr, hi_lr, lr_past)) if past else "not extended at this scale"
             out.setdefault((label_of(r), edge, why), []).append(where)
