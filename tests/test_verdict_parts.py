@@ -190,6 +190,28 @@ def test_grid_edges_are_named_with_what_their_extension_found():
     zero = dict(row(0.0, [1.9, 2.0]), wd_at_grid_edge=False)
     assert "wd 0 (bottom), the natural bound of weight decay" in grid_edge_notes([zero], lrs)
 
+    # a corner (lr 0.5 and wd 0.01, both tops) extended past both: lr 1, 2 against every wd, and every lr against
+    # wd 0.02, 0.05; seed 0's best of the two extensions is named, with where it sits on the union of the grids
+    corner = dict(row(0.01, [1.9, 2.0]), lr=0.5, lr_at_grid_edge=True)
+    past_both = dict(row(0.02, [1.6, 1.7], panel="edge-lr-wd"), lr=1.0, lr_at_grid_edge=False)
+    past_lr = dict(row(0.0, [1.2, 1.3], panel="edge-lr"), lr=2.0, wd_at_grid_edge=False, lr_at_grid_edge=True)
+    both = grid_edge_notes([corner, past_both, past_lr], lrs)
+    assert ("lr 0.5 (top) and wd 0.01 (top), extended to lr 1, 2 and wd 0.02, 0.05: seed 0's best there 1.200 "
+            "(lr 2, wd 0) beats 1.900 at the edge; wd now interior, lr still on an end of the extended grid, "
+            "not extended further") in both
+    assert "not extended at this scale" not in both
+    # only one of a corner's edges extended: each edge says what it got
+    one = grid_edge_notes([corner, row(0.05, [2.5, 2.4], panel="edge")], lrs)
+    assert "lr 0.5 (top), not extended at this scale" in one
+    assert "wd 0.01 (top), extended to wd 0.02, 0.05: seed 0's best there 2.500, not better than 1.900" in one
+    # the companion's competitor past the bottom of the lr grid: no kα² there, so the fresh seeds' median is named
+    low = dict(row(0.0, [1.9, 2.0, 2.2]), lr=0.01, lr_at_grid_edge=True, wd_at_grid_edge=False, figure="companion")
+    below_lr = dict(low, lr=0.005, lr_at_grid_edge=False, seed_errors=[1.8, 1.6, 2.0], panel="edge-lr")
+    notes = grid_edge_notes([low, below_lr], lrs)
+    assert ("lr 0.01 (bottom), extended to lr 0.002, 0.005: seed 0's best there 1.800 (lr 0.005, wd 0) beats "
+            "1.900 at the edge; lr now interior; fresh seeds there: median 1.800, lowest 1.600") in notes
+    assert "wd 0 (bottom), the natural bound of weight decay" in notes
+
 
 def test_every_shipped_summary_ends_with_its_derived_label():
     for folder in ("quick", "quick-val", "cpu"):
