@@ -168,8 +168,9 @@ EDGE_WDS = (0.02, 0.05)
 paper's {1, 2, 5}·10^k steps."""
 EDGE_LRS_TOP = (1.0, 2.0)
 """The lr values an extension point trains past the top (0.5) of the cpu scale's lr grid (the same steps)."""
-EDGE_LRS_BOTTOM = (0.002, 0.005)
-"""The lr values an extension point trains past the bottom (0.01) of the cpu scale's lr grid (the same steps)."""
+EDGE_LRS_BOTTOM = (0.0005, 0.001, 0.002, 0.005)
+"""The lr values an extension point trains past the bottom (0.01) of the cpu scale's lr grid (the same steps, four
+of them: the companion's two-layer network at m = 500 still chose the lowest of two, 0.002)."""
 LR_EDGE_PANELS = {"edge-lr", "edge-lr-wd"}
 WD_EDGE_PANELS = {EDGE_PANEL, "edge-lr-wd"}
 
