@@ -623,6 +623,8 @@ def point_label(p: dict) -> str:
     variant = kind_of(p).variant_key
     if variant:
         parts.append(f"{variant}={p.get(variant)}")
+    if p.get("panel") in EDGE_WORDS:
+        parts.append(f"({EDGE_WORDS[p['panel']]})")
     return " ".join(parts)
 
 
