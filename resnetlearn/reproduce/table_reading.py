@@ -106,15 +106,12 @@ def _provenance(name: str, directory: Path) -> dict:
 
 
 def _expected_points(name: str, directory: Path, prov: dict) -> list[dict]:
-    """The figure's own point list at the scale its provenance records; without its widest optional points
+    """The figure's own point list at the scale its provenance records; without its optional points
     (:func:`resnetlearn.reproduce.figures.optional_points`) where the provenance records that fewer points ran."""
     expected = figure_points(name, prov["scale"])
-    optional = sorted(optional_points(name, prov["scale"]), key=lambda p: -p["m"])
-    for k in range(1, len(optional) + 1):  # the widest points are the last to finish: drop them first
-        left_out = {point_id(p) for p in optional[:k]}
-        if prov.get("points") == len(expected) - len(left_out):
-            expected = [p for p in expected if point_id(p) not in left_out]
-            break
+    optional = {point_id(p) for p in optional_points(name, prov["scale"])}
+    if optional and prov.get("points") == len(expected) - len(optional):
+        expected = [p for p in expected if point_id(p) not in optional]
     if prov.get("points") is not None and prov["points"] != len(expected):
         raise ValueError(f"{directory / (name + '.provenance.json')} records {prov['points']} points, but {name} "
                          f"at scale {prov['scale']!r} has {len(expected)} (written by another version of the scales?)")
