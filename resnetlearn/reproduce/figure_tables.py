@@ -92,11 +92,12 @@ def _table(result: FigureResult, cell, width: int = 12, rows=None) -> str:
     spec = figure_spec(result.name)
     rows = result.rows if rows is None else rows
     xs = sorted({r[spec.xkey] for r in rows})
-    head = f"{'':22s}" + "".join(f"{('N=' if spec.xkey == 'n_train' else 'm=') + str(x):>{width}s}" for x in xs)
     groups: dict[str, dict] = {}
     for r in rows:
         groups.setdefault(spec.label(r), {})[r[spec.xkey]] = r
-    return "\n".join([head] + [f"{label:22s}" + "".join(f"{cell(at[x]) if x in at else '':>{width}s}" for x in xs)
+    w = max([22, *(len(label) + 1 for label in groups)])  # the label column fits the longest label
+    head = " " * w + "".join(f"{('N=' if spec.xkey == 'n_train' else 'm=') + str(x):>{width}s}" for x in xs)
+    return "\n".join([head] + [f"{label:{w}s}" + "".join(f"{cell(at[x]) if x in at else '':>{width}s}" for x in xs)
                                 for label, at in groups.items()])
 
 
