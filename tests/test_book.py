@@ -51,11 +51,10 @@ def book(tmp_path_factory):
 
 
 def test_the_order_is_the_guide_s():
-    """The book's course order is the one the guide's tables are built from (benchmarks/notebook_timings.py:
+    """The book's course order is the one the guide's tables are built from (course/notebook_timings.py:
     PRE_LAB, LAB, POST_LAB), and the book's index says it in words."""
-    spec = importlib.util.spec_from_file_location("notebook_timings", ROOT / "benchmarks" / "notebook_timings.py")
-    timings = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(timings)
+    from course import notebook_timings as timings
+
     assert LAB_ORDER == list(timings.COURSE)
     index = (ROOT / "book" / "index.md").read_text()
     toc = re.findall(r":caption: ([^\n]+)\n:maxdepth: 1\n\n((?:\w+\n)+)", index)

@@ -165,11 +165,11 @@ def test_train_models_checks_each_chunk_by_the_same_rule(monkeypatch):
 
 
 def test_the_paper_scale_plan_of_fig4b():
-    """benchmarks/memory_chunks.py at --scale paper: fig4b's m = 1000 point (its 11 × 14 lr × wd grid, 154 models,
+    """gpu/memory_chunks.py at --scale paper: fig4b's m = 1000 point (its 11 × 14 lr × wd grid, 154 models,
     N = 50000, d = 100) needs ~175 GiB as one program; on an 80 GiB GPU one worker plans with 64 GiB, so
     ⌊64 / (175.4 / 154)⌋ = 56 models fit and the grid trains in 3 chunks of at most 52 (52, 52, 50); six workers plan
     with 80/6 GiB each: 9 fit, 18 chunks of at most 9."""
-    spec = importlib.util.spec_from_file_location("memory_chunks", ROOT / "benchmarks" / "memory_chunks.py")
+    spec = importlib.util.spec_from_file_location("memory_chunks", ROOT / "gpu" / "memory_chunks.py")
     mc = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mc)
     point = next(p for p in mc.points("fig4b", "paper") if p.get("m") == 1000 and p["model"] != "hand_built")

@@ -22,7 +22,7 @@ from resnetlearn.classroom import student as S
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-EXECUTED = "01_concept_class.ipynb"  # about 3 s on a 2-core CPU (benchmarks/results/notebook_timings_cpu.json)
+EXECUTED = "01_concept_class.ipynb"  # about 3 s on a 2-core CPU (course/results/notebook_timings_cpu.json)
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 EXECUTED = ("05_reproducing_the_paper.ipynb", "05_reproducing_the_paper_deep_dive.ipynb")
 """Notebooks executed from a working-copy folder: they open the shipped results by relative paths, and take about
-9 s together on a 2-core CPU (benchmarks/results/notebook_timings_cpu.json)."""
+9 s together on a 2-core CPU (course/results/notebook_timings_cpu.json)."""
 
 
 def _command(module: str, *args, cwd=None) -> subprocess.CompletedProcess:

@@ -7,18 +7,18 @@
    (``torch.cuda.set_sync_debug_mode("error")`` around the step loop, every mode);
 3b. epochs replayed as recorded CUDA graphs (resnetlearn.learners.capture) give exactly the eager engine's
    test errors, every mode and layer-wise (the script exits with status 1 if not, before any benchmark,
-   so benchmarks/gpu_paper_scale.sh stops rather than compute figures with a wrong engine);
+   so gpu/gpu_paper_scale.sh stops rather than compute figures with a wrong engine);
 4. the training benchmark (engine eager vs captured vs the plain batched loop vs one model at a
    time) for 12 and 90 models at m = 200 and m = 2000, next to the batched
    CPU time of the 12-point grid;
 5. notebook 03 executed with the GPU as its device.
 
-The paper-scale figures are a separate step (benchmarks/gpu_paper_scale.sh),
+The paper-scale figures are a separate step (gpu/gpu_paper_scale.sh),
 resumable from the results store.
 
-Writes everything to benchmarks/results/gpu_check.json (or --out).
+Writes everything to gpu/results/gpu_check.json (or --out).
 
-    python benchmarks/gpu_check.py [--epochs 800] [--out benchmarks/results/gpu_check.json]
+    python gpu/gpu_check.py [--epochs 800] [--out gpu/results/gpu_check.json]
 """
 
 import argparse
@@ -39,13 +39,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=800)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "gpu_check.json"))
+    ap.add_argument("--out", default=str(ROOT / "gpu" / "results" / "gpu_check.json"))
     ap.add_argument("--quick", action="store_true",
                     help="checks 1-3 and the benchmark of 12 and 90 models at m = 200 only (about a minute): "
                          "for a device session that needs its time for the figures")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("gpu_check: no CUDA device here; run this on the GPU machine")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     out = {"device": rl.describe_device("cuda"), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d")}

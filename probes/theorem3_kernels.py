@@ -9,8 +9,8 @@ trained on the same samples with a small lr × wd grid. Thresholds: kα²
 (learned F only) and α²/4 (Theorem 2). An illustration of Theorem 2/3 on one
 target and a few N, not a test of the theorem's N range or constants.
 
-    python benchmarks/theorem3_kernels.py --instance parity --n 500 1000 2000 5000
-    python benchmarks/theorem3_kernels.py --instance hard --n 500 1000 2000 5000
+    python probes/theorem3_kernels.py --instance parity --n 500 1000 2000 5000
+    python probes/theorem3_kernels.py --instance hard --n 500 1000 2000 5000
 """
 
 import argparse

@@ -5,7 +5,7 @@ A long background job's runner: the points are exactly those :func:`resnetlearn.
 tables), filtered by ``--where key=value`` and run with the most informative first (``--first key=value``).
 Points already stored are skipped, so a killed run resumes where it stopped. No table is written here.
 
-    nice -n 19 env OMP_NUM_THREADS=1 .venv/bin/python benchmarks/run_store_points.py fig3 --scale cpu \\
+    nice -n 19 env OMP_NUM_THREADS=1 .venv/bin/python tools/run_store_points.py fig3 --scale cpu \\
         --out results/cpu --where mode=all --where n_train=1000 --first beta=0.5 --first m=200 \\
         >> /tmp/fig3_n1000.log 2>&1 &
 """

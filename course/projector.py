@@ -1,7 +1,7 @@
 """Pictures for the back row: every picture the lecture deck and the lab notebooks show, measured as shown in a
-real browser (headless Chromium) at 1280×720 and 1024×768, written to ``benchmarks/results/projector.json``.
+real browser (headless Chromium) at 1280×720 and 1024×768, written to ``course/results/projector.json``.
 
-    OMP_NUM_THREADS=1 python benchmarks/projector.py [--notebooks 03_hierarchical_learning ...] [--no-deck]
+    OMP_NUM_THREADS=1 python course/projector.py [--notebooks 03_hierarchical_learning ...] [--no-deck]
 
 JupyterLab runs on a temporary copy (its Jupyter folders in a temporary folder too). Each lab notebook is opened
 as a student opens it (file browser open), every cell run, then measured at each viewport; the deck is opened
@@ -46,7 +46,7 @@ LAB_NOTEBOOKS = ("01_concept_class", "02_complexity", "03_hierarchical_learning"
 """The lab's notebooks that show pictures (00 and 03b show none; the deep dives are reading)."""
 THRESHOLDS = {"deck": 16, "lab": 12}
 """Smallest text on screen, px: the deck is read from the back of a room, the lab from a laptop."""
-OUT = ROOT / "benchmarks" / "results" / "projector.json"
+OUT = ROOT / "course" / "results" / "projector.json"
 
 
 def _label(item: dict) -> str:

@@ -4,8 +4,8 @@ Prints one notebook's cells in order with every folded answer (``<details>``) hi
 reader answers a question before opening its fold; figures are written as PNG files to look at, printed
 outputs shown as text (collapsed outputs only with ``--expand``), and a fold is opened only on request:
 
-    python benchmarks/cold_read.py notebooks/01_concept_class.ipynb --cells 0-5    # cells 0 to 5, folds closed
-    python benchmarks/cold_read.py notebooks/01_concept_class.ipynb --fold 3       # open the notebook's fold 3
+    python course/cold_read.py notebooks/01_concept_class.ipynb --cells 0-5    # cells 0 to 5, folds closed
+    python course/cold_read.py notebooks/01_concept_class.ipynb --fold 3       # open the notebook's fold 3
 """
 
 from __future__ import annotations

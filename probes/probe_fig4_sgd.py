@@ -18,8 +18,8 @@ Each (N, m, epochs, batch, s, c) setting trains its lr × wd × seed cells as on
 divided by the number of networks is each run's ``seconds``. With ``--json`` every run is appended to that file
 (configuration, errors, ‖W‖_F, divergence, seconds, command, device, torch version, date).
 
-    nice -n 19 env OMP_NUM_THREADS=1 python benchmarks/probe_fig4_sgd.py --widths 200 --lrs 0.5 1 2 5 10 20 \\
-        --epochs 2000 --out benchmarks/results/probe_fig4_sgd_fit_cpu.txt
+    nice -n 19 env OMP_NUM_THREADS=1 python probes/probe_fig4_sgd.py --widths 200 --lrs 0.5 1 2 5 10 20 \\
+        --epochs 2000 --out probes/results/probe_fig4_sgd_fit_cpu.txt
 """
 
 from __future__ import annotations
@@ -92,13 +92,13 @@ def main(argv=None) -> int:
                     help="evaluate train and test error this many times, evenly, during each run")
     ap.add_argument("--probe", default="", help="a name for this batch of runs, stored in the JSON")
     ap.add_argument("--json", default=None, help="append every run to this JSON file (a list of records)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "probe_fig4_sgd_fit_cpu.txt"))
+    ap.add_argument("--out", default=str(ROOT / "probes" / "results" / "probe_fig4_sgd_fit_cpu.txt"))
     args = ap.parse_args(argv)
     if any(w < 0 for w in args.wds):
         ap.error(f"--wds must be >= 0, got {args.wds}")
     if any(s < 0 for s in args.seeds):
         ap.error(f"--seeds must be >= 0, got {args.seeds}")
-    command = "python benchmarks/probe_fig4_sgd.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python probes/probe_fig4_sgd.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     device = describe_device()
     target = parity6_target(args.d)
     lines = [f"Figure 4(a) problem: d = {args.d}, test {args.n_test}, data seed 0; 2layer_signs (W trained, a fixed "

@@ -10,7 +10,7 @@ JSON of every result (key order included) except ``seconds``. The configurations
 or quick scale (:func:`resnetlearn.reproduce.figures.points`); a ``grid_seeds`` point exists only at cpu and paper
 scale, so one tiny thm3 point gets ``grid_seeds`` added.
 
-    OMP_NUM_THREADS=1 python benchmarks/fit_same_numbers.py --ref /tmp/base
+    OMP_NUM_THREADS=1 python tools/fit_same_numbers.py --ref /tmp/base
 
 prints one line per point and ends "N same, 0 different".
 """

@@ -30,11 +30,11 @@ Read from the source with :mod:`ast` and :mod:`tokenize` (nothing is imported or
   it, saying why (target 0); deferred imports that point downward, listed as "could be at module level";
 * modules over 600 (and 750) lines; functions over 80 lines;
 * figure-name branches outside the figure definitions (``resnetlearn/reproduce/figures.py``);
-* calls passing more than four arguments by position (package and ``benchmarks/``);
+* calls passing more than four arguments by position (package and the script folders, :data:`SCRIPTS`);
 * the largest module (lines); modules that branch on an architecture's name (records included);
 * the import graph between the package's modules: cycles, and the number of internal imports.
 
-    python benchmarks/code_metrics.py [--json FILE]
+    python tools/code_metrics.py [--json FILE]
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = ("benchmarks", "probes", "tools", "gpu", "course")
+"""The folders of scripts beside the package, counted for positional calls."""
 FIGURE_NAMES = {"fig2a", "fig2b", "fig3", "fig4", "fig4b", "thm3", "thm2", "companion"}
 KIND_WORDS = {"hand_built", "kernel"}
 """Learner kinds that no registry names: the §8.2 hand-built network (``model="hand_built"``) and the figure
@@ -440,10 +442,10 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # ---------------------------------------------------------------- the report
 
 def measure(root: Path = ROOT) -> dict:
-    """Every count, for the package under ``root/resnetlearn`` (and ``root/benchmarks`` for positional calls)."""
+    """Every count, for the package under ``root/resnetlearn`` (and the script folders for positional calls)."""
     package = root / "resnetlearn"
     files = _modules(package)
-    bench = sorted((root / "benchmarks").glob("*.py"))
+    bench = sorted(p for folder in SCRIPTS for p in (root / folder).glob("*.py"))
     sources = {m: p.read_text() for m, p in files.items()}
     trees = {m: ast.parse(s, filename=str(files[m])) for m, s in sources.items()}
     rel = {m: p.relative_to(root).as_posix() for m, p in files.items()}

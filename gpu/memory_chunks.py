@@ -6,8 +6,8 @@ limit the training checks, :func:`resnetlearn.memory.largest_fitting`) with the 
 empty device of that size (:func:`resnetlearn.memory.device_share`), and the chunks from
 :func:`resnetlearn.learners.search.chunk_size`, as :func:`resnetlearn.reproduce.fit.fit_network` computes them.
 
-    python benchmarks/memory_chunks.py                       # fig4b and companion, H100 and H200, 1 and 6 workers
-    python benchmarks/memory_chunks.py fig2a --gib 80 --workers 1 6 --all
+    python gpu/memory_chunks.py                       # fig4b and companion, H100 and H200, 1 and 6 workers
+    python gpu/memory_chunks.py fig2a --gib 80 --workers 1 6 --all
 """
 
 from __future__ import annotations

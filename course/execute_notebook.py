@@ -4,7 +4,7 @@ One torch thread (float32 sums depend on the thread count, and ``pytest --nbval`
 computed with one thread), run from ``notebooks/`` so relative paths resolve as in JupyterLab, and the saved
 widget state dropped: it embeds the widgets' JavaScript models (megabytes) and JupyterLab rebuilds it on run.
 
-    python benchmarks/execute_notebook.py notebooks/03_hierarchical_learning.ipynb [more.ipynb ...]
+    python course/execute_notebook.py notebooks/03_hierarchical_learning.ipynb [more.ipynb ...]
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ On the parity instance (d = 30, k = 15, α = 0.3) with N = 500 training
 samples and the full SGD protocol, grid-search lr × wd for each learner and
 report the best test error against the thresholds kα² = 1.35 and kα²/2.
 
-    python benchmarks/section81_claim.py            # full protocol, m = 200
-    python benchmarks/section81_claim.py --epochs 100 --select val
+    python probes/section81_claim.py            # full protocol, m = 200
+    python probes/section81_claim.py --epochs 100 --select val
 """
 
 import argparse

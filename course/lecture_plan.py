@@ -1,14 +1,14 @@
 """The printable one-page plan of the lecture, generated from the deck's speaker notes.
 
-    python benchmarks/lecture_plan.py            # writes notebooks/lecture_plan.md and the guide's room tables
-    python benchmarks/lecture_plan.py --check    # exits 1 when either differs from what the files give
+    python course/lecture_plan.py            # writes notebooks/lecture_plan.md and the guide's room tables
+    python course/lecture_plan.py --check    # exits 1 when either differs from what the files give
 
 Each slide of ``notebooks/lecture.ipynb`` (a cell of type ``slide``) is a row: its title (the slide's first
 heading), its minutes (the ``**N min**`` that opens its speaker notes), the running clock, and the first sentence
 of its notes. The live cells' measured times come from the measurement files named under the table, not from the
 deck. The instructor guide's section "In the room" gets two tables between marker comments: the live cells'
-measured times (``benchmarks/results/notebook_timings_cpu.json``) and the pictures as shown
-(``benchmarks/results/projector.json``, written by ``benchmarks/projector.py``).
+measured times (``course/results/notebook_timings_cpu.json``) and the pictures as shown
+(``course/results/projector.json``, written by ``course/projector.py``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DECK = ROOT / "notebooks" / "lecture.ipynb"
 OUT = ROOT / "notebooks" / "lecture_plan.md"
-TIMINGS = ROOT / "benchmarks" / "results" / "notebook_timings_cpu.json"
-PROJECTOR = ROOT / "benchmarks" / "results" / "projector.json"
+TIMINGS = ROOT / "course" / "results" / "notebook_timings_cpu.json"
+PROJECTOR = ROOT / "course" / "results" / "projector.json"
 GUIDE = ROOT / "notebooks" / "README.md"
 LAB = ("00_welcome", "01_concept_class", "03b_kernel_primer", "03_hierarchical_learning", "04_kernel_failure")
 LIMIT_MIN = 50
@@ -70,7 +70,7 @@ def plan(deck: Path = DECK) -> str:
     timings = json.loads(TIMINGS.read_text(encoding="utf-8"))
     widget_s = timings["widget_run_s"]
     lines = ["# The lecture on one page", "",
-             "Generated from the speaker notes of `notebooks/lecture.ipynb` by `benchmarks/lecture_plan.py`; print "
+             "Generated from the speaker notes of `notebooks/lecture.ipynb` by `course/lecture_plan.py`; print "
              "it, or keep it beside the projector. Present with `make lecture` (arrow keys: next and previous "
              "slide).", "",
              "| # | from – to | slide | min | what to say first |", "|---|---|---|---|---|"]
@@ -103,7 +103,7 @@ def room_table() -> str:
 
 def projector_table() -> str:
     if not PROJECTOR.exists():
-        return "(not measured yet: run `python benchmarks/projector.py`)"
+        return "(not measured yet: run `python course/projector.py`)"
     recs = json.loads(PROJECTOR.read_text(encoding="utf-8"))
     groups: dict = {}
     for r in recs:
@@ -142,7 +142,7 @@ def main(argv=None) -> int:
         ok = OUT.exists() and OUT.read_text(encoding="utf-8") == text
         ok_guide = GUIDE.read_text(encoding="utf-8") == guide
         for path, good in ((OUT, ok), (GUIDE, ok_guide)):
-            word = "is up to date" if good else "differs: run python benchmarks/lecture_plan.py"
+            word = "is up to date" if good else "differs: run python course/lecture_plan.py"
             print(f"{path.relative_to(ROOT)} {word}")
         return 0 if ok and ok_guide else 1
     OUT.write_text(text, encoding="utf-8")

@@ -1,9 +1,9 @@
 """Figure 4(a) as the paper draws it: training error against ‖W‖_F, SGD's runs and the hand-built points on the
-same axes (arXiv v3 §8.2), from the shipped cpu-scale runs and the probes of benchmarks/probe_fig4_sgd.py; and the
+same axes (arXiv v3 §8.2), from the shipped cpu-scale runs and the probes of probes/probe_fig4_sgd.py; and the
 footnote-16 construction's own SGD run at d = 6 reported on its own.
 
-    python benchmarks/fig4_train_vs_norm.py
-writes benchmarks/results/probe_fig4_train_vs_norm_cpu.png and benchmarks/results/fig4_fn16_d6_sgd_cpu.txt.
+    python probes/fig4_train_vs_norm.py
+writes probes/results/probe_fig4_train_vs_norm_cpu.png and probes/results/fig4_fn16_d6_sgd_cpu.txt.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ PROBES = ("probe_fig4_sgd_fit_cpu.txt", "probe_fig4_sgd_fit_m1000_cpu.txt")
 
 def probe_runs(name: str) -> list[dict]:
     """(m, lr, wd, train, test, ‖W‖_F) of every converged run in a probe report."""
-    path = ROOT / "benchmarks" / "results" / name
+    path = ROOT / "probes" / "results" / name
     if not path.exists():
         return []
     out = []
@@ -62,7 +62,7 @@ def main() -> int:
     ax.set_title("Figure 4(a) at d = 40, N = 5000: training error against ‖W‖_F (cpu)")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    out = ROOT / "benchmarks" / "results" / "probe_fig4_train_vs_norm_cpu.png"
+    out = ROOT / "probes" / "results" / "probe_fig4_train_vs_norm_cpu.png"
     fig.savefig(out, dpi=110)
     d = hand[0]["d"]
     lines = ["Footnote 16's construction, its own SGD run (arXiv v3 §8.2): 2layer_signs, m = 200, trained at d = 6 "
@@ -76,8 +76,8 @@ def main() -> int:
                      f"{r['frobenius_W']:16.1f} {r['frobenius_W'] / math.sqrt(d):7.2f}")
     lines.append(f"from results/cpu/fig4.csv (hand_built rows; computed {res.provenance.get('date', '?')}); "
                  f"report written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    lines.append("command: python benchmarks/fig4_train_vs_norm.py")
-    (ROOT / "benchmarks" / "results" / "fig4_fn16_d6_sgd_cpu.txt").write_text("\n".join(lines) + "\n")
+    lines.append("command: python probes/fig4_train_vs_norm.py")
+    (ROOT / "probes" / "results" / "fig4_fn16_d6_sgd_cpu.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"wrote {out}")
     return 0

@@ -6,7 +6,7 @@ rule) is run again there. Nothing may be recomputed (every point must be found u
 per-run table, summary, checksum and plot written must equal the shipped file byte for byte. The provenance
 file is compared apart from the fields that describe the run itself (command, date, wall time, threads, versions).
 
-    python benchmarks/rederive_tables.py [--keep DIR]
+    python tools/rederive_tables.py [--keep DIR]
 
 Exit status 0 when every file matches; the report lists each file as ``same`` or ``DIFF``.
 """

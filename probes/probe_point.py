@@ -4,10 +4,10 @@ For questions a full figure is too expensive to answer on a CPU, e.g.
 
 * Figure 3's β = 0.5 row with all layers trained is not learned at widths 20-200 at cpu scale; the
   paper's curves go to m = 2000. Does width alone change it?
-      python benchmarks/probe_point.py fig3 --model 3resnet --mode all --beta 0.5 --widths 500
+      python probes/probe_point.py fig3 --model 3resnet --mode all --beta 0.5 --widths 500
 * the ResNet's success in Figure 2(a) at cpu scale is selected by test error, as the paper does; does it
   survive choosing lr and wd on validation samples (drawn fresh, ⌈0.2·N⌉ of them, SGD training on all N)?
-      python benchmarks/probe_point.py fig2a --model 3resnet --mode all --widths 200 --select val
+      python probes/probe_point.py fig2a --model 3resnet --mode all --widths 200 --select val
   (``--validation holdout`` carves the last fifth out of the N instead, the rule before issue 29; its reports
   are the files ``probe_*_val_cpu.txt`` written before then and ``probe_*_valholdout_*.txt``.)
 
@@ -69,7 +69,7 @@ def main() -> None:
                     help="training samples (default: the figure's N); e.g. the N that --select val trains on, "
                          "to tell the cost of honest selection from the cost of fewer samples")
     ap.add_argument("--store", default=str(ROOT / "results" / "probes" / "store"))
-    ap.add_argument("--out", default=None, help="report file (default: benchmarks/results/probe_<...>.txt)")
+    ap.add_argument("--out", default=None, help="report file (default: probes/results/probe_<...>.txt)")
     ap.add_argument("--epochs", type=int, default=None,
                     help="epochs (default: the scale's); with fewer samples an epoch has fewer SGD steps, so "
                          "--n-train 400 --epochs 1000 keeps the step count of N = 500 at 800 epochs")
@@ -93,7 +93,7 @@ def main() -> None:
         + (f"_e{args.epochs}" if args.epochs is not None else "") \
         + f"_{args.select}{'fresh' if args.select == 'val' and args.validation == 'fresh' else ''}" \
         + f"{'holdout' if args.select == 'val' and args.validation == 'holdout' else ''}_{args.scale}"
-    out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"{name}.txt"
+    out = Path(args.out) if args.out else ROOT / "probes" / "results" / f"{name}.txt"
     store, thr = ResultsStore(args.store), V.parity_threshold()
     n_val = math.ceil(0.2 * base["n_train"])
     how = ("test error" if args.select == "test" else
@@ -120,7 +120,7 @@ def main() -> None:
                      f"{R.median_error(row):7.3f} {row.get('seconds', float('nan')):7.0f}s  {verdict}")
     lines.append(f"computed on {describe_device()} (torch {torch.__version__}, {platform.machine()}); "
                  f"report written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    lines.append("command: python benchmarks/probe_point.py " + " ".join(
+    lines.append("command: python probes/probe_point.py " + " ".join(
         [args.figure, "--scale", args.scale, "--model", args.model, "--mode", args.mode]
         + (["--beta", f"{args.beta:g}"] if args.beta is not None else [])
         + ["--widths", *map(str, args.widths), "--select", args.select]

@@ -6,7 +6,7 @@
 #
 #   1. checks and benchmarks (about 5 minutes on an H100; CHECK=quick: about a minute), then the live
 #      race headless at m = 200 and 1000:
-#        python benchmarks/gpu_check.py [--quick] --out benchmarks/results/gpu_check.json
+#        python gpu/gpu_check.py [--quick] --out gpu/results/gpu_check.json
 #        python benchmarks/race_headless.py --json benchmarks/results/race_headless_gpu.json
 #   2. the figures at SCALE (default paper: widths 20-2000, the 9 x 10 lr x wd grid, 800 epochs):
 #        timeout -s INT 540 python -m resnetlearn reproduce fig2a --scale paper --out results/paper --into-shipped --workers 6
@@ -18,14 +18,14 @@
 # tool), the check's JSON and a tarball of results/<scale> are copied there
 # after every figure, so a call stopped at its limit still brings back what is done.
 #
-#   SCALE=cpu FIGURES="fig2a fig2b companion thm3" CHECK=quick bash benchmarks/gpu_paper_scale.sh
+#   SCALE=cpu FIGURES="fig2a fig2b companion thm3" CHECK=quick bash gpu/gpu_paper_scale.sh
 #
 # Memory: each of the WORKERS points running at once on the GPU plans with 1/WORKERS of its memory
 # (resnetlearn.memory.share_device); a network point whose lr x wd grid does not fit in that trains it in
 # the fewest chunks that fit (one size but the last), with the same numbers, and says so ("training 90 models in 2 chunks of
 # <= 45 (memory)"). fig4b's points (90 models on N = 50000 each) fill a GPU alone, so fig4b runs with
 # FIG4B_WORKERS (default 1): on an H100 its m = 1000 and 2000 points then train in 2 and 4 chunks instead of
-# 10 and 23 (python benchmarks/memory_chunks.py prints the plan for any figure, GPU size and worker count).
+# 10 and 23 (python gpu/memory_chunks.py prints the plan for any figure, GPU size and worker count).
 #
 # The device is left to the default (the GPU when present), so the stored points
 # have the same keys as a CPU run of the same scale: tables can be rewritten from
@@ -44,13 +44,13 @@ export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 start=$(date +%s)
 save() {
   [ -n "${OUT:-}" ] || return 0
-  cp benchmarks/results/gpu_check.json benchmarks/results/race_headless_gpu.json "$OUT/" 2>/dev/null
+  cp gpu/results/gpu_check.json benchmarks/results/race_headless_gpu.json "$OUT/" 2>/dev/null
   [ -d "results/${SCALE}" ] || return 0  # nothing computed at this scale yet (the first save, before any figure)
   tar czf "$OUT/results_${SCALE}.tgz" "results/${SCALE}"
 }
 case "$CHECK" in
-  full) python benchmarks/gpu_check.py --out benchmarks/results/gpu_check.json || exit 1 ;;
-  quick) python benchmarks/gpu_check.py --quick --out benchmarks/results/gpu_check.json || exit 1 ;;
+  full) python gpu/gpu_check.py --out gpu/results/gpu_check.json || exit 1 ;;
+  quick) python gpu/gpu_check.py --quick --out gpu/results/gpu_check.json || exit 1 ;;
 esac
 python benchmarks/race_headless.py --json benchmarks/results/race_headless_gpu.json  # the live race, ~1 min
 save
