@@ -1,4 +1,4 @@
-"""Read a notebook the way a student meets it, for cold reads that calibrate the study-time model (issue 25).
+"""Read a notebook the way a student meets it, for cold reads that calibrate the study-time model.
 
 Prints one notebook's cells in order with every folded answer (``<details>``) hidden behind its title, so a
 reader answers a question before opening its fold; figures are written as PNG files to look at, printed

@@ -1,6 +1,6 @@
 """How long each lesson takes: a study-time estimate per notebook and per section, computed from the notebooks
-themselves, and the 2-hour lab and 50-minute lecture of the instructor guide built from it (issue 19 item 2;
-issue 25 item 1: the model is one of careful study, calibrated against cold reads, not of skimming).
+themselves, and the 2-hour lab and 50-minute lecture of the instructor guide built from it. The model is one of
+careful study, calibrated against cold reads, not of skimming.
 
 The estimate of a section (a ``##`` heading starts one) is
 

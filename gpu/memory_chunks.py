@@ -1,5 +1,5 @@
 """How many chunks each network point of a figure trains its lr × wd grid in, on a GPU of a given size shared by
-W workers (issue 28: at --scale paper the 90 models of a fig4b point at m = 1000 need ~102 GiB as one program).
+W workers (at --scale paper the 90 models of a fig4b point at m = 1000 need ~102 GiB as one program).
 
 No GPU is needed: the bytes come from :func:`resnetlearn.learners.training.models_that_fit` (the accounting and
 limit the training checks, :func:`resnetlearn.memory.largest_fitting`) with the bytes a worker may plan with on an

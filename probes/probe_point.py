@@ -8,8 +8,8 @@ For questions a full figure is too expensive to answer on a CPU, e.g.
 * the ResNet's success in Figure 2(a) at cpu scale is selected by test error, as the paper does; does it
   survive choosing lr and wd on validation samples (drawn fresh, ⌈0.2·N⌉ of them, SGD training on all N)?
       python probes/probe_point.py fig2a --model 3resnet --mode all --widths 200 --select val
-  (``--validation holdout`` carves the last fifth out of the N instead, the rule before issue 29; its reports
-  are the files ``probe_*_val_cpu.txt`` written before then and ``probe_*_valholdout_*.txt``.)
+  (``--validation holdout`` carves the last fifth out of the N instead, the older rule; its reports
+  are the files ``probe_*_val_cpu.txt`` and ``probe_*_valholdout_*.txt``.)
 
 The point is the figure's own configuration at that scale (its lr x wd grid with seed 0, the selected cell
 retrained with the scale's fresh seeds, its epochs), with only the width and/or the selection changed. It is
@@ -64,7 +64,7 @@ def main() -> None:
     ap.add_argument("--select", choices=["test", "val"], default="test")
     ap.add_argument("--validation", choices=["fresh", "holdout"], default="fresh",
                     help="with --select val: validation samples drawn fresh, SGD on all N (default), or the last "
-                         "fifth of the N held out (the rule before issue 29)")
+                         "fifth of the N held out (the older rule)")
     ap.add_argument("--n-train", type=int, default=None,
                     help="training samples (default: the figure's N); e.g. the N that --select val trains on, "
                          "to tell the cost of honest selection from the cost of fewer samples")

@@ -81,7 +81,7 @@ def test_conda_route_has_every_dependency():
 
 
 def test_student_packages_are_dependencies_and_developer_tools_are_not():
-    """`pip install .` gives JupyterLab with working widgets and plotly (issue 27); pytest, playwright, ruff
+    """`pip install .` gives JupyterLab with working widgets and plotly; pytest, playwright, ruff
     stay in the extras."""
     deps = set(_pip_requirements(_pyproject()["dependencies"]))
     assert {"jupyterlab", "ipywidgets", "jupyterlab-widgets", "ipykernel", "plotly", "anywidget"} <= deps

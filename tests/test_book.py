@@ -1,4 +1,4 @@
-"""The reading copy (issue 27 item 5): ``make book`` builds a static HTML book of every notebook with its
+"""The reading copy: ``make book`` builds a static HTML book of every notebook with its
 committed outputs, offline, in lab order; in headless Chromium its maths is typeset, a plotly figure answers
 the pointer with a hover label, folds stay folded, and no widget shows as raw text.
 

@@ -413,7 +413,7 @@ def test_notebook05_claims_fit_without_wrapping(nb05):
         f"{layout['unwrapped'][0]} px of text in {layout['unwrapped'][1]} px")
 
 
-# ----------------------------------------------------------------- a newcomer's first start (issue 27)
+# ----------------------------------------------------------------- a newcomer's first start ---------
 # Both routes of the README's first screen, from a copy of the repository's tracked files, as root where the
 # tests run as root: `make lab` (its recipe: venv, torch, `pip install -e .`, JupyterLab with --allow-root added
 # by the Makefile) and a plain `python -m venv v && v/bin/pip install . && v/bin/jupyter lab`. A full install is

@@ -1,4 +1,4 @@
-"""tools/code_metrics.py measures what issue 26 asks to bring down; these tests check the metric itself on
+"""tools/code_metrics.py measures the package's structure; these tests check the metric itself on
 small synthetic packages written here (what each count must find, and what it must not), not thresholds on the
 real package."""
 

@@ -53,8 +53,8 @@ def test_gates_stay_frozen_and_values_move(data):
 
 
 # test and train errors (models of seeds 0 and 2; seed 1 at lr 0.1 diverges) and ΣA of model 0, recorded from
-# experiments.train_gated, the frozen-gate experiment's own SGD loop before it ran through train_models
-# (issue 26): relu (every weight), hard gate, gate sigmoid(·/0.5); float32; and the hard gate in float64
+# experiments.train_gated's own hand-written SGD loop, an independent route to train_models' numbers:
+# relu (every weight), hard gate, gate sigmoid(·/0.5); float32; and the hard gate in float64
 OLD_LOOP = {
     None: ([17.56763458251953, 17.907733917236328], [14.123353004455566, 14.169755935668945], 1.3972876938059926),
     "hard": ([19.725908279418945, 18.31968879699707], [12.638471603393555, 13.65595817565918], 3.6835042447783053),
@@ -230,7 +230,7 @@ def test_beta_sweep_selects_per_beta(data):
         assert r["test_error"] == min(mine)
 
 
-# ------------------------------------------------------------ the talk's NTK scaling (issue 25 item 5)
+# ------------------------------------------------------------ the talk's NTK scaling ----------------
 def test_ntk_init_draws_the_talks_scales():
     """init="ntk" (the talk's two-layer slide: a ~ N(0, 1), hidden weights N(0, 2/m)): each parameter's
     sample standard deviation over 8 seeds matches 1 for A and sqrt(2/m) for every hidden weight and bias;

@@ -1,4 +1,4 @@
-"""The instructor guide quotes course/notebook_timings.py and cannot drift from the notebooks (issue 19, item 2):
+"""The instructor guide quotes course/notebook_timings.py and cannot drift from the notebooks:
 the words and exercises are recounted here (no execution), the run times come from the committed JSON keyed by
 each code cell's source, and the guide's marked tables and the committed report must equal what the script
 writes now. The lab path must fit 105 model minutes (of the 120 a lab has) and the lecture 50; the rates are the

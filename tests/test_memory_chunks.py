@@ -1,5 +1,5 @@
 """A network point whose lr × wd grid does not fit in memory as one batched program trains in chunks instead of
-being refused (issue 28: fig4b at m = 1000 needs ~102 GiB as one program), with the same numbers bit for bit (the
+being refused (fig4b at m = 1000 needs ~102 GiB as one program), with the same numbers bit for bit (the
 models of a batch are independent); a point whose single model does not fit is still refused, by name, before
 anything is trained; and workers sharing a GPU each plan with their share of it. The available memory is faked
 (``memory.available_bytes``) at a size computed here from the hand-checked :func:`training_bytes`."""

@@ -1,4 +1,4 @@
-"""What a newcomer meets first (issue 27): the command line writes to a folder of theirs, never into the shipped
+"""What a newcomer meets first: the command line writes to a folder of theirs, never into the shipped
 results by default; files get the user's umask; a full disk ends in a message naming the file and what to do;
 the work estimate counts a damaged stored point as work ahead; the complexity budget suits a notebook; every
 notebook's kernelspec is the one pip's ipykernel registers; the Makefile starts JupyterLab as root."""

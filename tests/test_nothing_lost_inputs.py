@@ -1,6 +1,6 @@
-"""Issue 22, part B: inputs that do not fit the concept, disagreeing solvers, hangs, misleading
-errors and memory. Each test feeds the input the audit used, then checks the clear error (naming
-the parameter and the allowed values) or the right answer that now comes instead."""
+"""Inputs lose nothing: inputs that do not fit the concept, disagreeing solvers, hangs, misleading
+errors and memory. Each test feeds one such input, then checks the clear error (naming
+the parameter and the allowed values) or the right answer."""
 
 import inspect
 import math
@@ -86,7 +86,7 @@ def test_kernels_refuse_inputs_of_another_dimension():
 
 # ----------------------------------------------------------------- 2. two solvers, one rule
 def _near_duplicates(seed, name):
-    """The audit's input: N = 50 parity samples, the second moved to 1e-9 from the first (its label kept)."""
+    """Nearly equal inputs: N = 50 parity samples, the second moved to 1e-9 from the first (its label kept)."""
     t = rl.parity_instance()
     s = t.sample(50, seed=seed, dtype=F64)
     X = s.x.clone()

@@ -1,4 +1,4 @@
-"""Issue 22, part A: protocol defaults, the validation hold-out named, shipped tables verified,
+"""Runs lose nothing: protocol defaults, the validation hold-out named, shipped tables verified,
 worker processes that die with their parent, and the work of a run estimated before it starts."""
 
 import os
@@ -41,7 +41,7 @@ def test_a_batch_larger_than_the_samples_left_after_the_hold_out_says_so():
 
 # ----------------------------------------------------------------- shipped tables are verified
 def test_an_edited_shipped_table_is_refused_instead_of_judged(tmp_path):
-    """The audit's case: results/quick/fig2a.csv edited so that 3resnet(all) m = 50 reads 0.1 was loaded
+    """A tampered table: results/quick/fig2a.csv edited so that 3resnet(all) m = 50 reads 0.1 was loaded
     and summarised as "4/4 seeds below, median 0.100" (the computed numbers: 0/4 and 2.239)."""
     import re
     import shutil

@@ -1,4 +1,4 @@
-"""A new figure is one entry (issue 26): one :class:`~resnetlearn.reproduce.figures.FigureSpec` added to
+"""A new figure is one entry: one :class:`~resnetlearn.reproduce.figures.FigureSpec` added to
 :data:`~resnetlearn.reproduce.figures.SPECS` — and nothing else patched — is run by the command line like the
 paper's figures, its table, per-run table, summary with its verdict, plot and checksums written, and it is listed
 by ``names_at`` and ``--help``. (A new architecture and a new kernel are one entry too:

@@ -1,4 +1,4 @@
-"""The JupyterLab settings shipped with the package (issue 19, item 6): no "get Jupyter news?" prompt and no
+"""The JupyterLab settings shipped with the package: no "get Jupyter news?" prompt and no
 update check, for every install route, without replacing anybody's own ``overrides.json``.
 
 The file ``binder/overrides.d/resnetlearn.json`` is a wheel data file (pyproject.toml,

@@ -1,4 +1,4 @@
-"""Notebooks that read well before they run (issue 27 item 2).
+"""Notebooks that read well before they run.
 
 Every widget the notebooks display carries, in its display bundle, a static picture of its result
 (``image/png``) and a one-line outcome (``text/plain``) beside the live widget's view, so a reader without a

@@ -1,4 +1,4 @@
-"""Student copies (issue 19, item 7): no folded answer survives, the hints and every code cell do, and the copies
+"""Student copies: no folded answer survives, the hints and every code cell do, and the copies
 still run (the cheapest one executed in full; executing all of them is a CI-hour)."""
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def test_folded_blocks_and_what_counts_as_an_answer():
 
 
 def test_answer_keys_are_removed_and_titles_kept():
-    """The notebooks' question folds (issue 25) carry their key as an HTML comment; no key reaches the copy,
+    """The notebooks' question folds carry their key as an HTML comment; no key reaches the copy,
     folded or not, and each removed fold keeps its title."""
     text = ("> **Predict.** What does the race show?\n\n"
             "<details><summary><b>Answer</b></summary>\n\n<!-- key: 0.361 | 7.27 -->\n3resnet ends 0.361 below"
@@ -169,7 +169,7 @@ def test_make_student_and_gitignore():
     assert "student/" in (ROOT / ".gitignore").read_text().splitlines()
 
 
-# ----------------------------------------------------------------- a student copy opens (issue 27, item 3)
+# ----------------------------------------------------------------- a student copy opens ---------------
 _STUDENT_VIEW_JS = """async (index) => {
   const w = window.jupyterapp.shell.currentWidget;
   if (!w || !w.context || !w.sessionContext || !w.sessionContext.session) return null;

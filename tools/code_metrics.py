@@ -1,5 +1,5 @@
-"""Structure of the package, measured: the counts issues "One definition per idea" and "One learner, one record"
-(issue 26) ask to bring down.
+"""Structure of the package, measured: the counts that keep one definition per idea and one record per learner
+(each should stay low).
 
 Read from the source with :mod:`ast` and :mod:`tokenize` (nothing is imported or run); every module under
 ``resnetlearn/``, subpackages included (a module's *subpackage* is its parent folder under ``resnetlearn/``):
@@ -486,7 +486,7 @@ def measure(root: Path = ROOT) -> dict:
         "architecture_branches_by_file": {k: v for k, v in arch.items() if v},
         "import_cycles": _cycles(graph),
         "internal_imports": sum(map(len, graph.values())),
-        # issue 26
+        # the learner records and the name comparisons outside them
         "name_lists": {k: sorted(v) for k, v in names.items()} | {"kind_words": sorted(KIND_WORDS)},
         "records": sorted(records),
         "learner_name_comparisons_outside_records": sum(map(len, comparisons.values())),

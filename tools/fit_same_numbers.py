@@ -1,5 +1,4 @@
-"""Does every figure point give the same numbers in two versions of the code? (issue 26: points run through
-``learner.fit``; not a single number may move.)
+"""Does every figure point give the same numbers in two versions of the code? Not a single number may move.
 
 Runs :func:`resnetlearn.reproduce.points.run_point` on a list of point configurations covering every kind of point
 (networks in modes all/hidden/last/ntk with their exact kernel solution, select="val" with fresh and hold-out
@@ -48,7 +47,7 @@ def configs() -> list[dict]:
     companion_quick = points("companion", "quick", device="cpu")
     fig4b = points("fig4b", "tiny", device="cpu")
     net3 = _first(thm3, mode="all")
-    holdout = dict(_first(fig2a, model="2layer", mode="last"), select="val")  # a stored key from before issue 29
+    holdout = dict(_first(fig2a, model="2layer", mode="last"), select="val")  # a hold-out key, still stored
     return [
         _first(fig2a, model="3resnet", mode="all"),
         _first(fig2a, model="3resnet", mode="ntk"),  # with its exact kernel solution

@@ -1,4 +1,4 @@
-"""Every shipped table re-derived from its own store, compared byte for byte (issue "One learner, one record").
+"""Every shipped table re-derived from its own store, compared byte for byte.
 
 For each shipped scale folder (``results/quick``, ``results/quick-val``, ``results/cpu``) the store is copied into
 a temporary folder and each figure's own shipped command (read from its provenance: scale, device, selection
