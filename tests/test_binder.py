@@ -112,6 +112,8 @@ def test_postbuild_stops_on_errors_and_installs_package():
     assert os.access(BINDER / "postBuild", os.X_OK), "postBuild must be executable"
 
 
+@pytest.mark.install
+@pytest.mark.slow
 def test_binder_requirements_install_into_fresh_venv(tmp_path):
     if os.environ.get("RESNETLEARN_SKIP_VENV_TEST"):
         pytest.skip("RESNETLEARN_SKIP_VENV_TEST is set")

@@ -182,6 +182,7 @@ def _open(page, url: str) -> None:
     page.goto(url, wait_until="load", timeout=120_000)
 
 
+@pytest.mark.browser
 def test_maths_is_typeset_and_folds_stay_folded(browser_page):
     base, page, remote = browser_page
     _open(page, f"{base}/03_hierarchical_learning.html")
@@ -197,6 +198,7 @@ def test_maths_is_typeset_and_folds_stay_folded(browser_page):
     assert not remote, f"requests outside the book: {remote[:5]}"
 
 
+@pytest.mark.browser
 def test_a_collapsed_output_shows_only_after_a_click(browser_page):
     base, page, remote = browser_page
     _open(page, f"{base}/00_welcome.html")
@@ -210,6 +212,7 @@ def test_a_collapsed_output_shows_only_after_a_click(browser_page):
     assert not remote, f"requests outside the book: {remote[:5]}"
 
 
+@pytest.mark.browser
 def test_plotly_figure_answers_the_pointer(browser_page, book):
     base, page, remote = browser_page
     html, _ = book
@@ -230,6 +233,7 @@ def test_plotly_figure_answers_the_pointer(browser_page, book):
     assert not remote, f"requests outside the book: {remote[:5]}"
 
 
+@pytest.mark.browser
 def test_widgets_show_their_pictures(browser_page, book):
     """The race's and trainer's outputs are pictures in the book (where the committed notebooks carry them,
     see tests/test_static_outputs.py), never raw text."""

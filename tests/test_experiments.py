@@ -55,7 +55,7 @@ def test_gates_stay_frozen_and_values_move(data):
 # test and train errors (models of seeds 0 and 2; seed 1 at lr 0.1 diverges) and ΣA of model 0, recorded from
 # experiments.train_gated's own hand-written SGD loop, an independent route to train_models' numbers:
 # relu (every weight), hard gate, gate sigmoid(·/0.5); float32; and the hard gate in float64
-OLD_LOOP = {
+OWN_LOOP = {
     None: ([17.56763458251953, 17.907733917236328], [14.123353004455566, 14.169755935668945], 1.3972876938059926),
     "hard": ([19.725908279418945, 18.31968879699707], [12.638471603393555, 13.65595817565918], 3.6835042447783053),
     0.5: ([19.31458282470703, 17.740516662597656], [12.855730056762695, 13.911450386047363], 0.7179251889465377),
@@ -63,8 +63,8 @@ OLD_LOOP = {
 }
 
 
-@pytest.mark.parametrize("case", list(OLD_LOOP), ids=str)
-def test_frozen_gate_trains_as_its_own_loop_did(case):
+@pytest.mark.parametrize("case", list(OWN_LOOP), ids=str)
+def test_frozen_gate_trains_as_its_hand_written_loop(case):
     """train_models with the experiment's mini-batch order (GATE_ORDER_SEED) gives the numbers the removed
     loop gave (5 mini-batches per epoch, lr ÷ 10 at epoch 3, one model diverging): the same batch order
     and the same updates. Bit for bit on the machine that recorded them; the tolerance (a few float32
@@ -77,7 +77,7 @@ def test_frozen_gate_trains_as_its_own_loop_did(case):
     r = rl.train_models(split.train, split.test, rl.Learner("3resnet", "all", m=20), lrs=lrs, wds=wds, seeds=seeds,
                         protocol=rl.Protocol.quick(6, batch_size=20), progress=False, gate=gate,
                         order_seeds=[a * s + b for s in seeds], dtype=torch.float64 if f64 else torch.float32)
-    test, train, a_sum = OLD_LOOP[case]
+    test, train, a_sum = OWN_LOOP[case]
     rel = 1e-12 if f64 else 1e-6
     ok = [0] if f64 else [0, 2]
     assert [float(r.test_error[g]) for g in ok] == pytest.approx(test, rel=rel)

@@ -71,6 +71,8 @@ def test_make_and_binder_leave_overrides_json_alone():
     assert "overrides.d/resnetlearn.json" in (ROOT / "binder/postBuild").read_text()  # the build checks it
 
 
+@pytest.mark.install
+@pytest.mark.slow
 @pytest.mark.parametrize("editable", [True, False], ids=["pip install -e", "pip install"])
 def test_a_fresh_install_places_the_settings_and_uninstall_keeps_others(tmp_path, editable):
     """A real install into a fresh venv (no torch: --no-deps); about 10 s each with hatchling in pip's cache."""

@@ -60,13 +60,13 @@ def _fit(mode: str):
 
 
 def test_chunk_size_takes_the_fewest_equal_chunks():
-    assert chunk_size(90, 90) is None and chunk_size(90, 200) is None  # all fit: one batched program, as before
+    assert chunk_size(90, 90) is None and chunk_size(90, 200) is None  # all fit: one batched program
     assert chunk_size(90, 60) == 45 and chunk_size(90, 45) == 45 and chunk_size(90, 44) == 30
     assert chunk_size(90, 1) == 1 and chunk_size(90, 0) == 1  # 0: the training's own check refuses the one model
 
 
 def test_models_that_fit_counts_by_the_training_bytes(monkeypatch):
-    """training_bytes is n_models × one model's bytes (hand-counted in test_nothing_lost_inputs), so the count that
+    """training_bytes is n_models × one model's bytes (hand-counted in test_input_guards), so the count that
     fits is ⌊0.8·have / one⌋, capped at the grid; the memory read on the device unless given."""
     one = training_bytes("3layer", 30, 15, 500, n_eval=1000, mode="ntk")
     for have, want in ((10 * one, 8), (200 * one, 90), (100 * one, 80), (one, 0), (int(1.25 * one) + 1, 1)):
@@ -88,7 +88,7 @@ def test_a_grid_that_does_not_fit_trains_in_chunks_with_the_same_numbers(monkeyp
 
     monkeypatch.setattr(search, "train_models", counting)
     _, alone = _fit(mode)
-    assert sizes == [6, 2]  # memory plentiful: the grid as one program, the reruns as another (as before)
+    assert sizes == [6, 2]  # memory plentiful: the grid as one program, the reruns as another
     sizes.clear()
     _fake_memory(monkeypatch, _room_for(4, mode), kernels_too=False)  # 4 of 6 fit: 2 chunks of 3
     _, chunked = _fit(mode)
@@ -129,8 +129,8 @@ def _fake_gpu(monkeypatch, *, free: int, total: int, cached: int) -> None:
 
 
 def test_workers_sharing_a_gpu_plan_with_their_share(monkeypatch):
-    """Each of W workers plans with min(free, total / W) of a CUDA device; alone, with everything free (as before);
-    the CPU's available RAM is read as before whatever the share. worker_init declares the pool's size."""
+    """Each of W workers plans with min(free, total / W) of a CUDA device (all of it alone, with everything free);
+    the CPU's available RAM is read whatever the share. worker_init declares the pool's size."""
     monkeypatch.setattr(memory, "_SHARERS", 1)
     gib = 2**30
     _fake_gpu(monkeypatch, free=70 * gib, total=80 * gib, cached=2 * gib)

@@ -31,7 +31,7 @@ def _verdict(rows):
 
 
 NEWFIG = FigureSpec(name="newfig", title="A new figure", headline="A new figure (test: wider fits better)",
-                    source="tests/test_one_entry.py", claim=CLAIM, xkey="m", points=_points, verdict=_verdict,
+                    source="tests/test_new_figure_entry.py", claim=CLAIM, xkey="m", points=_points, verdict=_verdict,
                     scales=("tiny",))
 
 
@@ -54,7 +54,7 @@ def test_a_new_figure_is_one_entry(newfig, tmp_path, capsys):
     # the summary is the entry's claim, source and verdict, judged on the table's own numbers
     _, (part,) = _verdict([{"m": int(r["m"]), "test_error": float(r["test_error"])} for r in rows])
     word = "reproduced" if part.status == HOLDS else "not reproduced"
-    summary = f"newfig: {CLAIM} (tests/test_one_entry.py) Part 1: {part.text()}. -> {word}"
+    summary = f"newfig: {CLAIM} (tests/test_new_figure_entry.py) Part 1: {part.text()}. -> {word}"
     assert (out / "newfig.txt").read_text() == summary + "\n"
     assert summary in capsys.readouterr().out
     assert (out / "newfig.png").read_bytes()[:4] == b"\x89PNG" and (out / "newfig.sha256").exists()

@@ -15,7 +15,7 @@ def test_protocol_epochs_alone_drops_the_lr_half_way():
     # was: ValueError about lr_drop_epoch = 400 (the 800-epoch default) although only epochs was given
     assert Protocol(epochs=100).lr_drop_epoch == 50
     assert Protocol(epochs=7).lr_drop_epoch == 3 and Protocol(epochs=1, lr_drop_epoch=None).lr_drop_epoch == 0
-    # §8.1 unchanged: 800 epochs, ÷10 at 400; quick(e) keeps its e // 2
+    # §8.1: 800 epochs, ÷10 at 400; quick(e) keeps its e // 2
     assert Protocol() == Protocol(epochs=800, batch_size=50, momentum=0.9, lr_drop_epoch=400, lr_drop_factor=10.0,
                                   eval_every=50, layerwise=False)
     for e in (1, 2, 3, 100, 400, 801):

@@ -79,6 +79,7 @@ def test_no_answer_text_remains_and_every_code_cell_is_kept(copies, path):
     assert len(copy.cells) == len(nb.cells)
 
 
+@pytest.mark.notebook
 def test_the_cheapest_copy_runs_top_to_bottom(copies):
     out, _ = copies
     nb = nbformat.read(out / EXECUTED, as_version=4)
@@ -213,6 +214,8 @@ def _open_student_copy(url: str, index: int, shot: Path) -> tuple[dict, list[str
     return state, errors
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 def test_make_lab_student_opens_a_student_copy_in_the_browser(tmp_path):
     """`make lab-student` in a copy of the repository writes student/ (`make student`) and serves it: notebook

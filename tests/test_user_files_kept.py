@@ -153,6 +153,7 @@ def test_make_lab_copies_twice_keep_edits_and_leave_git_status_clean(tmp_path):
     assert (work / "00_welcome.ipynb").read_bytes() == (clone / "notebooks" / "00_welcome.ipynb").read_bytes()
 
 
+@pytest.mark.notebook
 def test_working_copies_run_from_their_folder(tmp_path):
     """Notebook 05 and its deep dive, executed from a working-copy folder beside notebooks/: they read the shipped
     results through ../results and finish without an error."""
