@@ -40,7 +40,7 @@ def pytest_unconfigure(config):
 TIERS = ("notebook", "browser", "install", "slow", "gpu")
 """The tiers outside ``unit``."""
 FILE_TIERS = {
-    "test_browser.py": ("browser", "install", "slow"),
+    "test_browser.py": ("browser", "slow"),
     "test_lecture_browser.py": ("browser", "slow"),
     "test_book.py": ("slow",),
 }
