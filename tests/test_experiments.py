@@ -52,8 +52,8 @@ def test_gates_stay_frozen_and_values_move(data):
                         protocol=TINY, progress=False, gate=rl.training.FrozenGate())
 
 
-# test and train errors (models of seeds 0 and 2; seed 1 at lr 0.1 diverges) and ΣA of model 0, recorded from
-# experiments.train_gated's own hand-written SGD loop, an independent route to train_models' numbers:
+# test and train errors (models of seeds 0 and 2; seed 1 at lr 0.1 diverges) and ΣA of model 0, recorded from a
+# separate hand-written SGD loop of the frozen-gate experiment, an independent route to train_models' numbers:
 # relu (every weight), hard gate, gate sigmoid(·/0.5); float32; and the hard gate in float64
 OWN_LOOP = {
     None: ([17.56763458251953, 17.907733917236328], [14.123353004455566, 14.169755935668945], 1.3972876938059926),
@@ -65,7 +65,7 @@ OWN_LOOP = {
 
 @pytest.mark.parametrize("case", list(OWN_LOOP), ids=str)
 def test_frozen_gate_trains_as_its_hand_written_loop(case):
-    """train_models with the experiment's mini-batch order (GATE_ORDER_SEED) gives the numbers the removed
+    """train_models with the experiment's mini-batch order (GATE_ORDER_SEED) gives the numbers the hand-written
     loop gave (5 mini-batches per epoch, lr ÷ 10 at epoch 3, one model diverging): the same batch order
     and the same updates. Bit for bit on the machine that recorded them; the tolerance (a few float32
     roundings) lets other BLAS kernels pass, while another order or update moves them by far more."""
