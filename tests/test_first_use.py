@@ -192,6 +192,7 @@ def test_make_lab_passes_allow_root_as_root_and_keeps_lab_args():
 
 
 # ----------------------------------------------------------------- complexity budget
+@pytest.mark.slow
 def test_complexity_budget_answers_within_20_s_and_says_how_to_allow_more():
     from resnetlearn.targets.complexity import complexity_s
     from resnetlearn.targets.taylor import SeriesBudgetError
