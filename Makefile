@@ -4,7 +4,10 @@
 #               work/ (git-ignored; made on the first start, never overwritten: your edits stay there and the
 #               tracked notebooks/ stay as committed), opening 00_welcome
 #   make test   also install the developer tools (`pip install -e ".[dev]"`: pytest, nbval, playwright, ruff),
-#               then lint and run the whole suite (unit tests + pytest --nbval)
+#               then lint and run the whole suite (every tier, notebooks by pytest --nbval)
+# and for developers, the unit tier alone (no notebook, browser, install or slow test; see CONTRIBUTING.md):
+#   make test-fast
+# PYTEST_ARGS adds options to either: make test PYTEST_ARGS="--durations=30"
 # and for teachers:
 #   make lecture      the 50-minute lecture deck (notebooks/lecture.ipynb) presented live in JupyterLab: installs the
 #                     lecture extra (jupyterlab-slideshow), copies the deck to lecture/ (git-ignored) only when that
@@ -58,12 +61,13 @@ else
 TORCH_INSTALL := $(TORCH_PIP)
 endif
 LAB_ARGS ?=
+PYTEST_ARGS ?=
 # JupyterLab refuses to start as root without --allow-root
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB := $(BIN)/jupyter lab --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(ROOT_ARGS)
 
-.PHONY: install install-dev install-lecture lab lab-student lecture test lint student clean copies fresh-copies \
-	fresh-student
+.PHONY: install install-dev install-lecture lab lab-student lecture test test-fast lint student clean copies \
+	fresh-copies fresh-student
 
 # what a student needs: torch first (TORCH, TORCH_BUILD, TORCH_INDEX), then the package and its notebook dependencies
 $(VENV)/.installed: pyproject.toml binder/overrides.d/resnetlearn.json
@@ -112,7 +116,12 @@ lint: install-dev
 # One torch thread: float32 sums depend on the thread count, and the notebooks'
 # committed outputs were computed with one thread (see docs/testing.md).
 test: lint
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		$(PYTEST_ARGS)
+
+# the unit tier (markers in pyproject.toml, applied in tests/conftest.py): under 3 minutes on 2 cores
+test-fast: install-dev
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
 
 student: install
 	$(BIN)/python -m resnetlearn.classroom.student --out student

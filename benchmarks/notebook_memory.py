@@ -1,4 +1,4 @@
-"""Peak memory of each lab notebook under a Binder-like memory cap (issue 27 item 6).
+"""Peak memory of each lab notebook under a Binder-like memory cap.
 
 mybinder.org gives a session about 1-2 GB of memory. Each notebook of the lab path runs headless, top to bottom,
 as its committed outputs are made (one torch thread, from ``notebooks/`` so that relative paths resolve), in a

@@ -1,5 +1,5 @@
 """The repository's tracked files copied as they are in the working tree: a fresh clone of this state, for the
-tests that set up a project the way a newcomer does (tests/test_browser.py, tests/test_newcomers.py)."""
+tests that set up a project the way a newcomer does (tests/test_browser.py, tests/test_first_use.py)."""
 
 from __future__ import annotations
 

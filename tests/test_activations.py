@@ -52,7 +52,7 @@ def test_device_selection_errors_are_explicit(monkeypatch):
 @pytest.mark.parametrize(
     "kw, exc, match",
     [
-        ({"p": 2.5}, TypeError, "p must be an integer"),  # used to become z**2 silently
+        ({"p": 2.5}, TypeError, "p must be an integer"),  # never rounded silently to z**2
         ({"p": True}, TypeError, "p must be an integer"),
         ({"p": -1}, ValueError, r"p must be an integer in \[0, 1000\]"),
         ({"p": 1001}, ValueError, r"p must be an integer in \[0, 1000\]"),

@@ -81,7 +81,7 @@ def test_conda_route_has_every_dependency():
 
 
 def test_student_packages_are_dependencies_and_developer_tools_are_not():
-    """`pip install .` gives JupyterLab with working widgets and plotly (issue 27); pytest, playwright, ruff
+    """`pip install .` gives JupyterLab with working widgets and plotly; pytest, playwright, ruff
     stay in the extras."""
     deps = set(_pip_requirements(_pyproject()["dependencies"]))
     assert {"jupyterlab", "ipywidgets", "jupyterlab-widgets", "ipykernel", "plotly", "anywidget"} <= deps
@@ -112,6 +112,8 @@ def test_postbuild_stops_on_errors_and_installs_package():
     assert os.access(BINDER / "postBuild", os.X_OK), "postBuild must be executable"
 
 
+@pytest.mark.install
+@pytest.mark.slow
 def test_binder_requirements_install_into_fresh_venv(tmp_path):
     if os.environ.get("RESNETLEARN_SKIP_VENV_TEST"):
         pytest.skip("RESNETLEARN_SKIP_VENV_TEST is set")

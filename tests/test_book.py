@@ -1,4 +1,4 @@
-"""The reading copy (issue 27 item 5): ``make book`` builds a static HTML book of every notebook with its
+"""The reading copy: ``make book`` builds a static HTML book of every notebook with its
 committed outputs, offline, in lab order; in headless Chromium its maths is typeset, a plotly figure answers
 the pointer with a hover label, folds stay folded, and no widget shows as raw text.
 
@@ -51,11 +51,10 @@ def book(tmp_path_factory):
 
 
 def test_the_order_is_the_guide_s():
-    """The book's course order is the one the guide's tables are built from (benchmarks/notebook_timings.py:
+    """The book's course order is the one the guide's tables are built from (course/notebook_timings.py:
     PRE_LAB, LAB, POST_LAB), and the book's index says it in words."""
-    spec = importlib.util.spec_from_file_location("notebook_timings", ROOT / "benchmarks" / "notebook_timings.py")
-    timings = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(timings)
+    from course import notebook_timings as timings
+
     assert LAB_ORDER == list(timings.COURSE)
     index = (ROOT / "book" / "index.md").read_text()
     toc = re.findall(r":caption: ([^\n]+)\n:maxdepth: 1\n\n((?:\w+\n)+)", index)
@@ -183,6 +182,7 @@ def _open(page, url: str) -> None:
     page.goto(url, wait_until="load", timeout=120_000)
 
 
+@pytest.mark.browser
 def test_maths_is_typeset_and_folds_stay_folded(browser_page):
     base, page, remote = browser_page
     _open(page, f"{base}/03_hierarchical_learning.html")
@@ -198,6 +198,7 @@ def test_maths_is_typeset_and_folds_stay_folded(browser_page):
     assert not remote, f"requests outside the book: {remote[:5]}"
 
 
+@pytest.mark.browser
 def test_a_collapsed_output_shows_only_after_a_click(browser_page):
     base, page, remote = browser_page
     _open(page, f"{base}/00_welcome.html")
@@ -211,6 +212,7 @@ def test_a_collapsed_output_shows_only_after_a_click(browser_page):
     assert not remote, f"requests outside the book: {remote[:5]}"
 
 
+@pytest.mark.browser
 def test_plotly_figure_answers_the_pointer(browser_page, book):
     base, page, remote = browser_page
     html, _ = book
@@ -231,6 +233,7 @@ def test_plotly_figure_answers_the_pointer(browser_page, book):
     assert not remote, f"requests outside the book: {remote[:5]}"
 
 
+@pytest.mark.browser
 def test_widgets_show_their_pictures(browser_page, book):
     """The race's and trainer's outputs are pictures in the book (where the committed notebooks carry them,
     see tests/test_static_outputs.py), never raw text."""

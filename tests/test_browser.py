@@ -413,7 +413,7 @@ def test_notebook05_claims_fit_without_wrapping(nb05):
         f"{layout['unwrapped'][0]} px of text in {layout['unwrapped'][1]} px")
 
 
-# ----------------------------------------------------------------- a newcomer's first start (issue 27)
+# ----------------------------------------------------------------- a newcomer's first start ---------
 # Both routes of the README's first screen, from a copy of the repository's tracked files, as root where the
 # tests run as root: `make lab` (its recipe: venv, torch, `pip install -e .`, JupyterLab with --allow-root added
 # by the Makefile) and a plain `python -m venv v && v/bin/pip install . && v/bin/jupyter lab`. A full install is
@@ -533,6 +533,7 @@ def fresh_clone(tmp_path_factory):
     return _tracked_copy(tmp_path_factory.mktemp("fresh") / "clone")
 
 
+@pytest.mark.install
 def test_make_lab_opens_notebook_00_unmodified(fresh_clone, tmp_path):
     """`make lab` from a fresh copy (as root here: the Makefile adds --allow-root) installs, starts JupyterLab
     on its working copies in work/ and opens 00_welcome (LabApp.default_url): unmodified, no dialog, no error.
@@ -564,6 +565,7 @@ def test_make_lab_opens_notebook_00_unmodified(fresh_clone, tmp_path):
     _assert_opened_clean(state, text, errors, log_text)
 
 
+@pytest.mark.install
 def test_plain_pip_install_opens_notebook_00_unmodified(fresh_clone, tmp_path):
     """`python -m venv v && v/bin/pip install . && v/bin/jupyter lab` (plus --allow-root as root, as the README
     says): notebook 00 opens unmodified, without a news prompt, dialog or error. Screenshot

@@ -1,6 +1,6 @@
 """The recorded-epoch path of the training engine (resnetlearn.learners.capture).
 
-Recording a CUDA graph needs a GPU (benchmarks/gpu_check.py compares captured and eager runs there, every
+Recording a CUDA graph needs a GPU (gpu/gpu_check.py compares captured and eager runs there, every
 mode). Here: its epoch on static buffers, run without recording, is bitwise the eager engine's epoch, for
 every mode (and the frozen gate) and through the §8.1 learning-rate drop; the switch refuses a CPU clearly.
 """

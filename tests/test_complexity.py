@@ -171,7 +171,7 @@ def test_radius_estimated_from_coefficients_where_no_closed_form():
     assert radius_of_convergence("tanh(z)*cosh(z)") > 100
 
 
-# ---- the cases -------------------------------------------------------------------------
+# ---- worked cases -------------------------------------------------------------------------------
 
 def test_geometric_series_near_its_radius():
     # 1/(1−z) = Σ z^i: ℭ_s = C* Σ (i+1) R^i = C*/(1−R)², = 10^4/0.01² = 10^8 at R = 0.99
@@ -194,7 +194,7 @@ def test_tanh_and_sigmoid_inside_their_radius():
     for R in (0.5, 1.0, 1.5, 1.56):
         r = mpmath.mpf(R)
         assert close(complexity_s("tanh", R=R).value, 10**4 * (mpmath.tan(r) + r * mpmath.sec(r) ** 2), 1e-12)
-    # the 3.14e6: tan 1.5 = 14.1014, sec² 1.5 = 199.850, so C*(14.1014 + 299.775) = 3.13876e6
+    # 3.14e6: tan 1.5 = 14.1014, sec² 1.5 = 199.850, so C*(14.1014 + 299.775) = 3.13876e6
     assert close(complexity_s("tanh", R=1.5).value, mpmath.mpf("3138764.867"), 1e-9)
     # sigmoid = ½ + ½ tanh(z/2): Σ|c_i| y^i = ½ + ½ tan(y/2), so ℭ_s = C* d/dR(R/2 + R tan(R/2)/2)
     for R in (1.0, 3.0):

@@ -52,10 +52,10 @@ def test_gates_stay_frozen_and_values_move(data):
                         protocol=TINY, progress=False, gate=rl.training.FrozenGate())
 
 
-# test and train errors (models of seeds 0 and 2; seed 1 at lr 0.1 diverges) and ΣA of model 0, recorded from
-# experiments.train_gated, the frozen-gate experiment's own SGD loop before it ran through train_models
-# (issue 26): relu (every weight), hard gate, gate sigmoid(·/0.5); float32; and the hard gate in float64
-OLD_LOOP = {
+# test and train errors (models of seeds 0 and 2; seed 1 at lr 0.1 diverges) and ΣA of model 0, recorded from a
+# separate hand-written SGD loop of the frozen-gate experiment, an independent route to train_models' numbers:
+# relu (every weight), hard gate, gate sigmoid(·/0.5); float32; and the hard gate in float64
+OWN_LOOP = {
     None: ([17.56763458251953, 17.907733917236328], [14.123353004455566, 14.169755935668945], 1.3972876938059926),
     "hard": ([19.725908279418945, 18.31968879699707], [12.638471603393555, 13.65595817565918], 3.6835042447783053),
     0.5: ([19.31458282470703, 17.740516662597656], [12.855730056762695, 13.911450386047363], 0.7179251889465377),
@@ -63,9 +63,9 @@ OLD_LOOP = {
 }
 
 
-@pytest.mark.parametrize("case", list(OLD_LOOP), ids=str)
-def test_frozen_gate_trains_as_its_own_loop_did(case):
-    """train_models with the experiment's mini-batch order (GATE_ORDER_SEED) gives the numbers the removed
+@pytest.mark.parametrize("case", list(OWN_LOOP), ids=str)
+def test_frozen_gate_trains_as_its_hand_written_loop(case):
+    """train_models with the experiment's mini-batch order (GATE_ORDER_SEED) gives the numbers the hand-written
     loop gave (5 mini-batches per epoch, lr ÷ 10 at epoch 3, one model diverging): the same batch order
     and the same updates. Bit for bit on the machine that recorded them; the tolerance (a few float32
     roundings) lets other BLAS kernels pass, while another order or update moves them by far more."""
@@ -77,7 +77,7 @@ def test_frozen_gate_trains_as_its_own_loop_did(case):
     r = rl.train_models(split.train, split.test, rl.Learner("3resnet", "all", m=20), lrs=lrs, wds=wds, seeds=seeds,
                         protocol=rl.Protocol.quick(6, batch_size=20), progress=False, gate=gate,
                         order_seeds=[a * s + b for s in seeds], dtype=torch.float64 if f64 else torch.float32)
-    test, train, a_sum = OLD_LOOP[case]
+    test, train, a_sum = OWN_LOOP[case]
     rel = 1e-12 if f64 else 1e-6
     ok = [0] if f64 else [0, 2]
     assert [float(r.test_error[g]) for g in ok] == pytest.approx(test, rel=rel)
@@ -230,7 +230,7 @@ def test_beta_sweep_selects_per_beta(data):
         assert r["test_error"] == min(mine)
 
 
-# ------------------------------------------------------------ the talk's NTK scaling (issue 25 item 5)
+# ------------------------------------------------------------ the talk's NTK scaling ----------------
 def test_ntk_init_draws_the_talks_scales():
     """init="ntk" (the talk's two-layer slide: a ~ N(0, 1), hidden weights N(0, 2/m)): each parameter's
     sample standard deviation over 8 seeds matches 1 for A and sqrt(2/m) for every hidden weight and bias;

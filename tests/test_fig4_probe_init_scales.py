@@ -14,7 +14,7 @@ import torch
 from resnetlearn.learners import networks
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("probe_fig4_sgd", ROOT / "benchmarks" / "probe_fig4_sgd.py")
+_spec = importlib.util.spec_from_file_location("probe_fig4_sgd", ROOT / "probes" / "probe_fig4_sgd.py")
 probe = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(probe)
 
@@ -44,4 +44,4 @@ def test_sign_magnitude_equals_w_scale_with_lr_times_c_squared(tmp_path):
     assert weights["frobenius_W"] == pytest.approx(c * signs["frobenius_W"], rel=1e-3)
     assert signs["curve_epochs"] == [3, 6] and len(signs["curve_test"]) == 2
     assert signs["min_test_error"] == pytest.approx(min(signs["curve_test"]))
-    assert out.read_text().splitlines()[-1].startswith("command: python benchmarks/probe_fig4_sgd.py --d 8")
+    assert out.read_text().splitlines()[-1].startswith("command: python probes/probe_fig4_sgd.py --d 8")

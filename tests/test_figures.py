@@ -46,7 +46,7 @@ def test_every_point_is_a_complete_distinct_configuration(name, scale):
 
 
 def test_seed_counts_per_scale():
-    assert len(F.scale_settings("quick")["rerun_seeds"]) + 1 >= 4  # the issue: >= 4 seeds at quick scale
+    assert len(F.scale_settings("quick")["rerun_seeds"]) + 1 >= 4  # at least 4 seeds at quick scale
     assert len(F.scale_settings("cpu")["rerun_seeds"]) >= 8
     assert len(F.scale_settings("paper")["rerun_seeds"]) >= 8
 

@@ -1,4 +1,4 @@
-"""A learner record's fit (issue 26): ``learner.fit(samples, search, ...)`` returns a result whose ``predict(x)`` is
+"""A learner record's fit: ``learner.fit(samples, search, ...)`` returns a result whose ``predict(x)`` is
 the selected model. Its errors are recomputed here from ``predict`` by a few lines of our own and compared with
 the numbers the search reported (computed by the training engine, the batched ridge path, the d = 6 problem)."""
 

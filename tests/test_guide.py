@@ -1,4 +1,4 @@
-"""The instructor guide quotes benchmarks/notebook_timings.py and cannot drift from the notebooks (issue 19, item 2):
+"""The instructor guide quotes course/notebook_timings.py and cannot drift from the notebooks:
 the words and exercises are recounted here (no execution), the run times come from the committed JSON keyed by
 each code cell's source, and the guide's marked tables and the committed report must equal what the script
 writes now. The lab path must fit 105 model minutes (of the 120 a lab has) and the lecture 50; the rates are the
@@ -6,17 +6,15 @@ least-squares fit to the committed cold reads."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from course import notebook_timings as T
+
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("notebook_timings", ROOT / "benchmarks" / "notebook_timings.py")
-T = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(T)
 
 
 @pytest.fixture(scope="module")
@@ -32,13 +30,13 @@ def est(measured):
 def test_every_code_cell_has_a_measured_run_time(est):
     unmeasured = {n: [s["title"] for s in e["sections"] if s["run_min"] is None] for n, e in est.items()}
     assert not {n: v for n, v in unmeasured.items() if v}, \
-        "code changed since the last measurement: python benchmarks/notebook_timings.py --run NAME"
+        "code changed since the last measurement: python course/notebook_timings.py --run NAME"
 
 
 def test_guide_and_report_quote_the_script(est, measured):
     guide = T.GUIDE.read_text()
     assert guide == T.fill_guide(guide, T.guide_blocks(est)), \
-        "notebooks/README.md's tables differ from the notebooks: run python benchmarks/notebook_timings.py"
+        "notebooks/README.md's tables differ from the notebooks: run python course/notebook_timings.py"
     assert T.REPORT.read_text() == T.render_report(est, measured) + "\n"
 
 
@@ -51,7 +49,7 @@ def test_readme_and_docs_quote_the_measured_run_times(est, measured):
     for p in quoted:
         text = p.read_text(encoding="utf-8")
         assert text == T.fill_run_times(text, est, p.name, measured.get("widget_run_s")), \
-            f"{p.name}: run python benchmarks/notebook_timings.py"
+            f"{p.name}: run python course/notebook_timings.py"
     assert T.run_seconds(est["00_welcome"]) in (T.ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     race = f"{measured['widget_run_s']['LiveRace']:.0f} s"
     assert f"run:LiveRace:begin -->{race}<" in (T.ROOT / "docs" / "library.md").read_text(encoding="utf-8")
@@ -204,7 +202,7 @@ def test_every_notebook_opens_with_the_scripts_time_line(est):
     """A notebook's own time line and section minutes are written by the script: a stale one fails here."""
     for path in sorted(T.NOTEBOOKS.glob("[0-9]*.ipynb")):
         raw = path.read_text(encoding="utf-8")
-        assert T.fill_notebook(raw, est[path.stem]) == raw, f"{path.name}: run python benchmarks/notebook_timings.py"
+        assert T.fill_notebook(raw, est[path.stem]) == raw, f"{path.name}: run python course/notebook_timings.py"
         assert T.time_line(est[path.stem]) in raw.replace('\\"', '"')
 
 
@@ -213,7 +211,7 @@ def test_time_line_by_hand():
          "homework_min": 0.4}
     assert T.time_line(e) == ("About 12 minutes in the lab by our rule: reading 5 (124 words a minute with folded "
                               "answers, plus formulas, tables and figures), exercises 7, running the cells 30 s on a "
-                              "2-core CPU (computed from this notebook by `benchmarks/notebook_timings.py`).")
+                              "2-core CPU (computed from this notebook by `course/notebook_timings.py`).")
     e.update(role="reading", homework_min=1.2)
     assert "of reading and exercises" in T.time_line(e) and "add about 1 minute as homework" in T.time_line(e)
     # the homework is named by the sections the notebook has, and only those

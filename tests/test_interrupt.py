@@ -220,9 +220,8 @@ def _busy(proc: subprocess.Popen, out: Path, workers: int) -> None:
 @needs_proc
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_signal_to_the_parent_alone_ends_every_worker_within_a_second(tmp_path, sig):
-    """SIGTERM to the parent alone (not its group) left the workers computing and then idle for good (the
-    audit saw them alive after 240 s). Now the parent stops them (exit 143, like Ctrl-C); a parent killed
-    outright takes them with it (prctl PR_SET_PDEATHSIG in the worker initializer)."""
+    """SIGTERM to the parent alone (not its group) reaches no worker by itself: the parent stops them (exit 143,
+    like Ctrl-C); a parent killed outright takes them with it (prctl PR_SET_PDEATHSIG in the worker initializer)."""
     out = tmp_path / "out"
     proc = _start(out, 2)
     _busy(proc, out, 2)

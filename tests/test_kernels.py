@@ -338,7 +338,7 @@ def test_kernel_errors_searches_each_kernels_grid():
     assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(inf["test_error"], rel=1e-9)
     val = kernel_errors(inst, 80, ["ntk_inf:2layer"], n_test=60, ridges=ridges, select="val", progress=False,
                           grids={"ntk_inf": {"sigma_w2": [2.0], "sigma_b2": [0.1]}})[0]
-    # validation samples drawn fresh (issue 29): the kernel fits all 80, 16 = ⌈0.2 · 80⌉ new ones choose
+    # validation samples drawn fresh: the kernel fits all 80, 16 = ⌈0.2 · 80⌉ new ones choose
     assert val["n_fit"] == 80 and val["n_val"] == 16 and len(val["path"]) == 3 and not val["param_at_grid_edge"]
 
 
@@ -396,7 +396,7 @@ def test_kernel_errors_takes_the_split_already_drawn():
 
 
 def _krr_fit_by_eigenvalues(K, Y, ridge):
-    """krr_fit as it decided before the shortcut: always from eigvalsh(K) (the reference)."""
+    """krr_fit without the shortcut: always from eigvalsh(K) (the reference)."""
     (lam_eff,) = effective_ridges(torch.linalg.eigvalsh(K), [ridge])
     if lam_eff == ridge:
         L, info = torch.linalg.cholesky_ex(K + ridge * torch.eye(K.shape[0], dtype=F64))

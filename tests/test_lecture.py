@@ -3,29 +3,20 @@ hour, verdicts read from the results files, the working copy never overwritten, 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from course import lecture_plan
 from resnetlearn.classroom import lecture as L
 
 ROOT = Path(__file__).resolve().parents[1]
 DECK = ROOT / "notebooks" / "lecture.ipynb"
 # jupyterlab-slideshow 0.3.4 shows a cell of type "-" on no slide at all: every cell names its part
 SHOWN_TYPES = {"slide", "subslide", "fragment", "notes", "skip"}
-
-
-def _plan_module():
-    spec = importlib.util.spec_from_file_location("lecture_plan", ROOT / "benchmarks" / "lecture_plan.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["lecture_plan"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +32,7 @@ def test_every_cell_has_a_slide_type_the_slideshow_shows(deck):
 
 
 def test_every_slide_has_notes_with_minutes_and_the_hour_fits(deck):
-    plan = _plan_module()
+    plan = lecture_plan
     slides = plan.slides(DECK)
     n_slides = sum(c.metadata["slideshow"]["slide_type"] == "slide" for c in deck.cells)
     assert len(slides) == n_slides
@@ -79,13 +70,13 @@ def test_printed_verdicts_are_those_of_the_results_files(deck):
 
 
 def test_the_plan_and_the_guide_tables_are_up_to_date():
-    plan = _plan_module()
+    plan = lecture_plan
     assert (ROOT / "notebooks" / "lecture_plan.md").read_text(encoding="utf-8") == plan.plan()
     assert (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8") == plan.guide_text()
 
 
 def test_notes_without_minutes_are_refused(tmp_path):
-    plan = _plan_module()
+    plan = lecture_plan
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A", metadata={"slideshow": {
         "slide_type": "slide"}}), nbformat.v4.new_markdown_cell("say it", metadata={"slideshow": {
             "slide_type": "notes"}})])

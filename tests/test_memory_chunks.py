@@ -1,5 +1,5 @@
 """A network point whose lr × wd grid does not fit in memory as one batched program trains in chunks instead of
-being refused (issue 28: fig4b at m = 1000 needs ~102 GiB as one program), with the same numbers bit for bit (the
+being refused (fig4b at m = 1000 needs ~102 GiB as one program), with the same numbers bit for bit (the
 models of a batch are independent); a point whose single model does not fit is still refused, by name, before
 anything is trained; and workers sharing a GPU each plan with their share of it. The available memory is faked
 (``memory.available_bytes``) at a size computed here from the hand-checked :func:`training_bytes`."""
@@ -60,13 +60,13 @@ def _fit(mode: str):
 
 
 def test_chunk_size_takes_the_fewest_equal_chunks():
-    assert chunk_size(90, 90) is None and chunk_size(90, 200) is None  # all fit: one batched program, as before
+    assert chunk_size(90, 90) is None and chunk_size(90, 200) is None  # all fit: one batched program
     assert chunk_size(90, 60) == 45 and chunk_size(90, 45) == 45 and chunk_size(90, 44) == 30
     assert chunk_size(90, 1) == 1 and chunk_size(90, 0) == 1  # 0: the training's own check refuses the one model
 
 
 def test_models_that_fit_counts_by_the_training_bytes(monkeypatch):
-    """training_bytes is n_models × one model's bytes (hand-counted in test_nothing_lost_inputs), so the count that
+    """training_bytes is n_models × one model's bytes (hand-counted in test_input_guards), so the count that
     fits is ⌊0.8·have / one⌋, capped at the grid; the memory read on the device unless given."""
     one = training_bytes("3layer", 30, 15, 500, n_eval=1000, mode="ntk")
     for have, want in ((10 * one, 8), (200 * one, 90), (100 * one, 80), (one, 0), (int(1.25 * one) + 1, 1)):
@@ -88,7 +88,7 @@ def test_a_grid_that_does_not_fit_trains_in_chunks_with_the_same_numbers(monkeyp
 
     monkeypatch.setattr(search, "train_models", counting)
     _, alone = _fit(mode)
-    assert sizes == [6, 2]  # memory plentiful: the grid as one program, the reruns as another (as before)
+    assert sizes == [6, 2]  # memory plentiful: the grid as one program, the reruns as another
     sizes.clear()
     _fake_memory(monkeypatch, _room_for(4, mode), kernels_too=False)  # 4 of 6 fit: 2 chunks of 3
     _, chunked = _fit(mode)
@@ -129,8 +129,8 @@ def _fake_gpu(monkeypatch, *, free: int, total: int, cached: int) -> None:
 
 
 def test_workers_sharing_a_gpu_plan_with_their_share(monkeypatch):
-    """Each of W workers plans with min(free, total / W) of a CUDA device; alone, with everything free (as before);
-    the CPU's available RAM is read as before whatever the share. worker_init declares the pool's size."""
+    """Each of W workers plans with min(free, total / W) of a CUDA device (all of it alone, with everything free);
+    the CPU's available RAM is read whatever the share. worker_init declares the pool's size."""
     monkeypatch.setattr(memory, "_SHARERS", 1)
     gib = 2**30
     _fake_gpu(monkeypatch, free=70 * gib, total=80 * gib, cached=2 * gib)
@@ -165,11 +165,11 @@ def test_train_models_checks_each_chunk_by_the_same_rule(monkeypatch):
 
 
 def test_the_paper_scale_plan_of_fig4b():
-    """benchmarks/memory_chunks.py at --scale paper: fig4b's m = 1000 point (its 11 × 14 lr × wd grid, 154 models,
+    """gpu/memory_chunks.py at --scale paper: fig4b's m = 1000 point (its 11 × 14 lr × wd grid, 154 models,
     N = 50000, d = 100) needs ~175 GiB as one program; on an 80 GiB GPU one worker plans with 64 GiB, so
     ⌊64 / (175.4 / 154)⌋ = 56 models fit and the grid trains in 3 chunks of at most 52 (52, 52, 50); six workers plan
     with 80/6 GiB each: 9 fit, 18 chunks of at most 9."""
-    spec = importlib.util.spec_from_file_location("memory_chunks", ROOT / "benchmarks" / "memory_chunks.py")
+    spec = importlib.util.spec_from_file_location("memory_chunks", ROOT / "gpu" / "memory_chunks.py")
     mc = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mc)
     point = next(p for p in mc.points("fig4b", "paper") if p.get("m") == 1000 and p["model"] != "hand_built")

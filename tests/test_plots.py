@@ -314,7 +314,7 @@ def test_complexity_symbol_is_an_assigned_character_every_font_draws():
 
 
 def test_result_figures_draw_error_bars_whole_fit_the_legend_and_keep_the_title_clear_of_the_modebar():
-    """What notebook 05 showed in the browser (issue 12): error-bar caps and top markers cut by the plot
+    """What a browser shows of notebook 05's figures: no error-bar caps and top markers cut by the plot
     area's edge, the kernel theorem's legend scrolled (classical kernels and reference lines hidden below its
     fold), every long title running under plotly's mode bar."""
     from resnetlearn.kernels.registry import DEFAULT_KERNELS

@@ -17,17 +17,15 @@ never ``# NBVAL_…`` comments in the code students read.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from course import notebook_timings as T
+
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("notebook_timings", ROOT / "benchmarks" / "notebook_timings.py")
-T = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(T)
 
 MIN_QUESTIONS = 3
 _QUESTION = re.compile(r"^>\s*\*\*(?:" + "|".join(T.QUESTION_KINDS) + r")\b[^*]*\*\*", re.MULTILINE)
@@ -86,7 +84,7 @@ def questions(nb) -> list[dict]:
         if kind == "heading":
             section = payload
         elif kind == "question":
-            # the time line is written by benchmarks/notebook_timings.py: its minutes are no answers
+            # the time line is written by course/notebook_timings.py: its minutes are no answers
             earlier = [T._TIME_BLOCK.sub(" ", c.source) + "\n" + _output_text(c) for c in nb.cells[:i]]
             before = "\n".join(earlier) + "\n" + nb.cells[i].source[:pos]
             found.append({"cell": i, "line": payload.strip().splitlines()[0][:90], "text": payload,

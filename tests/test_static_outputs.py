@@ -1,4 +1,4 @@
-"""Notebooks that read well before they run (issue 27 item 2).
+"""Notebooks that read well before they run.
 
 Every widget the notebooks display carries, in its display bundle, a static picture of its result
 (``image/png``) and a one-line outcome (``text/plain``) beside the live widget's view, so a reader without a
@@ -6,7 +6,7 @@ kernel (GitHub, nbviewer, the reading copy, an untrusted notebook in JupyterLab)
 widget's ``VBox(children=…)`` text.
 
 Two kinds of tests: the widgets' bundles, built here; and the committed outputs of ``notebooks/*.ipynb``.
-The second kind checks what ``benchmarks/execute_notebook.py`` wrote: it fails on a notebook executed before
+The second kind checks what ``course/execute_notebook.py`` wrote: it fails on a notebook executed before
 the widgets carried pictures (or one still calling ``ipywidgets.interact`` directly) until that notebook is
 re-executed with the current package.
 """
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 LIVE_WIDGETS = ("LiveRace(", "LiveTrainer(", "FigureRerun(")
 MAX_NOTEBOOK_BYTES = 2_000_000
-REEXECUTE = "re-execute it: python benchmarks/execute_notebook.py notebooks/NAME.ipynb"
+REEXECUTE = "re-execute it: python course/execute_notebook.py notebooks/NAME.ipynb"
 
 
 def _png(bundle: dict) -> bytes:

@@ -1,4 +1,4 @@
-"""Student copies (issue 19, item 7): no folded answer survives, the hints and every code cell do, and the copies
+"""Student copies: no folded answer survives, the hints and every code cell do, and the copies
 still run (the cheapest one executed in full; executing all of them is a CI-hour)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from resnetlearn.classroom import student as S
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-EXECUTED = "01_concept_class.ipynb"  # about 3 s on a 2-core CPU (benchmarks/results/notebook_timings_cpu.json)
+EXECUTED = "01_concept_class.ipynb"  # about 3 s on a 2-core CPU (course/results/notebook_timings_cpu.json)
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +79,7 @@ def test_no_answer_text_remains_and_every_code_cell_is_kept(copies, path):
     assert len(copy.cells) == len(nb.cells)
 
 
+@pytest.mark.notebook
 def test_the_cheapest_copy_runs_top_to_bottom(copies):
     out, _ = copies
     nb = nbformat.read(out / EXECUTED, as_version=4)
@@ -108,7 +109,7 @@ def test_folded_blocks_and_what_counts_as_an_answer():
 
 
 def test_answer_keys_are_removed_and_titles_kept():
-    """The notebooks' question folds (issue 25) carry their key as an HTML comment; no key reaches the copy,
+    """The notebooks' question folds carry their key as an HTML comment; no key reaches the copy,
     folded or not, and each removed fold keeps its title."""
     text = ("> **Predict.** What does the race show?\n\n"
             "<details><summary><b>Answer</b></summary>\n\n<!-- key: 0.361 | 7.27 -->\n3resnet ends 0.361 below"
@@ -169,7 +170,7 @@ def test_make_student_and_gitignore():
     assert "student/" in (ROOT / ".gitignore").read_text().splitlines()
 
 
-# ----------------------------------------------------------------- a student copy opens (issue 27, item 3)
+# ----------------------------------------------------------------- a student copy opens ---------------
 _STUDENT_VIEW_JS = """async (index) => {
   const w = window.jupyterapp.shell.currentWidget;
   if (!w || !w.context || !w.sessionContext || !w.sessionContext.session) return null;
@@ -213,6 +214,8 @@ def _open_student_copy(url: str, index: int, shot: Path) -> tuple[dict, list[str
     return state, errors
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 def test_make_lab_student_opens_a_student_copy_in_the_browser(tmp_path):
     """`make lab-student` in a copy of the repository writes student/ (`make student`) and serves it: notebook

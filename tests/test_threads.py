@@ -119,6 +119,7 @@ def _kernel_threads(env: dict) -> str:
         km.shutdown_kernel(now=True)
 
 
+@pytest.mark.notebook
 @pytest.mark.skipif(threads.available_cpus() < 2, reason="needs two CPUs to tell one thread from the default")
 def test_a_notebook_kernel_runs_on_one_thread():
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "RESNETLEARN_THREADS")}

@@ -495,7 +495,7 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
     assert not torch.equal(g.params["U2"], p0["U"]) and torch.equal(g.error(te), g.test_error)
 
 
-# ----------------------------------------------------------------- validation at the same N (issue 29)
+# ----------------------------------------------------------------- validation at the same N ---------
 def test_fresh_validation_trains_on_the_same_n_samples_as_test_selection():
     from resnetlearn.targets.concept import data_split, parity_instance
 
@@ -528,6 +528,6 @@ def test_a_val_point_of_a_figure_names_its_rule_and_a_test_point_keeps_its_key()
     assert all("validation" not in p for p in test_pts)  # unchanged configurations: unchanged store keys
     assert all(p["validation"] == "fresh" for p in val_pts)
     assert validation_of(val_pts[0]) == {"validation": "fresh", "val_size": None}
-    assert validation_of(dict(test_pts[0], select="val")) == {"validation": "holdout"}  # stored before issue 29
+    assert validation_of(dict(test_pts[0], select="val")) == {"validation": "holdout"}  # a stored key
     assert validation_of(test_pts[0]) == {}
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 EXECUTED = ("05_reproducing_the_paper.ipynb", "05_reproducing_the_paper_deep_dive.ipynb")
 """Notebooks executed from a working-copy folder: they open the shipped results by relative paths, and take about
-9 s together on a 2-core CPU (benchmarks/results/notebook_timings_cpu.json)."""
+9 s together on a 2-core CPU (course/results/notebook_timings_cpu.json)."""
 
 
 def _command(module: str, *args, cwd=None) -> subprocess.CompletedProcess:
@@ -153,6 +153,7 @@ def test_make_lab_copies_twice_keep_edits_and_leave_git_status_clean(tmp_path):
     assert (work / "00_welcome.ipynb").read_bytes() == (clone / "notebooks" / "00_welcome.ipynb").read_bytes()
 
 
+@pytest.mark.notebook
 def test_working_copies_run_from_their_folder(tmp_path):
     """Notebook 05 and its deep dive, executed from a working-copy folder beside notebooks/: they read the shipped
     results through ../results and finish without an error."""

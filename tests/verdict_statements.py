@@ -573,10 +573,14 @@ def _numbers_shown(text: str) -> set[float]:
     return found | {float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?", text)}
 
 
+MEASURED = ("benchmarks", "probes", "course")
+"""The folders whose ``results/`` hold measured outputs that a notebook may quote."""
+
+
 @dataclass
 class NumberPool:
-    """The numbers shown: ``printed`` by every notebook's outputs, the summaries, provenance and
-    ``benchmarks/results`` (measured outputs); ``tables[FIG]`` by a figure's tables ``results/*/FIG.csv`` and
+    """The numbers shown: ``printed`` by every notebook's outputs, the summaries, provenance and the measured
+    outputs under :data:`MEASURED`; ``tables[FIG]`` by a figure's tables ``results/*/FIG.csv`` and
     ``FIG_runs.csv`` (full precision, so they back a number only where its sentence or cell names the figure)."""
     printed: list[float]
     tables: dict[str, list[float]]
@@ -589,7 +593,8 @@ def number_pool(root: Path = ROOT) -> NumberPool:
     texts = [p.text for nb in sorted((root / "notebooks").glob("*.ipynb")) for p in _notebook_passages(nb)
              if p.kind == "output"]
     files = [f for f in (root / "results").glob("*/*") if f.suffix in (".txt", ".json", ".md")]
-    files += [f for f in (root / "benchmarks" / "results").glob("*") if f.suffix in (".txt", ".csv", ".json", ".md")
+    files += [f for folder in MEASURED for f in (root / folder / "results").glob("*")
+              if f.suffix in (".txt", ".csv", ".json", ".md")
               and not f.stem.endswith("_runs")]  # every run of a probe: raw data, as a figure's runs table
     printed: set[float] = set()
     for t in texts + [f.read_text(errors="replace") for f in sorted(files)]:
