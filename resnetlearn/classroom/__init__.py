@@ -11,3 +11,6 @@ as they are."""
 from ..threads import for_notebooks
 
 for_notebooks()
+
+__all__ = ["check", "copies", "experiments", "figures_plotly", "lecture", "live", "plots", "race", "rerun",
+           "static_picture", "student"]

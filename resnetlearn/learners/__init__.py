@@ -4,3 +4,5 @@ with its CUDA-graph capture (:mod:`.capture`), the hyperparameter search (:mod:`
 grid-edge rule of every hyperparameter search (:mod:`.selection`). The records of every kind of learner (a
 network, a kernel, the hand-built §8.2 solution) hold kernels too, so they live above both, in
 :mod:`resnetlearn.reproduce.learner`."""
+
+__all__ = ["modes", "networks", "search", "selection", "training"]
