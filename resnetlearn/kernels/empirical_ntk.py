@@ -104,7 +104,7 @@ def jacobian(arch: str, params: dict, X, *, parameterization: str | Parameteriza
 
 def vjp(arch: str, p: dict, X: torch.Tensor, coef: torch.Tensor) -> dict:
     """Jᵀ·coef = Σ_{c,n} coef[c, n]·∇_θ f_c(x_n), as a dict like ``p`` (coef: (k, N)), J the Jacobian of
-    the network ``arch`` with the float64 parameters ``p`` of one model (:func:`single_model`) on the
+    the network ``arch`` with the float64 parameters ``p`` of one model (:func:`~.initial_network.single_model`) on the
     inputs X (N, d), standard parameterisation: the displacement θ − θ₀ = Jᵀa of a dual NTK solution."""
     mult = {n: 1.0 for n in p}
     out, bias_of = {}, networks.ARCHITECTURES[arch].bias_of
