@@ -10,7 +10,13 @@ from torch.func import jacrev
 
 import resnetlearn as rl
 from resnetlearn import kernels as K
-from resnetlearn.kernels.experiments import KernelSearch, kernel_errors, network_kernel_errors, network_krr
+from resnetlearn.kernels.experiments import (
+    KernelSearch,
+    kernel_errors,
+    kernel_errors_and_predictors,
+    network_kernel_errors,
+    network_krr,
+)
 from resnetlearn.kernels.initial_network import multipliers
 from resnetlearn.kernels.registry import DEFAULT_KERNELS, KERNEL_REGISTRY, KernelContext, kernel, parse_spec
 from resnetlearn.kernels.ridge import effective_ridges, feature_path, krr_fit, krr_predict, ridge_path
@@ -344,6 +350,22 @@ def test_kernel_errors_searches_each_kernels_grid():
     assert val["n_fit"] == 80 and val["n_val"] == 16 and len(val["path"]) == 3 and not val["param_at_grid_edge"]
 
 
+def test_the_predictors_give_the_rows_test_errors():
+    """kernel_errors_and_predictors returns kernel_errors' rows, and each selected predictor's error on the test
+    samples, drawn here again, is its row's test error, for selection by test and by validation error."""
+    inst = rl.talk_instance()
+    te = inst.sample(60, seed=1, dtype=F64)
+    for search in (KernelSearch(ridges=[1e-6, 1e-2, 1.0]), KernelSearch("val", validation="holdout")):
+        rows, predictors = kernel_errors_and_predictors(inst, 80, ["gaussian", "ntk_inf:2layer"], search, n_test=60,
+                                                        m=16, progress=False)
+        again = kernel_errors(inst, 80, ["gaussian", "ntk_inf:2layer"], search, n_test=60, m=16, progress=False)
+        assert [{k: v for k, v in r.items() if k != "seconds"} for r in rows] == \
+            [{k: v for k, v in r.items() if k != "seconds"} for r in again]
+        for row, predict in zip(rows, predictors):
+            error = float(((predict(te.x) - te.y) ** 2).sum(-1).mean())
+            assert error == pytest.approx(row["test_error"], rel=1e-9)
+
+
 def test_a_new_kernel_is_one_entry(monkeypatch):
     """Adding a kernel is one KernelEntry in the registry (here the polynomial kernel (1 + ⟨x, x'⟩)^p,
     which no code was written for, its degree p searched): kernel() computes it, kernel_errors tunes
@@ -520,6 +542,8 @@ def test_bad_inputs(cube):
         K.ntk(cube, m=4, parameterization=K.Parameterization("standard", sigma_w2=2.0))
     with pytest.raises(ValueError, match="unknown outputs"):
         K.ntk(cube, m=4, outputs="sum")
+    with pytest.raises(ValueError, match="parameterization"):
+        K.ntk(cube, m=4, parameterization="mean_field")
     with pytest.raises(TypeError, match="bias must be True or False"):
         K.arcsine(cube, bias=1)
     with pytest.raises(ValueError, match="not positive definite"):
@@ -531,6 +555,8 @@ def test_bad_inputs(cube):
         kernel_errors(inst, 50, ["ntk_inf"], KernelSearch(grids={"ntk_inf": {"h": [1.0]}}), progress=False)
     with pytest.raises(ValueError, match="unknown select"):
         KernelSearch(select="train")
+    with pytest.raises(TypeError, match="KernelSearch"):
+        kernel_errors(inst, 50, ["gaussian"], {"select": "val"}, progress=False)
     tr = inst.sample(20, seed=0, dtype=F64)
     with pytest.raises(ValueError, match="unknown mode 'all'"):
         network_kernel_errors(tr, tr, Learner("2layer", "all", m=4))
