@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from resnetlearn.kernels.experiments import kernel_errors
+from resnetlearn.kernels.experiments import KernelSearch, kernel_errors
 from resnetlearn.reproduce.fit import Samples
 from resnetlearn.reproduce.learner import HandBuilt, Kernel, Network
 from resnetlearn.reproduce.point import Schedule, Search
@@ -81,8 +81,8 @@ def test_kernel_errors_on_the_split_it_would_draw_gives_the_same_numbers(target)
     same rows bit for bit (on the CPU), for test and for fresh-validation selection."""
     for select, rule in (("test", {}), ("val", dict(validation="fresh"))):
         samples = Samples(target, 80, 50, data_seed=2, **rule)
-        kw = dict(kernels=["gaussian", "ntk:3resnet"], select=select, **samples.rule(), n_test=50, data_seed=2, m=16,
-                  progress=False)
+        kw = dict(kernels=["gaussian", "ntk:3resnet"], search=KernelSearch(select, **samples.rule()), n_test=50,
+                  data_seed=2, m=16, progress=False)
         drawn = kernel_errors(target, 80, **kw)
         given = kernel_errors(target, 80, split=samples.split(dtype=F64), **kw)
         strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731

@@ -10,7 +10,14 @@ from torch.func import jacrev
 
 import resnetlearn as rl
 from resnetlearn import kernels as K
-from resnetlearn.kernels.experiments import kernel_errors, network_kernel_errors, network_krr
+from resnetlearn.kernels.experiments import (
+    KernelSearch,
+    kernel_errors,
+    kernel_errors_and_predictors,
+    network_kernel_errors,
+    network_krr,
+)
+from resnetlearn.kernels.initial_network import multipliers
 from resnetlearn.kernels.registry import DEFAULT_KERNELS, KERNEL_REGISTRY, KernelContext, kernel, parse_spec
 from resnetlearn.kernels.ridge import effective_ridges, feature_path, krr_fit, krr_predict, ridge_path
 from resnetlearn.learners import networks
@@ -116,8 +123,9 @@ def test_wide_network_matches_infinite_width_with_sigmas(arch):
         for seed in range(3):  # the seed-average: its distance to the limit shrinks like 1/√m unless biased
             gen = torch.Generator().manual_seed(seed)
             p = {n: torch.randn(s, generator=gen, dtype=F64) for n, s in networks.param_shapes(arch, 30, 1, m).items()}
-            emp = emp + K.ntk(x, arch=arch, params=p, parameterization="ntk", sigma_w2=sw, sigma_b2=sb) / 3
-            phi = K.features(arch, p, x, parameterization="ntk", sigma_w2=sw, sigma_b2=sb)
+            scaling = K.Parameterization("ntk", sigma_w2=sw, sigma_b2=sb)
+            emp = emp + K.ntk(x, arch=arch, params=p, parameterization=scaling) / 3
+            phi = K.features(arch, p, x, parameterization=scaling)
             conj = conj + sw / m * phi @ phi.T / 3
         err_ntk[m] = float((emp - inf).norm() / inf.norm())
         err_nngp[m] = float((conj - nngp).norm() / nngp.norm())
@@ -132,8 +140,8 @@ def test_empirical_ntk_matches_jacobian_contraction(arch, par):
     X1, X2 = torch.randn(6, 5, dtype=F64), torch.randn(4, 5, dtype=F64)
     p = networks.init_params(arch, 5, 3, 7, [1], dtype=F64)
     q = K.single_model(p, arch)
-    sig = dict(sigma_w2=2.0, sigma_b2=0.3) if par == "ntk" else {}
-    mult = K._mults(arch, q, par, **sig)
+    par = K.Parameterization(par, **(dict(sigma_w2=2.0, sigma_b2=0.3) if par == "ntk" else {}))
+    mult = multipliers(arch, q, par)
 
     def f(q, x):
         return networks.forward(arch, {n: mult[n] * v[None] for n, v in q.items()}, x)[0]
@@ -141,12 +149,12 @@ def test_empirical_ntk_matches_jacobian_contraction(arch, par):
     J1, J2 = jacrev(f)(q, X1), jacrev(f)(q, X2)
     full = sum(torch.einsum("acp,bdp->cadb", J1[n].reshape(6, 3, -1), J2[n].reshape(4, 3, -1)) for n in q)
     diag = torch.stack([full[c, :, c] for c in range(3)])
-    got = K.ntk(X1, X2, arch, params=p, parameterization=par, outputs="per_output", **sig)
+    got = K.ntk(X1, X2, arch, params=p, parameterization=par, outputs="per_output")
     assert torch.allclose(got, diag, atol=1e-12)
-    assert torch.allclose(K.ntk(X1, X2, arch, params=p, parameterization=par, **sig), diag.mean(0), atol=1e-12)
-    assert torch.allclose(K.ntk(X1, X2, arch, params=p, parameterization=par, outputs="full", **sig), full,
+    assert torch.allclose(K.ntk(X1, X2, arch, params=p, parameterization=par), diag.mean(0), atol=1e-12)
+    assert torch.allclose(K.ntk(X1, X2, arch, params=p, parameterization=par, outputs="full"), full,
                           atol=1e-12)
-    J = K.jacobian(arch, p, X1, parameterization=par, **sig)
+    J = K.jacobian(arch, p, X1, parameterization=par)
     ref = torch.cat([J1[n].reshape(6, 3, -1) for n in q], dim=2).transpose(0, 1)
     assert torch.allclose(J, ref, atol=1e-12)
 
@@ -315,8 +323,8 @@ def test_grid_edges():
 def test_kernel_errors_searches_each_kernels_grid():
     inst = rl.talk_instance()
     ridges = [1e-6, 1e-2, 1.0]
-    rows = kernel_errors(inst, 80, ["gaussian", "ntk_inf:2layer", "arcsine"], n_test=60, ridges=ridges,
-                           grids={"gaussian": {"h_rel": [0.5, 1.0, 2.0]}}, progress=False)
+    search = KernelSearch(ridges=ridges, grids={"gaussian": {"h_rel": [0.5, 1.0, 2.0]}})
+    rows = kernel_errors(inst, 80, ["gaussian", "ntk_inf:2layer", "arcsine"], search, n_test=60, progress=False)
     gauss, inf, arc = rows
     assert len(gauss["path"]) == 3 * 3 and len(inf["path"]) == 6 * 3 and len(arc["path"]) == 3
     assert {lab for lab, _, _ in inf["path"]} == {f"sigma_w2={w:g} sigma_b2={b:g}"
@@ -336,10 +344,26 @@ def test_kernel_errors_searches_each_kernels_grid():
     Ktx = kernel("ntk_inf", te.x, tr.x, sigma_w2=w, sigma_b2=b)
     pred = ridge_path(Kxx, tr.y, [Ktx], [inf["ridge_rel"] * float(Kxx.diagonal().mean())])[0][0]
     assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(inf["test_error"], rel=1e-9)
-    val = kernel_errors(inst, 80, ["ntk_inf:2layer"], n_test=60, ridges=ridges, select="val", progress=False,
-                          grids={"ntk_inf": {"sigma_w2": [2.0], "sigma_b2": [0.1]}})[0]
+    search = KernelSearch(select="val", ridges=ridges, grids={"ntk_inf": {"sigma_w2": [2.0], "sigma_b2": [0.1]}})
+    val = kernel_errors(inst, 80, ["ntk_inf:2layer"], search, n_test=60, progress=False)[0]
     # validation samples drawn fresh: the kernel fits all 80, 16 = ⌈0.2 · 80⌉ new ones choose
     assert val["n_fit"] == 80 and val["n_val"] == 16 and len(val["path"]) == 3 and not val["param_at_grid_edge"]
+
+
+def test_the_predictors_give_the_rows_test_errors():
+    """kernel_errors_and_predictors returns kernel_errors' rows, and each selected predictor's error on the test
+    samples, drawn here again, is its row's test error, for selection by test and by validation error."""
+    inst = rl.talk_instance()
+    te = inst.sample(60, seed=1, dtype=F64)
+    for search in (KernelSearch(ridges=[1e-6, 1e-2, 1.0]), KernelSearch("val", validation="holdout")):
+        rows, predictors = kernel_errors_and_predictors(inst, 80, ["gaussian", "ntk_inf:2layer"], search, n_test=60,
+                                                        m=16, progress=False)
+        again = kernel_errors(inst, 80, ["gaussian", "ntk_inf:2layer"], search, n_test=60, m=16, progress=False)
+        assert [{k: v for k, v in r.items() if k != "seconds"} for r in rows] == \
+            [{k: v for k, v in r.items() if k != "seconds"} for r in again]
+        for row, predict in zip(rows, predictors):
+            error = float(((predict(te.x) - te.y) ** 2).sum(-1).mean())
+            assert error == pytest.approx(row["test_error"], rel=1e-9)
 
 
 def test_a_new_kernel_is_one_entry(monkeypatch):
@@ -359,7 +383,7 @@ def test_a_new_kernel_is_one_entry(monkeypatch):
     tr, te = inst.sample(80, seed=0, dtype=F64), inst.sample(60, seed=1, dtype=F64)
     assert torch.equal(kernel("poly", tr.x, te.x, degree=2.0), (1 + tr.x @ te.x.T) ** 2)
     ridges = [1e-6, 1e-2, 1.0]
-    (row,) = kernel_errors(inst, 80, ["poly"], n_test=60, ridges=ridges, progress=False)
+    (row,) = kernel_errors(inst, 80, ["poly"], KernelSearch(ridges=ridges), n_test=60, progress=False)
     assert row["kernel"] == "poly" and row["label"] == "polynomial"
     assert [(lab, r) for lab, r, _ in row["path"]] == [(f"p={p}", r) for p in (1, 2) for r in ridges]
     p, rel = row["params"]["degree"], row["ridge_rel"]
@@ -376,12 +400,13 @@ def test_kernel_errors_takes_the_split_already_drawn():
     from resnetlearn.targets.concept import data_split
 
     inst = rl.talk_instance()
-    kw = dict(n_test=60, ridges=[1e-6, 1e-2, 1.0], grids={"gaussian": {"h_rel": [1.0, 2.0]}}, progress=False)
+    options = dict(ridges=[1e-6, 1e-2, 1.0], grids={"gaussian": {"h_rel": [1.0, 2.0]}})
+    kw = dict(n_test=60, progress=False)
     for select, frac in (("test", 0.0), ("val", 0.2)):
         split = data_split(inst, 80, n_test=60, seed=0, val_fraction=frac, dtype=F64)
         rule = {"validation": "holdout"} if select == "val" else {}  # the split above holds out its last fifth
-        drawn = kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, **rule, **kw)
-        given = kernel_errors(inst, 80, ["gaussian", "arcsine"], select=select, split=split, **kw)
+        drawn = kernel_errors(inst, 80, ["gaussian", "arcsine"], KernelSearch(select, **rule, **options), **kw)
+        given = kernel_errors(inst, 80, ["gaussian", "arcsine"], KernelSearch(select, **options), split=split, **kw)
         for a, b in zip(drawn, given):
             assert a["test_error"] == b["test_error"] and a["path"] == b["path"] and a["n_fit"] == b["n_fit"]
     split = data_split(inst, 80, n_test=60, dtype=F64)
@@ -390,7 +415,7 @@ def test_kernel_errors_takes_the_split_already_drawn():
     with pytest.raises(ValueError, match="holds 80 training and 60 test samples; n_train = 90"):
         kernel_errors(inst, 90, ["arcsine"], split=split, **kw)
     with pytest.raises(ValueError, match="validation part"):
-        kernel_errors(inst, 80, ["arcsine"], split=split, select="val", **kw)
+        kernel_errors(inst, 80, ["arcsine"], KernelSearch("val"), split=split, **kw)
     with pytest.raises(TypeError, match="Split"):
         kernel_errors(inst, 80, ["arcsine"], split=(split.train, split.test), **kw)
 
@@ -514,9 +539,11 @@ def test_bad_inputs(cube):
     with pytest.raises(ValueError, match="sigma_w2"):
         K.infinite_width(cube, sigma_w2=0.0)
     with pytest.raises(ValueError, match="parameterization='ntk' only"):
-        K.ntk(cube, m=4, sigma_w2=2.0)
+        K.ntk(cube, m=4, parameterization=K.Parameterization("standard", sigma_w2=2.0))
     with pytest.raises(ValueError, match="unknown outputs"):
         K.ntk(cube, m=4, outputs="sum")
+    with pytest.raises(ValueError, match="parameterization"):
+        K.ntk(cube, m=4, parameterization="mean_field")
     with pytest.raises(TypeError, match="bias must be True or False"):
         K.arcsine(cube, bias=1)
     with pytest.raises(ValueError, match="not positive definite"):
@@ -525,9 +552,11 @@ def test_bad_inputs(cube):
     with pytest.raises(ValueError, match="ntk_inf.*'3resnet'.*eq 2.1"):  # checked before any work
         kernel_errors(inst, 50, ["gaussian", "ntk_inf:3resnet"], progress=False)
     with pytest.raises(ValueError, match="no hyperparameter 'h'"):
-        kernel_errors(inst, 50, ["ntk_inf"], grids={"ntk_inf": {"h": [1.0]}}, progress=False)
+        kernel_errors(inst, 50, ["ntk_inf"], KernelSearch(grids={"ntk_inf": {"h": [1.0]}}), progress=False)
     with pytest.raises(ValueError, match="unknown select"):
-        kernel_errors(inst, 50, ["gaussian"], select="train", progress=False)
+        KernelSearch(select="train")
+    with pytest.raises(TypeError, match="KernelSearch"):
+        kernel_errors(inst, 50, ["gaussian"], {"select": "val"}, progress=False)
     tr = inst.sample(20, seed=0, dtype=F64)
     with pytest.raises(ValueError, match="unknown mode 'all'"):
         network_kernel_errors(tr, tr, Learner("2layer", "all", m=4))

@@ -1,8 +1,9 @@
 """The kernel experiments (ResNet paper §3.1, §7; arXiv v3 §8.1): how well kernel methods learn a target.
 
-* :func:`kernel_errors` — every kernel of :data:`~resnetlearn.kernels.registry.DEFAULT_KERNELS`
-  on the samples the networks see (:func:`resnetlearn.targets.concept.data_split`), each tuned
-  over its own grid and the ridge, choices at a grid edge flagged;
+* :func:`kernel_errors` (and :func:`kernel_errors_and_predictors`) — every kernel of
+  :data:`~resnetlearn.kernels.registry.DEFAULT_KERNELS` on the samples the networks see
+  (:func:`resnetlearn.targets.concept.data_split`), each tuned over its own grid and the ridge as a
+  :class:`KernelSearch` says, choices at a grid edge flagged;
 * :func:`network_krr`, :func:`network_kernel_errors` — the exact kernel-ridge
   solutions that the (last) and (ntk) learners of arXiv v3 §8.1 stand for: ridge
   regression on the features of the initial network, and the linearised network
@@ -99,31 +100,60 @@ def _split_of(target, split, *, n_train, n_test, select, data_seed, rule) -> Spl
     return data_split(target, n_train, n_test=n_test, seed=data_seed, dtype=F64)
 
 
-def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str = "test",
-                  validation: str = "fresh", val_size: int | None = None, val_seed: int | None = None,
-                  val_fraction: float = VAL_FRACTION, n_test: int = 2000, data_seed: int = 0, m: int = 1000,
-                  kernel_seed: int = 0, ridges=RELATIVE_RIDGES, grids: dict | None = None,
-                  split: Split | None = None, progress: bool = True, predictors: bool = False):
-    """Best test error of kernel ridge regression for each kernel, each tuned over its own grid.
+@dataclass(frozen=True)
+class KernelSearch:
+    """How a kernel search chooses (:func:`kernel_errors`), every grid our choice, not the paper's:
+
+    * ``select``: by test error (``"test"``, as the paper selects) or on validation samples (``"val"``), drawn by
+      :func:`resnetlearn.learners.search.validation_split` with ``validation``: ``"fresh"``, ``val_size`` new
+      samples drawn with ``val_seed`` (None: its defaults), or ``"holdout"``, the last ``val_fraction`` of the
+      training samples, the kernel then fitted on the rest only;
+    * ``ridges``: the ridges, multiples of the mean diagonal of each training Gram
+      (:data:`~resnetlearn.kernels.registry.RELATIVE_RIDGES`);
+    * ``grids``: a kernel's own grid overridden by name or spec, e.g. ``{"gaussian": {"h_rel": [1, 2]}}`` or
+      ``{"ntk_inf": {"sigma_w2": [1, 2, 4]}}`` (None: each kernel's grid in
+      :data:`~resnetlearn.kernels.registry.KERNEL_REGISTRY`).
+    """
+
+    select: str = "test"
+    validation: str = "fresh"
+    val_size: int | None = None
+    val_seed: int | None = None
+    val_fraction: float = VAL_FRACTION
+    ridges: tuple = RELATIVE_RIDGES
+    grids: dict | None = None
+
+    def __post_init__(self):
+        V.choice("select", self.select, ("test", "val"))
+        object.__setattr__(self, "val_fraction", V.real("val_fraction", self.val_fraction, lo=0, hi=1, lo_open=True,
+                                                        hi_open=True))
+        object.__setattr__(self, "ridges", tuple(V.reals("ridges", self.ridges, lo=0)))
+
+    def rule(self) -> dict:
+        """The validation keywords of :func:`~resnetlearn.learners.search.validation_split`."""
+        return dict(validation=self.validation, val_size=self.val_size, val_seed=self.val_seed,
+                    val_fraction=self.val_fraction)
+
+
+def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, search: KernelSearch | None = None, *,
+                  n_test: int = 2000, data_seed: int = 0, m: int = 1000, kernel_seed: int = 0,
+                  split: Split | None = None, progress: bool = True) -> list[dict]:
+    """Best test error of kernel ridge regression for each kernel, each tuned over its own grid by ``search``.
 
     Data from :func:`resnetlearn.targets.concept.data_split` (``n_train`` samples
-    with ``data_seed``, ``n_test`` with ``data_seed + 1``; the validation part of ``select="val"`` from
-    :func:`resnetlearn.learners.search.validation_split`: ``val_size`` fresh samples drawn with ``val_seed``
-    by default, the last ``val_fraction`` of the training samples with ``validation="holdout"``), as for the networks,
+    with ``data_seed``, ``n_test`` with ``data_seed + 1``; the validation part of a ``select="val"`` search
+    as its :class:`KernelSearch` says), as for the networks,
     so kernels and networks see identical samples; ``split`` passes that
     split already drawn (in float64, ``data_split(..., dtype=torch.float64)``,
     e.g. the one a race also trains its networks on, cast with
     :meth:`~resnetlearn.targets.concept.Split.to`): then ``n_train``, ``n_test`` and
     ``data_seed`` describe it and its sizes are checked against them. Every kernel searches the
-    ridge (``ridges``, multiples of the mean diagonal of its training Gram)
-    and its own hyperparameters from its entry of :data:`~resnetlearn.kernels.registry.KERNEL_REGISTRY`:
+    ridge (``search.ridges``) and its own hyperparameters from its entry of
+    :data:`~resnetlearn.kernels.registry.KERNEL_REGISTRY`:
     the Gaussian bandwidth (``h_rel`` × median distance, :data:`~resnetlearn.kernels.registry.BANDWIDTHS`),
-    the infinite kernels' (σ_w², σ_b²) (:data:`~resnetlearn.kernels.registry.INF_GRID`); ``grids``
-    overrides a kernel's grid by name or spec, e.g. ``{"gaussian": {"h_rel": [1, 2]}}`` or
-    ``{"ntk_inf": {"sigma_w2": [1, 2, 4]}}``. The choice is made by test error
-    (``select="test"``, as the paper selects) or on the validation samples
-    (``select="val"``; with ``validation="holdout"`` the kernel is fitted on the
-    rest of the training samples only). The finite kernels (``conjugate``, ``ntk``) are those of a
+    the infinite kernels' (σ_w², σ_b²) (:data:`~resnetlearn.kernels.registry.INF_GRID`), unless
+    ``search.grids`` overrides them. ``search`` None is :class:`KernelSearch`'s defaults (selection by test
+    error). The finite kernels (``conjugate``, ``ntk``) are those of a
     width-``m`` network drawn with ``kernel_seed`` (one output, except the
     §6 ResNet whose features depend on its k outputs); like every kernel here
     they are fitted with an unpenalised label mean (:func:`~resnetlearn.kernels.ridge.ridge_path`).
@@ -138,27 +168,44 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
     its grid whose inward neighbour is more than 1 % worse, other than a hard
     bound such as σ_b² = 0: the optimum may lie beyond the grid; see
     :func:`resnetlearn.learners.selection.grid_edges`; ``grid_edges`` names them), and ``path``:
-    (setting, ridge_rel, selection error) for every candidate. With ``predictors=True`` it returns (rows, predictors):
-    beside each row the :class:`KernelPredictor` of its selected candidate (its outputs on new inputs).
+    (setting, ridge_rel, selection error) for every candidate. :func:`kernel_errors_and_predictors` returns the
+    selected kernel ridge solutions beside the rows.
     """
-    select = V.choice("select", select, ("test", "val"))
+    return [row for row, _ in _searched(target, n_train, kernels, search, n_test=n_test, data_seed=data_seed, m=m,
+                                        kernel_seed=kernel_seed, split=split, progress=progress)]
+
+
+def kernel_errors_and_predictors(target, n_train: int, kernels=DEFAULT_KERNELS, search: KernelSearch | None = None,
+                                 *, n_test: int = 2000, data_seed: int = 0, m: int = 1000, kernel_seed: int = 0,
+                                 split: Split | None = None,
+                                 progress: bool = True) -> tuple[list[dict], list[KernelPredictor]]:
+    """(rows, predictors): the rows of :func:`kernel_errors` (same arguments) and beside each row the
+    :class:`KernelPredictor` of its selected candidate (its outputs on new inputs; each holds its N × N Gram)."""
+    pairs = list(_searched(target, n_train, kernels, search, n_test=n_test, data_seed=data_seed, m=m,
+                           kernel_seed=kernel_seed, split=split, progress=progress))
+    return [row for row, _ in pairs], [predict for _, predict in pairs]
+
+
+def _searched(target, n_train, kernels, search, *, n_test, data_seed, m, kernel_seed, split, progress):
+    """(row, predictor) of each kernel in turn: the work of :func:`kernel_errors`, every argument checked and
+    every kernel's memory need refused before the first Gram matrix."""
+    search = KernelSearch() if search is None else search
+    if not isinstance(search, KernelSearch):
+        raise TypeError(f"search must be a resnetlearn.kernels.experiments.KernelSearch, got {search!r}")
+    select, ridges = search.select, list(search.ridges)
     n_train = V.integer("n_train", n_train, lo=2)
     n_test = V.integer("n_test", n_test, lo=1)
-    val_fraction = V.real("val_fraction", val_fraction, lo=0, hi=1, lo_open=True, hi_open=True)
     data_seed = V.seeds("data_seed", data_seed)[0]
     kernel_seed = V.seeds("kernel_seed", kernel_seed)[0]
     m = V.integer("m", m, lo=1)
-    ridges = V.reals("ridges", ridges, lo=0)
     progress = V.boolean("progress", progress)
-    predictors = V.boolean("predictors", predictors)
-    plan = _plan(kernels, grids)
+    plan = _plan(kernels, search.grids)
     split = _split_of(target, split, n_train=n_train, n_test=n_test, select=select, data_seed=data_seed,
-                      rule=dict(validation=validation, val_size=val_size, val_seed=val_seed, val_fraction=val_fraction))
+                      rule=search.rule())
     chosen_by = split.test if select == "test" else split.val
     ctx = KernelContext(split.train.x, k=split.train.y.shape[1], m=m, seed=kernel_seed)
     _check_memory(plan, ctx, n_points=split.train.x.shape[0] + split.test.x.shape[0]
                   + (0 if select == "test" else chosen_by.x.shape[0]))
-    rows, fitted = [], []
     for spec, entry, arch, grid in tqdm(plan, desc=f"kernels N={n_train}", disable=not progress, leave=False):
         t0 = time.perf_counter()
         best, path, errors = _search(entry, arch, grid, ctx=ctx, train=split.train, chosen_by=chosen_by,
@@ -167,22 +214,20 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, *, select: str 
                            hard_bounds=entry.hard_bounds, errors=errors, profiled="ridge_rel")
         ridge_edge = any(e.startswith("ridge_rel=") for e in edges)
         predict = _predictor(best, split.train)
-        fitted += [predict] if predictors else []  # kept only when asked: each holds its N × N Gram
-        rows.append(dict(kernel=spec, label=kernel_label(spec), setting=best["label"], params=best["point"],
-                         ridge_rel=ridges[best["i"]], n_train=n_train, n_fit=split.train.x.shape[0],
-                         n_val=0 if select == "test" else chosen_by.x.shape[0],
-                         test_error=best["sel_error"] if select == "test" else _error(predict, split.test),
-                         sel_error=best["sel_error"],
-                         select=select, ridge_at_grid_edge=ridge_edge, param_at_grid_edge=len(edges) > ridge_edge,
-                         grid_edges="; ".join(edges), n_test=n_test, data_seed=data_seed, m=m,
-                         seconds=round(time.perf_counter() - t0, 2),
-                         path=path))  # (setting, ridge_rel, selection error) of every candidate
-    return (rows, fitted) if predictors else rows
+        yield dict(kernel=spec, label=kernel_label(spec), setting=best["label"], params=best["point"],
+                   ridge_rel=ridges[best["i"]], n_train=n_train, n_fit=split.train.x.shape[0],
+                   n_val=0 if select == "test" else chosen_by.x.shape[0],
+                   test_error=best["sel_error"] if select == "test" else _error(predict, split.test),
+                   sel_error=best["sel_error"],
+                   select=select, ridge_at_grid_edge=ridge_edge, param_at_grid_edge=len(edges) > ridge_edge,
+                   grid_edges="; ".join(edges), n_test=n_test, data_seed=data_seed, m=m,
+                   seconds=round(time.perf_counter() - t0, 2),
+                   path=path), predict  # path: (setting, ridge_rel, selection error) of every candidate
 
 
 @dataclass(frozen=True)
 class KernelPredictor:
-    """The kernel ridge solution a kernel search selected (:func:`kernel_errors` with ``predictors=True``): its
+    """The kernel ridge solution a kernel search selected (:func:`kernel_errors_and_predictors`): its
     Gram function ``fn``, its training inputs and labels, their Gram ``K`` and its ridge ``lam`` (§3.1, eq 3.2
     with the unpenalised label mean of :func:`~resnetlearn.kernels.ridge.ridge_path`)."""
 

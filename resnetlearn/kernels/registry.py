@@ -184,7 +184,7 @@ KERNEL_REGISTRY: dict[str, KernelEntry] = {
                     description="⟨φ₀(x), φ₀(x')⟩ of the network at initialisation (mode last)",
                     colour={"2layer": "#c2a5e0", "3layer": "#9467bd", "3resnet": "#5e2b97", None: "#9467bd"},
                     marker="x", **_CONJUGATE),
-        KernelEntry("ntk", ntk, label="empirical NTK", keywords=_NET_KW + ("parameterization", "sigma_w2", "sigma_b2"),
+        KernelEntry("ntk", ntk, label="empirical NTK", keywords=_NET_KW + ("parameterization",),
                     keywords_at=_network_keywords, archs=network_archs, default_arch="2layer",
                     memory=_network_memory, description="empirical NTK at initialisation, output-averaged",
                     colour={"2layer": "#f49ac2", "3layer": "#dd3497", "3resnet": "#9c0f5f", None: "#dd3497"}, **_NTK),

@@ -3,4 +3,7 @@ arXiv v3 §8.1 batched over many models (:mod:`.training`, its engine :mod:`.eng
 with its CUDA-graph capture (:mod:`.capture`), the hyperparameter search (:mod:`.search`) and the
 grid-edge rule of every hyperparameter search (:mod:`.selection`). The records of every kind of learner (a
 network, a kernel, the hand-built §8.2 solution) hold kernels too, so they live above both, in
-:mod:`resnetlearn.reproduce.learner`."""
+:mod:`resnetlearn.reproduce.learner`. ``__all__`` names the modules a user calls; :mod:`.engine` and
+:mod:`.capture` serve :mod:`.training`."""
+
+__all__ = ["modes", "networks", "search", "selection", "training"]

@@ -26,7 +26,7 @@ import torch
 
 from .. import validation as V
 from ..device import select_device
-from ..kernels.experiments import KernelPredictor, kernel_errors, network_kernel_errors
+from ..kernels.experiments import KernelPredictor, KernelSearch, kernel_errors_and_predictors, network_kernel_errors
 from ..learners import networks
 from ..learners.search import VALIDATIONS, GridResult, chunk_size, search_split, validation_split
 from ..learners.selection import grid_edges
@@ -289,13 +289,14 @@ class KernelFit:
 def fit_kernel(spec: str, samples: Samples, search, *, m: int) -> KernelFit:
     """The search of kernel ``spec`` (the kernel behind a width-``m`` network where it is a finite one): its ridge
     and parameters chosen by ``search.select`` on ``samples`` (arXiv v3 §3.1, the §7 hard instance), by
-    :func:`~resnetlearn.kernels.experiments.kernel_errors`, which draws the samples in float64 itself (as it always
-    did for a figure point: on a GPU machine its Grams are then computed where the draw lands, where a split
-    handed to it would be moved to the CPU)."""
+    :func:`~resnetlearn.kernels.experiments.kernel_errors_and_predictors`, which draws the samples in float64
+    itself (as it always did for a figure point: on a GPU machine its Grams are then computed where the draw lands,
+    where a split handed to it would be moved to the CPU)."""
     samples = _checked_samples(samples, search)
-    rows, predictors = kernel_errors(samples.target, samples.n_train, kernels=[spec], select=search.select,
-                                     **samples.rule(), n_test=samples.n_test, data_seed=samples.data_seed, m=m,
-                                     progress=False, predictors=True)
+    rows, predictors = kernel_errors_and_predictors(samples.target, samples.n_train, kernels=[spec],
+                                                    search=KernelSearch(search.select, **samples.rule()),
+                                                    n_test=samples.n_test, data_seed=samples.data_seed, m=m,
+                                                    progress=False)
     return KernelFit(rows[0], predictors[0], device=str(predictors[0].train.x.device))
 
 

@@ -1,0 +1,77 @@
+"""What every kernel computation checks first: its inputs as float64 matrices and its memory need.
+
+Every Gram function and ridge solver of :mod:`resnetlearn.kernels` reads its inputs through :func:`as_matrix` and
+:func:`as_targets` (finite float64 tensors, or an error naming the parameter), and refuses before allocating a
+computation whose float64 matrices (:func:`check_gram_memory`) or whose network and back-propagated signals
+(:func:`check_network_memory`) would not fit in the memory available (:mod:`resnetlearn.memory`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import memory
+from .. import validation as V
+from ..learners import networks
+
+F64 = torch.float64
+
+
+def as_matrix(X, name="X") -> torch.Tensor:
+    """X as a finite float64 2-d (N, d) tensor (the inputs of every Gram function and ridge solver here),
+    or a TypeError/ValueError that names ``name``."""
+    if not isinstance(X, torch.Tensor):
+        try:
+            X = torch.as_tensor(X)
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise TypeError(f"{name} must be a 2-d (N, d) tensor or array, got {type(X).__name__}") from e
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-d (N, d) tensor, got shape {tuple(X.shape)}")
+    return V.tensor(name, X.to(F64), ndim=2)
+
+
+def as_targets(Y, n: int, name="Y") -> torch.Tensor:
+    """Labels as a finite float64 (n, k) tensor (a 1-d Y is one output)."""
+    if not isinstance(Y, torch.Tensor):
+        Y = torch.as_tensor(Y)
+    Y = Y.to(F64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    V.tensor(name, Y, ndim=2)
+    if Y.shape[0] != n:
+        raise ValueError(f"{name} must have N = {n} rows, got {Y.shape[0]}")
+    return Y
+
+
+def pair(X1, X2):
+    X1 = as_matrix(X1, "X1")
+    X2 = X1 if X2 is None else as_matrix(X2, "X2")
+    if X2 is not X1:
+        V.compatible("X1", X1, "X2", X2, what="dimension d")
+    check_gram_memory(X1.shape[0], X2.shape[0], device=X1.device)
+    return X1, X2
+
+
+def check_gram_memory(n1: int, n2: int, *, copies: int = 3, device=None) -> None:
+    """Refuse (:class:`resnetlearn.memory.InsufficientMemoryError`, a ValueError) an n1×n2 kernel
+    computation whose ``copies`` float64 matrices would not fit in the memory available on ``device``
+    (the inputs' device: GPU memory for CUDA tensors, RAM otherwise; :func:`resnetlearn.memory.check_memory`),
+    naming the number of samples that fits."""
+    n1, n2 = V.integer("n1", n1, lo=0), V.integer("n2", n2, lo=0)
+    square = n1 == n2  # an N×N Gram matrix: name the N that fits
+    memory.check_memory(memory.gram_bytes(n1, n2, copies), what=f"a {n1}×{n2} kernel computation ({copies} float64 "
+                        "copies)", width_name="N (samples)" if square else None, width=n1 if square else None,
+                        need_at=(lambda n: memory.gram_bytes(n, n, copies)) if square else None, device=device)
+
+
+def check_network_memory(arch: str, n_points: int, *, k: int, m: int, device=None) -> None:
+    """Refuse, before the network is drawn, a width m whose parameters (twice: the draw and its
+    float64 copy) and back-propagated signals δ (k × n × m per layer, a few layers) would not fit."""
+    def need(w):
+        P = sum(math.prod(s) for s in networks.param_shapes(arch, 1, k, w).values())
+        return 8 * (2 * P + 6 * k * n_points * w)
+
+    memory.check_memory(need(m), what=f"the {arch} network kernel on {n_points} inputs (k = {k})", width_name="m",
+                        width=m, need_at=need, device=device)

@@ -1,0 +1,43 @@
+"""The classical kernels of the ResNet paper §3.1, which no network defines (all Gram matrices in float64).
+
+* :func:`gaussian` — exp(−‖x − x'‖² / (2h²)). §3.1 writes e^{−‖x−y‖²/h}; the two are the same family (h ↦ 2h²)
+  and the bandwidth is searched anyway;
+* :func:`arcsine` — arcsin(⟨x, x'⟩ / (‖x‖‖x'‖)) as §3.1 writes it. It is an odd function of the cosine, so on the
+  hypercube it has no even-degree part and cannot fit the degree-2 F at all; ``bias=True`` appends a constant
+  coordinate ‖x‖ (cosine (1 + ρ)/2), which restores every degree.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .. import validation as V
+from .checks import pair
+
+
+def gaussian(X1, X2=None, *, h: float = 1.0) -> torch.Tensor:
+    """exp(−‖x − x'‖²/(2h²)), bandwidth h > 0.
+
+    §3.1 writes the Gaussian kernel e^{−‖x−y‖²/h}; that is this kernel with
+    h_paper = 2h², so both name the same family.
+    :func:`resnetlearn.kernels.experiments.kernel_errors`
+    searches h as a multiple of the median pairwise distance."""
+    h = V.real("h", h, lo=0, lo_open=True)
+    X1, X2 = pair(X1, X2)
+    sq = (X1**2).sum(1)[:, None] + (X2**2).sum(1)[None, :] - 2 * X1 @ X2.T
+    return torch.exp(-sq.clamp_min_(0) / (2 * h * h))
+
+
+def _cosine(X1, X2):
+    n1, n2 = X1.norm(dim=1), X2.norm(dim=1)
+    if (n1 == 0).any() or (n2 == 0).any():
+        raise ValueError("the arcsine kernel needs non-zero inputs (X1 and X2 rows)")
+    return ((X1 @ X2.T) / n1[:, None] / n2[None, :]).clamp_(-1, 1)
+
+
+def arcsine(X1, X2=None, *, bias: bool = False) -> torch.Tensor:
+    """arcsin(cos∠(x, x')) (§3.1); ``bias=True`` uses (x, ‖x‖), i.e. arcsin((1 + cos)/2)."""
+    bias = V.boolean("bias", bias)
+    X1, X2 = pair(X1, X2)
+    c = _cosine(X1, X2)
+    return torch.asin((1 + c) / 2 if bias else c)

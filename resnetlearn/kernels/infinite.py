@@ -1,0 +1,57 @@
+"""The infinite-width limits (NNGP, NTK) of ``2layer``, ``3layer`` and ``3resnet_eq21`` (the residual network of
+eq 2.1 *as written*) in the NTK parameterisation with weight variance σ_w² and bias variance σ_b², by the
+arc-cosine recursion each architecture's entry carries (its ``infinite``). No infinite-width kernel is named
+after the §6 ResNet the experiments train (``3resnet``: shared A, bottleneck V with k columns); see
+:func:`resnetlearn.kernels.ntk_spread`."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import validation as V
+from ..learners import networks
+from .checks import F64, pair
+from .initial_network import Parameterization, check_arch
+
+
+def infinite_archs() -> tuple[str, ...]:
+    """Architectures with an infinite-width limit here (``infinite`` set: not the §6 ``3resnet``, see
+    :func:`~resnetlearn.kernels.ntk_spread`), read from :data:`resnetlearn.learners.networks.ARCHITECTURES` at
+    each call."""
+    return tuple(n for n, a in reversed(networks.ARCHITECTURES.items()) if a.infinite)
+
+
+def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, sigma_b2: float = 1.0,
+                   block: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
+    """(NNGP, NTK) of an infinitely wide ReLU network with one output.
+
+    NTK parameterisation: weights N(0, 1) multiplied by σ_w/√fan_in, biases
+    N(0, 1) multiplied by σ_b (no output bias). The first layer gives
+    Σ₁ = Θ₁ = σ_w²·x·x'/d + σ_b²; a ReLU then a dense layer map (Σ, Θ) to
+    Σ' = σ_w²κ₁(Σ) + σ_b², Θ' = Σ' + σ_w²κ₀(Σ)·Θ (κ: the ReLU moments of
+    :mod:`resnetlearn.learners.networks`); the output layer to (σ_w²κ₁(Σ),
+    σ_w²κ₁(Σ) + σ_w²κ₀(Σ)·Θ); σ_w² = σ_b² = 1 by default.
+
+    ``3resnet_eq21`` is the limit of eq 2.1 as written, out = A(σ(h₁) + σ(h₂)),
+    h₂ = Uσ(h₁) + b₂ with U m×m: the sum of the 2layer branch's and the 3layer
+    branch's kernels plus the cross term of the branches' means,
+    σ_w²(μ₁(x)μ₂(x') + μ₂(x)μ₁(x')) with μ(x) = E σ(h) = √(Σ(x,x)/2π). No limit
+    is computed here for the §6 ``3resnet`` the experiments train: in this
+    parameterisation (fan-in) its empirical NTK keeps a seed-to-seed spread at
+    any width (:func:`~resnetlearn.kernels.ntk_spread`).
+    Rows are processed in blocks of ``block``.
+    """
+    entry = check_arch(arch, infinite_archs(), what="infinite-width")
+    scaling = Parameterization("ntk", sigma_w2=sigma_w2, sigma_b2=sigma_b2)
+    sw, sb = scaling.sigma_w2, scaling.sigma_b2
+    block = V.integer("block", block, lo=1)
+    X1, X2 = pair(X1, X2)
+    d = X1.shape[1]
+    qb = sw * (X2**2).sum(1) / d + sb
+    nngp = torch.empty(X1.shape[0], X2.shape[0], dtype=F64, device=X1.device)
+    ntk_ = torch.empty_like(nngp)
+    for s in range(0, X1.shape[0], block):
+        x = X1[s:s + block]
+        S1 = sw * (x @ X2.T) / d + sb
+        nngp[s:s + block], ntk_[s:s + block] = entry.infinite(S1, sw * (x**2).sum(1) / d + sb, qb, sw=sw, sb=sb)
+    return nngp, ntk_
