@@ -62,6 +62,7 @@ from .race import (
     run_race,
 )
 from .static_picture import to_matplotlib
+from .styles import style_for
 
 WIDTHS = (20, 50, 100, 200, 500, 1000)
 """Widths offered by the m sliders (a config's own width is added when it is not one of them)."""
@@ -266,7 +267,7 @@ class LiveTrainer(Panel):
         net = cfg.learner
         title = title or f"{net.label}, epoch {data['epoch']}/{data['total_epochs']}"
         fig = training_curves(data["epochs"], data, data["threshold"], [net.label], title=title,
-                              styles=[style_dict(net.style)], total_epochs=data["total_epochs"])
+                              styles=[style_dict(style_for(net))], total_epochs=data["total_epochs"])
         if self.view.kind == "plotly" and not png:
             return fig
         return to_matplotlib(fig, large=self.large, stacked=True, size=TRAINER_SIZE[self.large])

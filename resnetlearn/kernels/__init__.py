@@ -34,9 +34,9 @@ accepted keywords, label, the hyperparameter grid the experiments search, memory
 Every architecture's kernel side follows from its one entry of
 :data:`resnetlearn.learners.networks.ARCHITECTURES`: the hidden representation and the
 back-propagated signals of the empirical NTK from its layer graph (evaluated in
-float64 with the parameterisation's multipliers), the infinite-width recursion
-from its ``infinite``; :func:`network_archs` and :func:`infinite_archs` read the selection with
-kernels here from that registry when asked.
+float64 with the parameterisation's multipliers); the infinite-width recursions are the kernels' own
+(:data:`resnetlearn.kernels.recursions.RECURSIONS`); :func:`network_archs` and :func:`infinite_archs` read
+which architectures have kernels here when asked.
 
 On the hypercube all these inner-product kernels act degree by degree on
 parities, which is why none of them can learn the degree-8 composite signal
@@ -53,6 +53,7 @@ import torch
 from .. import memory
 from .. import validation as V
 from ..learners import networks
+from .recursions import NO_LIMIT, RECURSIONS
 
 F64 = torch.float64
 PARAMETERIZATIONS = ("standard", "ntk")
@@ -66,9 +67,9 @@ def network_archs() -> tuple[str, ...]:
 
 
 def infinite_archs() -> tuple[str, ...]:
-    """Architectures with an infinite-width limit here (``infinite`` set: not the §6 ``3resnet``, see
-    :func:`ntk_spread`), read from :data:`resnetlearn.learners.networks.ARCHITECTURES` at each call."""
-    return tuple(n for n, a in reversed(networks.ARCHITECTURES.items()) if a.infinite)
+    """Architectures with an infinite-width limit here (a recursion in :data:`RECURSIONS`: not the §6 ``3resnet``,
+    see :func:`ntk_spread`), in the reverse order of :data:`resnetlearn.learners.networks.ARCHITECTURES`."""
+    return tuple(n for n in reversed(networks.ARCHITECTURES) if n in RECURSIONS)
 
 
 # ----------------------------------------------------------------- checks
@@ -259,10 +260,10 @@ def _merge_identity(uses, full):
 def check_arch(arch, allowed, *, what: str) -> networks.Architecture:
     """The :class:`resnetlearn.learners.networks.Architecture` named ``arch`` if it is one of ``allowed`` (e.g.
     :func:`network_archs`), else a ValueError naming ``what`` kernel is missing and, where the
-    architecture's entry says why it has none (its ``note``), why."""
+    kernels say why it has none (:data:`NO_LIMIT`), why."""
     known = networks.ARCHITECTURES
-    if isinstance(arch, str) and arch in known and arch not in allowed and known[arch].note:
-        raise ValueError(f"no {what} kernel for arch {arch!r}: {known[arch].note}; allowed: {allowed}")
+    if isinstance(arch, str) and arch in known and arch not in allowed and NO_LIMIT.get(arch):
+        raise ValueError(f"no {what} kernel for arch {arch!r}: {NO_LIMIT[arch]}; allowed: {allowed}")
     V.choice("arch", arch, allowed)
     return known[arch]
 
@@ -509,7 +510,7 @@ def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, 
     NTK parameterisation: weights N(0, 1) multiplied by σ_w/√fan_in, biases
     N(0, 1) multiplied by σ_b (no output bias). The first layer gives
     Σ₁ = Θ₁ = σ_w²·x·x'/d + σ_b²; a ReLU then a dense layer map (Σ, Θ) to
-    Σ' = σ_w²κ₁(Σ) + σ_b², Θ' = Σ' + σ_w²κ₀(Σ)·Θ (κ: :func:`_relu_moments`);
+    Σ' = σ_w²κ₁(Σ) + σ_b², Θ' = Σ' + σ_w²κ₀(Σ)·Θ (κ: :func:`~resnetlearn.kernels.recursions.relu_moments`);
     the output layer to (σ_w²κ₁(Σ), σ_w²κ₁(Σ) + σ_w²κ₀(Σ)·Θ). σ_w² = σ_b² = 1
     is the convention used before these became parameters.
 
@@ -522,7 +523,7 @@ def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, 
     any width (:func:`ntk_spread`).
     Rows are processed in blocks of ``block``.
     """
-    entry = check_arch(arch, infinite_archs(), what="infinite-width")
+    check_arch(arch, infinite_archs(), what="infinite-width")
     sw, sb = _sigmas(sigma_w2, sigma_b2)
     block = V.integer("block", block, lo=1)
     X1, X2 = _pair(X1, X2)
@@ -533,7 +534,7 @@ def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, 
     for s in range(0, X1.shape[0], block):
         x = X1[s:s + block]
         S1 = sw * (x @ X2.T) / d + sb
-        nngp[s:s + block], ntk_[s:s + block] = entry.infinite(S1, sw * (x**2).sum(1) / d + sb, qb, sw=sw, sb=sb)
+        nngp[s:s + block], ntk_[s:s + block] = RECURSIONS[arch](S1, sw * (x**2).sum(1) / d + sb, qb, sw=sw, sb=sb)
     return nngp, ntk_
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import KW_ONLY, asdict, dataclass, field, replace
+from dataclasses import KW_ONLY, asdict, dataclass, field
 
 import torch
 from tqdm.auto import tqdm
@@ -151,13 +151,6 @@ class Learner:
             raise TypeError(f"search must be a resnetlearn.reproduce.point.Search (lrs, wds, select, ...), "
                             f"got {type(search).__name__}")
         return search.fit_network(self, samples, schedule=schedule, device=device, cancel=cancel)
-
-    @property
-    def style(self) -> networks.Style:
-        """Its architecture's colour and marker (:data:`resnetlearn.learners.networks.ARCHITECTURES`), its mode's line
-        and family (:class:`~resnetlearn.learners.modes.Mode`)."""
-        arch, how = networks.ARCHITECTURES[self.arch], self.mode_record
-        return replace(arch.style, line=how.line, family=how.family or arch.family)
 
 
 @dataclass(frozen=True)

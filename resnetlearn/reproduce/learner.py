@@ -1,7 +1,7 @@
 """The learners the experiments compare, one record each, and the one place a stored row becomes one.
 
 A learner is one of three kinds, each a record that answers for itself (its name, its label in tables and
-legends, its style in every figure):
+legends; how a figure draws it is the classroom's, :mod:`resnetlearn.classroom.styles`):
 
 * :class:`Network` — an architecture of :data:`resnetlearn.learners.networks.ARCHITECTURES` trained by SGD in one
   of the modes of arXiv v3 §8.1, at a width and an initialisation (the engine's record,
@@ -28,13 +28,12 @@ from dataclasses import KW_ONLY, dataclass
 
 from ..kernels.registry import KERNEL_REGISTRY
 from ..learners.modes import MODES
-from ..learners.networks import ARCHITECTURES, Style, param_shapes
+from ..learners.networks import ARCHITECTURES, param_shapes
 from ..learners.training import Learner as Network
 from ..targets.concept import HAND_BUILT
 from .fit import HandBuiltFit, KernelFit, Samples, checked_schedule, fit_hand_built, fit_kernel, hand_built_target
 
-__all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style",
-           "trained_layers"]
+__all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "named"]
 
 KERNEL_MODE = "kernel"
 """The ``mode`` a stored row of a kernel point carries."""
@@ -43,13 +42,6 @@ HAND_BUILT_MODE = "-"
 
 
 # ----------------------------------------------------------------- kernels
-def kernel_style(name: str, arch: str | None = None) -> Style | None:
-    """The style of kernel ``name`` on architecture ``arch``, read from its registry entry
-    (:meth:`resnetlearn.kernels.registry.KernelEntry.style`); None for an unknown kernel."""
-    entry = KERNEL_REGISTRY.get(name)
-    return None if entry is None else entry.style(arch)
-
-
 @dataclass(frozen=True)
 class Kernel:
     """A named kernel, on architecture ``arch`` where it is a network's kernel (conjugate, NTK, infinite
@@ -108,10 +100,6 @@ class Kernel:
         another thing, :func:`resnetlearn.kernels.registry.kernel_label`, defined once there (the kernels sit below
         the records and cannot read this one)."""
         return self.spec
-
-    @property
-    def style(self) -> Style:
-        return kernel_style(self.name, self.arch) or Style("#7f7f7f", "cross")
 
 
 # ----------------------------------------------------------------- the hand-built solution
@@ -176,10 +164,6 @@ class HandBuilt:
     def label(self) -> str:
         return self.NAME
 
-    @property
-    def style(self) -> Style:
-        return Style("#dc143c", "star")  # crimson, the colour of the reference lines; a star in Figure 4
-
 
 # ----------------------------------------------------------------- rows
 def kind_of(row: dict) -> type[Network | Kernel | HandBuilt]:
@@ -210,7 +194,7 @@ def named(model: str, mode: str | None = None) -> Network | Kernel | HandBuilt |
     if model == HandBuilt.NAME:
         return HandBuilt()
     kern = Kernel.of_spec(model)
-    return kern if kernel_style(kern.name) else None
+    return kern if kern.name in KERNEL_REGISTRY else None
 
 
 def label_of(row: dict, *, with_mode: bool = True) -> str:
@@ -222,17 +206,3 @@ def label_of(row: dict, *, with_mode: bool = True) -> str:
     if kind_of(row) is not Network:  # a kernel by its spec, the hand-built solution by its name: their records'
         return from_row(row).label
     return str(row["model"])
-
-
-def trained_layers(mode: str) -> str:
-    """What SGD trains in ``mode`` in words, read from its record (:attr:`Mode.trained_layers
-    <resnetlearn.learners.modes.Mode>`): ``"all layers"``, ``"hidden layers"``; a mode that says nothing (or a
-    name that is no mode) by its name."""
-    return (MODES[mode].trained_layers if mode in MODES else None) or mode
-
-
-def style_of(model: str, mode: str | None = None) -> Style:
-    """The style of a learner named ``model`` (and ``mode``); grey with a plain circle when the name is no
-    learner's."""
-    learner = named(model, mode)
-    return learner.style if learner is not None else Style("#7f7f7f")
