@@ -11,13 +11,13 @@ from resnetlearn.classroom import styles
 from resnetlearn.classroom.styles import style_for, style_of, trained_layers
 from resnetlearn.kernels.registry import kernel_label
 from resnetlearn.learners import networks
+from resnetlearn.learners.hand_built import HAND_BUILT
 from resnetlearn.learners.training import Learner
 from resnetlearn.reproduce import figures
 from resnetlearn.reproduce.learner import HandBuilt, Kernel, Network, from_row, kind_of, label_of
 from resnetlearn.reproduce.point import Point, point_id
 from resnetlearn.reproduce.store import ResultsStore
 from resnetlearn.reproduce.table_reading import load_figure, load_runs
-from resnetlearn.targets.concept import HAND_BUILT
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 

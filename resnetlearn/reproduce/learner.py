@@ -27,10 +27,10 @@ import math
 from dataclasses import KW_ONLY, dataclass
 
 from ..kernels.registry import KERNEL_REGISTRY
+from ..learners.hand_built import HAND_BUILT
 from ..learners.modes import MODES
 from ..learners.networks import ARCHITECTURES, param_shapes
 from ..learners.training import Learner as Network
-from ..targets.concept import HAND_BUILT
 from .fit import HandBuiltFit, KernelFit, Samples, checked_schedule, fit_hand_built, fit_kernel, hand_built_target
 
 __all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "named"]
@@ -136,7 +136,7 @@ class HandBuilt:
         return self.NAME
 
     def sgd_work(self, point, *, dims=None, batch_size=None) -> tuple[Network, list[tuple[int, int, int]], int]:
-        """The SGD its construction costs (:data:`resnetlearn.targets.concept.HAND_BUILT`): one network trained
+        """The SGD its construction costs (:data:`resnetlearn.learners.hand_built.HAND_BUILT`): one network trained
         for the epochs of ``point`` (a :class:`resnetlearn.reproduce.point.Point`) on all the inputs of the d = 6
         problem, in its own mini-batches (the point's target and mini-batch play no part); the form of
         :meth:`Network.sgd_work`."""
