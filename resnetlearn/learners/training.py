@@ -63,8 +63,9 @@ class Learner:
     """What is trained, apart from its SGD hyperparameters: an architecture (a
     :data:`resnetlearn.learners.networks.ARCHITECTURES` entry; eq 2.1 / §6 of arXiv v3), the weights SGD moves
     (``mode``, one of :data:`MODES`, §8.1), the width ``m`` and the initialisation (one of
-    :data:`resnetlearn.learners.networks.INITS`; ``"paper"`` is §8.1's). Training, the grid search, the
-    reproduce points and the race pass this one record instead of four loose arguments.
+    :data:`resnetlearn.learners.networks.INITS`; ``"paper"`` is §8.1's). Training, the grid search and the race
+    pass this one record instead of four loose arguments; it knows nothing of figure points, searches or storage
+    (the reproduction's record of a network, :class:`resnetlearn.reproduce.learner.Network`, adds those).
     """
 
     arch: str
@@ -95,39 +96,6 @@ class Learner:
         """The learner without its mode: its architecture."""
         return self.arch
 
-    trained_by_sgd = True
-    """Whether it is trained by SGD (the work a run's progress counts)."""
-    variant_key = None
-    """A network's points of one figure differ by their width, N and data alone (see
-    :attr:`resnetlearn.reproduce.learner.HandBuilt.variant_key`)."""
-    grid_searched = True
-    """Whether a figure point of it searches an lr × wd grid by SGD and retrains the selected cell on fresh seeds
-    (§8.1): its rows carry a width, seeds and the grid's runs. (The learner records of
-    :mod:`resnetlearn.reproduce.learner` answer the same questions.)"""
-    constructed = False
-    """Whether it is built by a construction instead of searched for (the hand-built solution of §8.2)."""
-
-    def row_fields(self) -> dict:
-        """How a stored row names it: ``model`` (its architecture), ``mode`` and, when it is not §8.1's,
-        ``init`` (the stored keys of the points that never named one stay as they are)."""
-        return dict(model=self.arch, mode=self.mode, **({} if self.init == "paper" else {"init": self.init}))
-
-    def sgd_work(self, point, *, dims, batch_size: int) -> tuple[Learner, list[tuple[int, int, int]], int]:
-        """The SGD a figure point of this network costs (the work estimate's per-learner part,
-        :mod:`resnetlearn.reproduce.work_estimate`; ``point`` a :class:`resnetlearn.reproduce.point.Point`): the
-        network trained (itself), its batched trainings — (networks trained together, SGD steps, parameters of
-        one) for the lr × wd grid and for the fresh-seed reruns of the selected cell (:func:`grid_search`) — and
-        the mini-batch, ``batch_size``. ``dims()`` is the point's target's (d, k); a holdout validation trains on
-        N less its :data:`VAL_FRACTION`."""
-        d, k = dims()
-        search, n_train = point.search, point.data.n_train
-        holdout = search.validation_rule().get("validation") == "holdout"
-        n_fit = n_train - (round(VAL_FRACTION * n_train) if holdout else 0)
-        steps = point.protocol.epochs * math.ceil(n_fit / batch_size)
-        params = sum(math.prod(s) for s in networks.param_shapes(self.arch, d, k, self.m).values())
-        groups = [len(search.lrs) * len(search.wds) * len(search.grid_seeds or [0]), len(search.rerun_seeds or [])]
-        return self, [(g, steps, params) for g in groups if g], batch_size
-
     @property
     def mode_record(self) -> Mode:
         """Its training mode's record (:data:`resnetlearn.learners.modes.MODES`)."""
@@ -138,19 +106,6 @@ class Learner:
         """Whether SGD trains a kernel method (mode ``last``: the conjugate kernel, ``ntk``: the NTK, §8.1),
         whose exact ridge solution a figure point computes beside it."""
         return self.mode_record.kernel_method
-
-    def fit(self, samples, search, *, schedule, device=None, cancel=None):
-        """This network fitted to ``samples`` by ``search`` (arXiv v3 §8.1): the lr × wd grid trained by SGD for
-        ``schedule`` on samples drawn in float32 on ``device``, the selected cell retrained on fresh seeds, and for
-        a (last)/(ntk) network its exact kernel solution; the result's ``predict(x)`` is the selected run's outputs
-        (:func:`resnetlearn.reproduce.fit.fit_network`). The search record runs it
-        (:meth:`resnetlearn.reproduce.point.Search.fit_network`): it reaches the kernels, which sit above the
-        networks in the import order, so this record hands itself to it. ``cancel`` (an Event or a callable
-        returning True) stops the training between two SGD steps; the fit is then marked ``interrupted``."""
-        if not callable(getattr(search, "fit_network", None)):
-            raise TypeError(f"search must be a resnetlearn.reproduce.point.Search (lrs, wds, select, ...), "
-                            f"got {type(search).__name__}")
-        return search.fit_network(self, samples, schedule=schedule, device=device, cancel=cancel)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import KW_ONLY, dataclass
 
-from .fit import BATCH, NetworkFit, Samples, fit_network
+from .fit import BATCH
 from .learner import HandBuilt, Kernel, Network, from_row, kind_of
 from .store import ResultsStore
 
@@ -68,13 +68,6 @@ class Search:
             return {}
         rule = self.validation or "holdout"
         return dict(validation=rule, val_size=self.n_val) if rule == "fresh" else dict(validation=rule)
-
-    def fit_network(self, learner: Network, samples: Samples, *, schedule: Schedule, device=None,
-                    cancel=None) -> NetworkFit:
-        """:meth:`Network.fit <resnetlearn.learners.training.Learner.fit>` by this search
-        (:func:`resnetlearn.reproduce.fit.fit_network`): the network hands itself to its search, which lives here,
-        above the kernels that solve a (last)/(ntk) network's exact kernel method (arXiv v3 §8.1)."""
-        return fit_network(learner, samples, self, schedule=schedule, device=device, cancel=cancel)
 
 
 @dataclass(frozen=True)
