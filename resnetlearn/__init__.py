@@ -26,8 +26,8 @@ from . import kernels, validation
 from .classroom import plots
 from .device import describe_device, select_device
 from .learners import networks, training
-from .learners.search import grid_search, paper_grid
-from .learners.training import Learner, Protocol, train_models
+from .learners.search import Selection, grid_search, paper_grid
+from .learners.training import Learner, Protocol, RunOptions, train_models
 from .reproduce import figures  # submodules as rl.kernels, rl.training, rl.figures, ...
 from .targets import complexity, concept
 from .targets.activations import Activation, activation, activation_names
@@ -73,5 +73,5 @@ __all__ = [
     "random_concept", "sample_inputs", "talk_instance", "Split", "data_split",
     "describe_device", "select_device",
     "kernels", "networks", "plots", "training", "figures", "validation", "complexity", "concept",
-    "Learner", "Protocol", "grid_search", "paper_grid", "train_models",
+    "Learner", "Protocol", "RunOptions", "Selection", "grid_search", "paper_grid", "train_models",
 ]

@@ -43,7 +43,7 @@ import ipywidgets as W
 
 from .. import validation as V
 from ..device import describe_device, select_device
-from ..learners.training import Protocol, train_models
+from ..learners.training import Protocol, RunOptions, train_models
 from ..reproduce.learner import Network
 from ..targets.concept import data_split, parity_instance
 from .figures_plotly import training_curves
@@ -152,9 +152,9 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     tr, te = split.train, split.test
     protocol = Protocol(epochs=cfg.epochs, eval_every=callback_every,
                         layerwise=cfg.layerwise)
-    res = train_models(tr, te, cfg.learner, lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed],
-                       protocol=protocol, device=dev, progress=False, callback=callback,
-                       callback_every=callback_every, cancel=cancel)
+    res = train_models(tr, te, cfg.learner, lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed], protocol=protocol,
+                       progress=False, options=RunOptions(device=dev, callback=callback, callback_every=callback_every,
+                                                          cancel=cancel))
     return inst, res
 
 

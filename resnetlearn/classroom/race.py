@@ -30,7 +30,7 @@ from ..device import select_device
 from ..kernels.experiments import kernel_errors
 from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
-from ..learners.training import Protocol, train_models, training_bytes
+from ..learners.training import Protocol, RunOptions, train_models, training_bytes
 from ..reproduce.learner import Kernel, Network
 from ..targets.concept import data_split, parity_instance
 from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis, wrap_title
@@ -364,9 +364,9 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
                 turns.pass_on(i)
                 turns.wait(i, cancelled)
 
-            res = train_models(tr, te, spec.learner, lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed],
-                               protocol=protocol, device=dev, progress=False, callback=chunk_done,
-                               callback_every=cfg.chunk, cancel=cancelled)
+            res = train_models(tr, te, spec.learner, lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed], protocol=protocol,
+                               progress=False, options=RunOptions(device=dev, callback=chunk_done,
+                                                                  callback_every=cfg.chunk, cancel=cancelled))
             record(spec.label, res.epochs, res.curves)
             with lock:
                 results[spec.label] = res

@@ -4,8 +4,7 @@ A two-layer network aᵀσ(Wx) with fixed output signs is trained by SGD on all 
 its test error is exact), then padded to the figure's d and widened to its m by duplicating rows: the same
 function at every width, with the ‖W‖_F that Figure 4 sets beside SGD's runs. :data:`HAND_BUILT` holds its one
 definition (architecture, mode, width, learning rate, mini-batch, when its learning rate drops) and
-:meth:`HandBuiltConstruction.build` builds it; the reproduction's record of it is
-:class:`resnetlearn.reproduce.learner.HandBuilt`.
+:meth:`HandBuiltConstruction.build` builds it.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import torch
 
 from .. import validation as V
 from ..targets.concept import Sample, parity6_target
-from .training import Learner, Protocol, TrainResult, train_models
+from .training import Learner, Protocol, RunOptions, TrainResult, train_models
 
 __all__ = ["HandBuiltConstruction", "HAND_BUILT", "Construction"]
 
@@ -37,12 +36,10 @@ class Construction:
 
 @dataclass(frozen=True)
 class HandBuiltConstruction:
-    """The solution built by hand for §8.2 (arXiv v3 footnote 16), the one definition its construction
-    (:meth:`build`), its fit (:func:`resnetlearn.reproduce.fit.fit_hand_built`) and its learner record's work
-    (:meth:`resnetlearn.reproduce.learner.HandBuilt.sgd_work`) read: aᵀσ(Wx) (architecture ``arch``, trained in
-    mode ``mode``: W moves, the ±1/√m signs a stay) of width ``m`` trained by SGD (lr ``lr``, divided by 10 after
-    ``lr_drop_fraction`` of the epochs; mini-batches of ``batch_size``) on all 2^d₀ inputs of the d₀ = ``d``
-    problem, so that its test error is exact; then padded to the figure's d and widened to its m."""
+    """The solution built by hand for §8.2 (arXiv v3 footnote 16), defined once: aᵀσ(Wx) (architecture ``arch``,
+    trained in mode ``mode``: W moves, the ±1/√m signs a stay) of width ``m`` trained by SGD (lr ``lr``, divided
+    by 10 after ``lr_drop_fraction`` of the epochs; mini-batches of ``batch_size``) on all 2^d₀ inputs of the
+    d₀ = ``d`` problem, so that its test error is exact; then padded to the figure's d and widened to its m."""
 
     arch: str = "2layer_signs"
     mode: str = "hidden"
@@ -82,7 +79,7 @@ class HandBuiltConstruction:
         res = train_models(full, full, Learner(self.arch, self.mode, m=self.m), lrs=[self.lr], wds=[wd], seeds=[0],
                            protocol=Protocol(epochs=epochs, batch_size=self.batch_size,
                                              lr_drop_epoch=self.lr_drop_epoch(epochs), eval_every=epochs),
-                           dtype=torch.float64, device="cpu", progress=False, cancel=cancel)
+                           progress=False, options=RunOptions(dtype=torch.float64, device="cpu", cancel=cancel))
         Wd = torch.zeros(self.m, d, dtype=torch.float64)
         Wd[:, :self.d] = res.params["W"][0] * (d / self.d) ** 0.5
         scale = (self.m / m) ** 0.5

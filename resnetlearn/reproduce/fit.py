@@ -29,9 +29,9 @@ from ..device import select_device
 from ..kernels.experiments import KernelPredictor, kernel_errors, network_kernel_errors
 from ..learners import networks
 from ..learners.hand_built import HAND_BUILT
-from ..learners.search import VALIDATIONS, GridResult, chunk_size, search_split, validation_split
+from ..learners.search import VALIDATIONS, GridResult, Selection, chunk_size, search_split, validation_split
 from ..learners.selection import grid_edges
-from ..learners.training import Learner, Protocol, TrainResult, models_that_fit, sample_sizes
+from ..learners.training import Learner, Protocol, RunOptions, TrainResult, models_that_fit, sample_sizes
 from ..targets.concept import INSTANCES, Split, Target, data_split, parity6_target
 
 BATCH = Protocol().batch_size
@@ -185,11 +185,12 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
         raise ValueError("search.grid_seeds and search.rerun_seeds cannot both be set: with grid_seeds the selected "
                          "cell's other seeds are its fresh seeds (seed 0 selects), so reruns would be a second set")
     split = samples.split(dtype=torch.float32, device=device)
-    g = search_split(split, learner, lrs=search.lrs, wds=search.wds, seeds=grid_seeds or (0,),
-                     rerun_seeds=search.rerun_seeds, select=search.select, validation=samples.validation or "fresh",
-                     data_seed=samples.data_seed, protocol=protocol, device=device, progress=False,
-                     max_batch=_max_batch(learner, split, len(search.lrs) * len(search.wds) * len(grid_seeds or (0,)),
-                                          device=device), cancel=cancel)
+    selection = Selection(seeds=grid_seeds or (0,), rerun_seeds=search.rerun_seeds, select=search.select,
+                          validation=samples.validation or "fresh", data_seed=samples.data_seed)
+    n_models = len(search.lrs) * len(search.wds) * len(grid_seeds or (0,))
+    options = RunOptions(device=device, max_batch=_max_batch(learner, split, n_models, device=device), cancel=cancel)
+    g = search_split(split, learner, lrs=search.lrs, wds=search.wds, protocol=protocol, selection=selection,
+                     progress=False, options=options)
     fit = dict(lrs=search.lrs, wds=search.wds, device=str(select_device(device)))
     if g.interrupted:  # the engine stopped early on Ctrl-C: these numbers are not the point's result
         return NetworkFit(g, {}, [], interrupted=True, **fit)

@@ -62,7 +62,7 @@ class Search:
         :func:`~resnetlearn.learners.search.validation_split` (and :class:`resnetlearn.reproduce.fit.Samples`): its
         ``validation`` (``"fresh"``, which :func:`resnetlearn.reproduce.figures.points` writes into every
         ``select="val"`` point, with ``n_val`` as ``val_size``), or ``"holdout"`` for a point that names none (the
-        rule its stored results were computed with before issue 29, so their keys still mean what they meant).
+        rule its stored results were computed with, so their keys still mean what they meant).
         Empty for ``select="test"``."""
         if self.select != "val":
             return {}
