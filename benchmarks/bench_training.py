@@ -36,7 +36,7 @@ import resnetlearn as rl
 from resnetlearn.learners import networks
 from resnetlearn.learners.engine import order_seed
 from resnetlearn.learners.search import paper_grid
-from resnetlearn.learners.training import Learner, Protocol, train_models
+from resnetlearn.learners.training import Learner, Protocol, RunOptions, train_models
 
 LRS = [0.02, 0.05, 0.1, 0.2]
 WDS = [0.0, 1e-3, 5e-3]
@@ -99,7 +99,7 @@ def main():
     grid = [(lr, wd) for lr in GRIDS[args.grid][0] for wd in GRIDS[args.grid][1]]
     lrs, wds = [g[0] for g in grid], [g[1] for g in grid]
     protocol = Protocol(epochs=args.epochs, eval_every=args.epochs)
-    kw = dict(protocol=protocol, device=dev, progress=False, capture=False)
+    kw = dict(protocol=protocol, progress=False, options=RunOptions(device=dev, capture=False))
     cuda = dev.type == "cuda"
 
     def timed(fn):
@@ -120,7 +120,8 @@ def main():
         times["engine"].append(t)
         if cuda:
             cap, t = timed(lambda: train_models(tr, te, Learner("3resnet", "all", m=args.m), lrs=lrs, wds=wds,
-                                                seeds=[0] * len(grid), **(kw | {"capture": True})).test_error)
+                                                seeds=[0] * len(grid),
+                                                **(kw | {"options": RunOptions(device=dev, capture=True)})).test_error)
             times["captured"].append(t)
     out = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine=platform.machine(),
                device=rl.describe_device(dev), torch=torch.__version__, epochs=args.epochs, m=args.m, grid=args.grid,

@@ -28,7 +28,7 @@ import torch
 from resnetlearn.classroom.live import LiveRace
 from resnetlearn.classroom.race import RACE_LEARNERS, RaceConfig
 from resnetlearn.device import describe_device, select_device
-from resnetlearn.learners.training import Protocol, train_models
+from resnetlearn.learners.training import Protocol, RunOptions, train_models
 from resnetlearn.targets.concept import parity_instance
 
 LRS, WDS = (0.05, 0.1, 0.2), (0.001, 0.005, 0.01)
@@ -43,9 +43,8 @@ def grid(cfg: RaceConfig, device) -> dict:
     out = {}
     for spec in RACE_LEARNERS:
         t0 = time.perf_counter()
-        res = train_models(tr, te, spec.learner, lrs=lrs, wds=wds,
-                           seeds=[cfg.seed] * len(lrs), protocol=Protocol.quick(cfg.epochs), device=device,
-                           progress=False)
+        res = train_models(tr, te, spec.learner, lrs=lrs, wds=wds, seeds=[cfg.seed] * len(lrs),
+                           protocol=Protocol.quick(cfg.epochs), progress=False, options=RunOptions(device=device))
         errs = {f"lr {lr:g}, wd {wd:g}": round(float(e), 3) for lr, wd, e in zip(lrs, wds, res.test_error.tolist())}
         finite = {k: v for k, v in errs.items() if v == v}
         best = min(finite, key=finite.get)

@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 import resnetlearn as rl
-from resnetlearn.learners.training import Learner, Protocol, train_models
+from resnetlearn.learners.training import Learner, Protocol, RunOptions, train_models
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,9 +61,9 @@ def main():
     kw = dict(protocol=short, progress=False)
     kw = dict(kw, lrs=lrs, wds=wds, seeds=[0, 1, 2])
     net = Learner("3resnet", "all", m=200)
-    cpu = train_models(tr, te, net, device="cpu", **kw)
-    gpu = train_models(tr, te, net, device="cuda", **kw)
-    gpu2 = train_models(tr, te, net, device="cuda", **kw)
+    cpu = train_models(tr, te, net, options=RunOptions(device="cpu"), **kw)
+    gpu = train_models(tr, te, net, options=RunOptions(device="cuda"), **kw)
+    gpu2 = train_models(tr, te, net, options=RunOptions(device="cuda"), **kw)
     out["cpu_vs_cuda_test_error"] = [cpu.test_error.tolist(), gpu.test_error.tolist()]
     out["cuda_deterministic"] = bool(torch.equal(gpu.test_error, gpu2.test_error))
 
@@ -93,7 +93,7 @@ def main():
     grid = [(lr, wd) for lr in (0.02, 0.05, 0.1, 0.2) for wd in (0.0, 1e-3, 5e-3)]
     p = Protocol(epochs=args.epochs, eval_every=args.epochs)
     train_models(tr, te, Learner("3resnet", "all", m=200), lrs=[g[0] for g in grid], wds=[g[1] for g in grid],
-                 seeds=[0] * 12, protocol=p, device="cpu", progress=False)
+                 seeds=[0] * 12, protocol=p, progress=False, options=RunOptions(device="cpu"))
     out["batched_cpu_same_grid_s"] = round(time.perf_counter() - t0, 2)
 
     t0 = time.perf_counter()
@@ -115,9 +115,10 @@ def captured_vs_eager(tr, te) -> dict:
     cases.append(("all-layerwise", Protocol(epochs=20, layerwise=True)))
     for name, protocol in cases:
         mode = name.split("-")[0]
-        kw = dict(protocol=protocol, device="cuda", progress=False)
+        kw = dict(protocol=protocol, progress=False)
         runs = [train_models(tr, te, Learner("3resnet", mode, m=200), lrs=[0.05, 0.1, 50.0], wds=[0.0, 0.005, 0.0],
-                             seeds=[0, 1, 2], capture=c, **kw) for c in (False, True)]
+                             seeds=[0, 1, 2], options=RunOptions(device="cuda", capture=c), **kw)
+                for c in (False, True)]
         a, b = (torch.nan_to_num(r.test_error, nan=-1.0) for r in runs)
         res[name] = {"equal": bool(torch.equal(a, b)) and bool(torch.equal(runs[0].diverged, runs[1].diverged)),
                      "eager": runs[0].test_error.tolist(), "captured": runs[1].test_error.tolist()}

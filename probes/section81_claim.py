@@ -12,8 +12,8 @@ import argparse
 import time
 
 import resnetlearn as rl
-from resnetlearn.learners.search import grid_search, paper_grid
-from resnetlearn.learners.training import Learner, Protocol
+from resnetlearn.learners.search import Selection, grid_search, paper_grid
+from resnetlearn.learners.training import Learner, Protocol, RunOptions
 
 LEARNERS = [("3resnet", "all"), ("2layer", "all"), ("3layer", "all"), ("3resnet", "last"), ("3resnet", "ntk")]
 
@@ -39,8 +39,8 @@ def main():
         arch, mode = spec.split(":")
         t0 = time.perf_counter()
         res = grid_search(inst, Learner(arch, mode, m=args.m), n_train=args.n_train, lrs=lrs, wds=wds,
-                          select=args.select,
-                          protocol=protocol, device=args.device, progress=False)
+                          protocol=protocol, progress=False, selection=Selection(select=args.select),
+                          options=RunOptions(device=args.device))
         b = res.best
         verdict = "below kα²/2" if b["test_error"] < kalpha2 / 2 else (
             "below kα²" if b["test_error"] < kalpha2 else "above kα²")

@@ -41,8 +41,8 @@ import importlib
 from . import classroom, kernels, validation  # classroom: torch's threads set for a Jupyter kernel, nothing plotted
 from .device import describe_device, select_device
 from .learners import networks, training
-from .learners.search import grid_search, paper_grid
-from .learners.training import Learner, Protocol, train_models
+from .learners.search import Selection, grid_search, paper_grid
+from .learners.training import Learner, Protocol, RunOptions, train_models
 from .reproduce import figures  # submodules as rl.kernels, rl.training, rl.figures, ...
 from .targets import complexity, concept
 from .targets.activations import Activation, activation, activation_names
@@ -88,7 +88,7 @@ __all__ = [
     "random_concept", "sample_inputs", "talk_instance", "Split", "data_split",
     "describe_device", "select_device",
     "classroom", "kernels", "networks", "plots", "training", "figures", "validation", "complexity", "concept",
-    "Learner", "Protocol", "grid_search", "paper_grid", "train_models",
+    "Learner", "Protocol", "RunOptions", "Selection", "grid_search", "paper_grid", "train_models",
 ]
 
 

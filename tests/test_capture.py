@@ -12,7 +12,7 @@ import resnetlearn as rl
 from resnetlearn.learners import networks
 from resnetlearn.learners.capture import CapturedEpochs
 from resnetlearn.learners.engine import FrozenGate, State
-from resnetlearn.learners.training import Learner, Protocol, train_models
+from resnetlearn.learners.training import Learner, Protocol, RunOptions, train_models
 
 
 def _state(mode, seeds=(0, 1, 2)):
@@ -56,18 +56,19 @@ def test_recording_needs_cuda():
     tr, te = inst.sample(100, seed=0), inst.sample(100, seed=1)
     with pytest.raises(ValueError, match="capture=True .* needs a CUDA device, got 'cpu'"):
         train_models(tr, te, Learner("2layer", "all", m=8), lrs=[0.1], wds=[0.0], seeds=[0], protocol=Protocol.quick(2),
-                     device="cpu", progress=False, capture=True)
+                     progress=False, options=RunOptions(device="cpu", capture=True))
     with pytest.raises(TypeError, match="capture must be True or False"):
         train_models(tr, te, Learner("2layer", "all", m=8), lrs=[0.1], wds=[0.0], seeds=[0], protocol=Protocol.quick(2),
-                     device="cpu", progress=False, capture="yes")
+                     progress=False, options=RunOptions(device="cpu", capture="yes"))
 
 
 def test_default_on_cpu_is_the_eager_engine():
     inst = rl.parity_instance()
     tr, te = inst.sample(100, seed=0), inst.sample(100, seed=1)
-    kw = dict(protocol=Protocol.quick(3), device="cpu", progress=False)
-    a = train_models(tr, te, Learner("3resnet", "all", m=8), lrs=[0.01, 0.02], wds=[0.0], seeds=[0, 1], **kw)
-    b = train_models(tr, te, Learner("3resnet", "all", m=8), lrs=[0.01, 0.02], wds=[0.0], seeds=[0, 1], capture=False,
-                     **kw)
+    kw = dict(protocol=Protocol.quick(3), progress=False)
+    a = train_models(tr, te, Learner("3resnet", "all", m=8), lrs=[0.01, 0.02], wds=[0.0], seeds=[0, 1],
+                     options=RunOptions(device="cpu"), **kw)
+    b = train_models(tr, te, Learner("3resnet", "all", m=8), lrs=[0.01, 0.02], wds=[0.0], seeds=[0, 1],
+                     options=RunOptions(device="cpu", capture=False), **kw)
     torch.testing.assert_close(a.test_error, b.test_error, rtol=0, atol=0, equal_nan=True)
     assert torch.isfinite(a.test_error).any()

@@ -303,3 +303,35 @@ def test_kind_checks_by_identity_or_type(tmp_path):
     assert m["learner_name_comparisons_outside_records"] == 1  # only training.py's mode branch
     assert m["learner_kind_checks_by_file"] == {"resnetlearn/tables.py": [5, 6, 8, 9, 10]}
     assert m["learner_kind_checks_outside_records"] == 5
+
+
+def test_style_words_records_and_long_signatures(tmp_path):
+    m = cm.measure(_package(tmp_path, {
+        "learners/look.py": '''
+            """A Point of prose names the record."""
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class Net:
+                colour: str
+                width: int
+                marker = "o"
+
+                def line_style(self, legend=None):
+                    return {"dash": 1, "width": 2}, self.colour
+
+
+            def draw(x, a, b, c, d, e, f, g, h, i, j):
+                return x.family, dict(color=1), Search
+        ''',
+        "classroom/draw.py": '''
+            def plot(colour, marker):  # the classroom may draw
+                return colour, marker
+        ''',
+    }))
+    assert m["style_names_by_file"] == {"resnetlearn/learners/look.py": [
+        "7 colour", "9 marker", "11 legend", "11 line_style", "12 colour", "12 dash", "16 color", "16 family"]}
+    assert m["style_names_outside_classroom"] == 8
+    assert m["reproduction_records_in_learners_by_file"] == {"resnetlearn/learners/look.py": ["1 Point", "16 Search"]}
+    assert m["long_signatures_by_file"] == {"resnetlearn/learners/look.py": ["draw (11)"]}

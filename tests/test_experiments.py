@@ -8,6 +8,7 @@ import torch
 import resnetlearn as rl
 from resnetlearn.classroom import experiments as E
 from resnetlearn.learners import networks
+from resnetlearn.learners.training import RunOptions
 
 TINY = rl.Protocol.quick(2, batch_size=50)
 
@@ -40,16 +41,16 @@ def test_gates_stay_frozen_and_values_move(data):
     """Trained with a FrozenGate, the gates (W, b1, V, b2) end at init_params' draw and the values' copies
     (W2, b12, V2, b22) and the readout A have moved."""
     _, tr, te = data
-    r = rl.train_models(tr, te, rl.Learner("3resnet", "all", m=20), lrs=[0.01], wds=[0.001], seeds=[0],
-                        protocol=TINY, progress=False, gate=rl.training.FrozenGate())
+    r = rl.train_models(tr, te, rl.Learner("3resnet", "all", m=20), lrs=[0.01], wds=[0.001], seeds=[0], protocol=TINY,
+                        progress=False, options=RunOptions(gate=rl.training.FrozenGate()))
     p0 = networks.init_params("3resnet", 30, 15, 20, [0])
     for n in ("W", "b1", "V", "b2"):
         assert torch.equal(r.params[n], p0[n]), n
     for n in ("W2", "b12", "V2", "b22", "A"):
         assert not torch.equal(r.params[n], p0[n[:-1] if n != "A" else n]), n
     with pytest.raises(ValueError, match="frozen-gate network trains in mode 'all' or 'hidden'"):
-        rl.train_models(tr, te, rl.Learner("3resnet", "last", m=20), lrs=[0.01], wds=[0.0], seeds=[0],
-                        protocol=TINY, progress=False, gate=rl.training.FrozenGate())
+        rl.train_models(tr, te, rl.Learner("3resnet", "last", m=20), lrs=[0.01], wds=[0.0], seeds=[0], protocol=TINY,
+                        progress=False, options=RunOptions(gate=rl.training.FrozenGate()))
 
 
 # test and train errors (models of seeds 0 and 2; seed 1 at lr 0.1 diverges) and ΣA of model 0, recorded from a
@@ -75,8 +76,9 @@ def test_frozen_gate_trains_as_its_hand_written_loop(case):
     lrs, wds, seeds = ([0.05], [0.001], [3]) if f64 else ([0.05, 0.1, 0.02], [0.001, 0.005, 0.0], [0, 1, 2])
     gate = None if case is None else rl.training.FrozenGate(None if case in ("hard", "f64") else case)
     r = rl.train_models(split.train, split.test, rl.Learner("3resnet", "all", m=20), lrs=lrs, wds=wds, seeds=seeds,
-                        protocol=rl.Protocol.quick(6, batch_size=20), progress=False, gate=gate,
-                        order_seeds=[a * s + b for s in seeds], dtype=torch.float64 if f64 else torch.float32)
+                        protocol=rl.Protocol.quick(6, batch_size=20), progress=False,
+                        options=RunOptions(gate=gate, order_seeds=[a * s + b for s in seeds],
+                                           dtype=torch.float64 if f64 else torch.float32))
     test, train, a_sum = OWN_LOOP[case]
     rel = 1e-12 if f64 else 1e-6
     ok = [0] if f64 else [0, 2]

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from resnetlearn.classroom import figures_plotly as fp
-from resnetlearn.learners import networks
+from resnetlearn.classroom import styles
 from resnetlearn.reproduce import figures as F
 from resnetlearn.reproduce import rows as R
 from resnetlearn.reproduce import verdicts as V
@@ -248,14 +248,13 @@ def test_a_point_is_named_from_its_figures_definition():
 
 
 def test_figure_4_draws_each_learner_in_its_records_style(monkeypatch):
-    """Figure 4's SGD markers take the colour of the runs' own architecture (2layer_signs), read from its record
-    (a changed record changes them), and the hand-built solutions are drawn as the shipped picture has them: a
-    crimson star, their record's style."""
+    """Figure 4's SGD markers take the colour of the runs' own architecture (2layer_signs), read from the
+    classroom's style table (a changed entry changes them), and the hand-built solutions are drawn as the shipped
+    picture has them: a crimson star."""
     rows = [dict(model="2layer_signs", mode="hidden", m=200, test_error=1.0, grid=[[0.5, 1.1, 80.0]]),
             dict(model="hand_built", mode="-", m=200, wd=0.0, test_error=0.0, frobenius_W=100.0)]
     test_runs, hand = fp.result_figure(FigureResult("fig4", rows, "", True, 0.0)).data[1:3]
     assert test_runs.marker.color == "#2e8b3e" and (hand.marker.symbol, hand.marker.color) == ("star", "#dc143c")
-    rec = networks.ARCHITECTURES["2layer_signs"]
-    teal = replace(rec, style=replace(rec.style, colour="#123456"))
-    monkeypatch.setitem(networks.ARCHITECTURES, "2layer_signs", teal)
+    look = styles.ARCHITECTURE_STYLES["2layer_signs"]
+    monkeypatch.setitem(styles.ARCHITECTURE_STYLES, "2layer_signs", replace(look, colour="#123456"))
     assert fp.result_figure(FigureResult("fig4", rows, "", True, 0.0)).data[1].marker.color == "#123456"

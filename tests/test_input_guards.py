@@ -18,7 +18,7 @@ from resnetlearn.classroom.race import RaceConfig
 from resnetlearn.kernels import registry as kernel_registry
 from resnetlearn.kernels import ridge
 from resnetlearn.learners import networks, training
-from resnetlearn.learners.training import Learner
+from resnetlearn.learners.training import Learner, RunOptions
 from resnetlearn.targets import complexity, concept
 from resnetlearn.targets.activations import activation
 
@@ -203,8 +203,7 @@ def test_training_refuses_an_integer_dtype():
     s = concept.data_split(rl.parity_instance(), 60, n_test=20)
     with pytest.raises(ValueError, match="dtype must be a floating torch dtype.*torch.int64"):
         training.train_models(s.train, s.test, Learner("2layer", "all", m=8), lrs=[0.1], wds=[0.0], seeds=[0],
-                              dtype=torch.int64,
-                              progress=False)
+                              progress=False, options=RunOptions(dtype=torch.int64))
 
 
 # ----------------------------------------------------------------- 5. memory before allocation

@@ -149,7 +149,7 @@ def test_finished_points_are_kept_and_the_rest_cancelled(tmp_path, monkeypatch):
 
 
 def test_the_hand_built_point_checks_the_engine_flag(monkeypatch):
-    from resnetlearn.learners import training
+    from resnetlearn.learners import hand_built, training
 
     real = training.train_models
 
@@ -158,7 +158,7 @@ def test_the_hand_built_point_checks_the_engine_flag(monkeypatch):
         res.interrupted = True
         return res
 
-    monkeypatch.setattr(fit, "train_models", stopped)
+    monkeypatch.setattr(hand_built, "train_models", stopped)
     with pytest.raises(KeyboardInterrupt, match="hand_built"):
         points.run_point(next(p for p in figure_points("fig4", "tiny", device="cpu") if p["model"] == "hand_built"))
 

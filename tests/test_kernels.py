@@ -22,7 +22,7 @@ from resnetlearn.kernels.registry import DEFAULT_KERNELS, KERNEL_REGISTRY, Kerne
 from resnetlearn.kernels.ridge import effective_ridges, feature_path, krr_fit, krr_predict, ridge_path
 from resnetlearn.learners import networks
 from resnetlearn.learners.selection import grid_edges
-from resnetlearn.learners.training import Learner, Protocol, train_models
+from resnetlearn.learners.training import Learner, Protocol, RunOptions, train_models
 from resnetlearn.targets.concept import Sample
 
 F64 = torch.float64
@@ -233,7 +233,7 @@ def test_training_last_equals_conjugate_kernel_regression(arch):
     wd = 0.05
     res = train_models(tr, te, Learner(arch, "last", m=16), lrs=[0.2], wds=[wd], seeds=[3],
                        protocol=Protocol(epochs=3000, batch_size=50, lr_drop_epoch=3000, eval_every=3000),
-                       dtype=F64, progress=False)
+                       progress=False, options=RunOptions(dtype=F64))
     p = networks.init_params(arch, 30, 8, 16, [3], dtype=F64)
     # minimiser of ½ mean‖Aφ₀ − y‖² + (wd/2)‖A‖²: ridge λ = N·wd, no intercept
     pred = network_krr(tr.x, tr.y, te.x, arch=arch, params=p, mode="last", ridges=[50 * wd])[0]
@@ -248,7 +248,7 @@ def test_ntk_exact_equals_trained_linearised_network(arch, n):
     wd, m = 0.05, 6
     res = train_models(tr, te, Learner(arch, "ntk", m=m), lrs=[0.03], wds=[wd], seeds=[5],
                        protocol=Protocol(epochs=2500, batch_size=n, lr_drop_epoch=2500, eval_every=2500),
-                       dtype=F64, progress=False)
+                       progress=False, options=RunOptions(dtype=F64))
     p = networks.init_params(arch, 30, 8, m, [5], dtype=F64)
     pred = network_krr(tr.x, tr.y, te.x, arch=arch, params=p, mode="ntk", ridges=[n * wd])[0]
     assert float(((pred - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(res.test_error[0]), rel=1e-5)

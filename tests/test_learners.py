@@ -7,25 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from resnetlearn.classroom import styles
+from resnetlearn.classroom.styles import style_for, style_of, trained_layers
 from resnetlearn.kernels.registry import kernel_label
 from resnetlearn.learners import networks
-from resnetlearn.learners.modes import MODES
+from resnetlearn.learners.hand_built import HAND_BUILT
 from resnetlearn.learners.training import Learner
 from resnetlearn.reproduce import figures
-from resnetlearn.reproduce.learner import (
-    HandBuilt,
-    Kernel,
-    Network,
-    from_row,
-    kind_of,
-    label_of,
-    style_of,
-    trained_layers,
-)
+from resnetlearn.reproduce.learner import HandBuilt, Kernel, Network, from_row, kind_of, label_of
 from resnetlearn.reproduce.point import Point, point_id
 from resnetlearn.reproduce.store import ResultsStore
 from resnetlearn.reproduce.table_reading import load_figure, load_runs
-from resnetlearn.targets.concept import HAND_BUILT
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 
@@ -59,7 +51,7 @@ def test_every_figure_point_round_trips_through_its_record(name):
 
 def test_a_row_names_one_learner_record_of_its_kind():
     net = from_row({"model": "3layer", "mode": "hidden", "m": 50, "init": "companion"})
-    assert net == Network("3layer", "hidden", m=50, init="companion") and Network is Learner
+    assert net == Network("3layer", "hidden", m=50, init="companion") and isinstance(net, Learner)
     assert net.label == "3layer(hidden)" and net.row_fields() == {"model": "3layer", "mode": "hidden",
                                                                    "init": "companion"}
     kern = from_row({"model": "ntk_inf:2layer", "mode": "kernel", "m": 500})
@@ -74,37 +66,42 @@ def test_a_row_names_one_learner_record_of_its_kind():
     assert label_of({"model": "3resnet", "mode": "ntk"}, with_mode=False) == "3resnet"
 
 
-def test_a_network_is_drawn_by_its_architecture_record_and_its_mode():
+def test_a_network_is_drawn_by_its_architecture_entry_and_its_mode():
     for arch, rec in networks.ARCHITECTURES.items():
+        look = styles.ARCHITECTURE_STYLES[arch]
         for mode, line in (("all", "solid"), ("hidden", "solid"), ("last", "dot"), ("ntk", "dash")):
-            s = Network(arch, mode, m=4).style
-            assert (s.colour, s.marker, s.line) == (rec.style.colour, rec.style.marker, line)
-        assert Network(arch, "all", m=4).style.family == ("ResNet" if rec.res else "fully connected")
-    assert Network("2layer", "last", m=4).style.family == "conjugate kernel"
+            s = style_for(Network(arch, mode, m=4))
+            assert (s.colour, s.marker, s.line) == (look.colour, look.marker, line)
+        assert style_for(Network(arch, "all", m=4)).family == ("ResNet" if rec.res else "fully connected")
+    assert style_for(Network("2layer", "last", m=4)).family == "conjugate kernel"
     assert style_of("no such learner").colour == "#7f7f7f"
 
 
-def test_a_new_architecture_brings_its_own_style(monkeypatch):
+def test_a_new_architecture_is_drawn_by_its_entry_in_the_classroom_table(monkeypatch):
     rec = networks.Architecture("2layer_teal", "A·σ(Wx + b₁)", networks.ARCHITECTURES["2layer"].layers,
-                                out1="out1", style=networks.Style("#008080", "star"))
+                                out1="out1")
     monkeypatch.setitem(networks.ARCHITECTURES, "2layer_teal", rec)
+    assert style_of("2layer_teal", "all") == styles.Style("#7f7f7f", family="fully connected")  # no entry: grey
+    monkeypatch.setitem(styles.ARCHITECTURE_STYLES, "2layer_teal", styles.Style("#008080", "star"))
     s = style_of("2layer_teal", "ntk")
     assert (s.colour, s.marker, s.line, s.family) == ("#008080", "star", "dash", "NTK")
 
 
-def test_a_new_kernel_brings_its_own_style(monkeypatch):
-    """A kernel's style is a field of its registry entry: a new entry (one colour per architecture) is drawn
-    in its own colour, marker, line and family, by its Kernel record and by name, with no other table."""
+def test_a_new_kernel_is_drawn_by_its_entry_in_the_classroom_table(monkeypatch):
+    """A kernel's style is an entry of the classroom's table, keyed by the kernel's registry name (one colour per
+    architecture): drawn in its own colour, marker, line and family, by its Kernel record and by name."""
     from resnetlearn.kernels import registry
 
-    entry = registry.KernelEntry("poly", lambda X1, X2=None: X1 @ X2.T, label="polynomial",
-                                 colour={"2layer": "#123456", None: "#abcdef"}, marker="star", line="dot",
-                                 family="polynomial kernel")
+    entry = registry.KernelEntry("poly", lambda X1, X2=None: X1 @ X2.T, label="polynomial")
     monkeypatch.setitem(registry.KERNEL_REGISTRY, "poly", entry)
-    s = Kernel("poly", "2layer").style
+    assert style_for(Kernel("poly")) == styles.Style("#7f7f7f", "cross")  # no entry: grey, a cross
+    monkeypatch.setitem(styles.KERNEL_STYLES, "poly", styles.KernelStyle(
+        {"2layer": "#123456", None: "#abcdef"}, marker="star", line="dot", family="polynomial kernel"))
+    s = style_for(Kernel("poly", "2layer"))
     assert (s.colour, s.marker, s.line, s.family) == ("#123456", "star", "dot", "polynomial kernel")
-    assert Kernel("poly").style.colour == "#abcdef" and style_of("poly").colour == "#abcdef"
-    assert Kernel("no_such_kernel").style.colour == "#7f7f7f"  # an unknown kernel: grey, as before
+    assert style_for(Kernel("poly")).colour == "#abcdef" and style_of("poly").colour == "#abcdef"
+    assert style_for(Kernel("no_such_kernel")).colour == "#7f7f7f"  # an unknown kernel: grey
+    assert style_for(HandBuilt()) == styles.Style("#dc143c", "star")
 
 
 @pytest.mark.parametrize("scale", ["quick", "cpu"])
@@ -134,10 +131,10 @@ def test_the_records_answer_what_the_tables_ask(scale):
                                                                                         (False, True)]
 
 
-def test_what_a_mode_trains_is_said_by_its_record(monkeypatch):
+def test_what_a_mode_trains_is_said_by_the_classroom_table(monkeypatch):
     assert [trained_layers(m) for m in ("all", "hidden", "last", "ntk", "no such mode")] == [
         "all layers", "hidden layers", "last", "ntk", "no such mode"]  # Figure 3's panel titles as shipped
-    monkeypatch.setitem(MODES, "last", replace(MODES["last"], trained_layers="the readout A"))
+    monkeypatch.setitem(styles.MODE_STYLES, "last", replace(styles.MODE_STYLES["last"], trained_layers="the readout A"))
     assert trained_layers("last") == "the readout A"
 
 

@@ -14,6 +14,7 @@ from resnetlearn.classroom.live import LiveConfig, LiveRace, LiveTrainer
 from resnetlearn.classroom.live_run import LiveRun, PngView
 from resnetlearn.classroom.race import RACE_KERNEL, RACE_LEARNERS, RaceConfig, Runner, run_race
 from resnetlearn.classroom.static_picture import to_matplotlib
+from resnetlearn.classroom.styles import style_for
 from resnetlearn.reproduce.learner import Kernel, Network
 
 LONG = LiveConfig(m=20, n_train=200, n_test=200, epochs=3000)  # long enough to be stopped mid-run
@@ -183,7 +184,7 @@ def test_race_runner_is_a_network_record_at_the_race_width():
     """A runner holds a Network record with its lr and wd; the race holds every runner at its own width, and a
     frame names a runner by plain values that give the same runner back."""
     r = Runner(Network("3layer", "hidden", m=7), lr=0.2, wd=0.0)
-    assert r.label == "3layer(hidden)" and r.style == Network("3layer", "hidden", m=1).style
+    assert r.label == "3layer(hidden)" and r.style == style_for(Network("3layer", "hidden", m=1))
     cfg = RaceConfig(m=30, learners=(r,), kernel=Kernel("ntk_inf", "2layer", m=5))
     assert cfg.learners[0].learner == Network("3layer", "hidden", m=30, init="paper")
     assert cfg.kernel == Kernel("ntk_inf", "2layer", m=30)

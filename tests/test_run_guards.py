@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from resnetlearn.learners.search import grid_search
+from resnetlearn.learners.search import Selection, grid_search
 from resnetlearn.learners.training import Learner, Protocol
 from resnetlearn.targets.concept import parity_instance
 
@@ -30,8 +30,8 @@ def test_a_batch_larger_than_the_samples_left_after_the_hold_out_says_so():
     # n_train = 60, select="val" holds out round(0.2 * 60) = 12: SGD sees 48 < batch_size 50
     with pytest.raises(ValueError, match=r"N = 48: of n_train = 60, 12 are held out for validation "
                                          r"\(select='val' with val_fraction = 0.2\)"):
-        grid_search(parity_instance(), Learner("3resnet", "all", m=8), n_train=60, lrs=[0.1], wds=[0.0], select="val",
-                    validation="holdout", protocol=Protocol.quick(2), progress=False)
+        grid_search(parity_instance(), Learner("3resnet", "all", m=8), n_train=60, lrs=[0.1], wds=[0.0],
+                    protocol=Protocol.quick(2), progress=False, selection=Selection(select="val", validation="holdout"))
     # without a hold-out the message stays the plain one
     with pytest.raises(ValueError, match=r"must not exceed the number of training samples N = 40$"):
         grid_search(parity_instance(), Learner("3resnet", "all", m=8), n_train=40, lrs=[0.1], wds=[0.0],

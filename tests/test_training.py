@@ -13,8 +13,8 @@ import resnetlearn as rl
 from resnetlearn.learners import networks
 from resnetlearn.learners.engine import FrozenGate, State, trainable_names
 from resnetlearn.learners.modes import MODES
-from resnetlearn.learners.search import default_val_size, grid_search, paper_grid, validation_split
-from resnetlearn.learners.training import Learner, Protocol, train_models
+from resnetlearn.learners.search import Selection, default_val_size, grid_search, paper_grid, validation_split
+from resnetlearn.learners.training import Learner, Protocol, RunOptions, train_models
 
 F64 = torch.float64
 
@@ -28,9 +28,9 @@ def data():
 def run(data, arch="3resnet", mode="all", lrs=(0.05,), wds=(0.0,), seeds=(0,), epochs=2, m=16, protocol=None,
         init="paper", **kw):
     _, tr, te = data
+    options = RunOptions(dtype=F64, **{k: kw.pop(k) for k in list(kw) if k in RunOptions.__dataclass_fields__})
     return train_models(tr, te, Learner(arch, mode, m=m, init=init), lrs=lrs, wds=wds, seeds=seeds,
-                        protocol=protocol or Protocol.quick(epochs),
-                        dtype=F64, progress=False, **kw)
+                        protocol=protocol or Protocol.quick(epochs), progress=False, options=options, **kw)
 
 
 @pytest.mark.parametrize("arch", tuple(networks.ARCHITECTURES))
@@ -129,25 +129,26 @@ def test_layerwise_phases(data):
     assert trainable_names("3resnet", "all", phase=2) == ["V", "b2"]
     _, tr, te = data
     r = train_models(tr, te, Learner("3resnet", "hidden", m=16), lrs=[0.05], wds=[0.0], seeds=[0],
-                     protocol=Protocol.quick(2, layerwise=True), dtype=F64, progress=False)
+                     protocol=Protocol.quick(2, layerwise=True), progress=False, options=RunOptions(dtype=F64))
     assert r.epochs_done == 4 and r.rows()[0]["layerwise"] is True
 
 
 def test_grid_search_selection_rules(data):
     inst = data[0]
     g = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0], n_test=100,
-                    protocol=Protocol.quick(2), progress=False, dtype=F64)
+                    protocol=Protocol.quick(2), progress=False, options=RunOptions(dtype=F64))
     assert len(g.rows) == 2 and sum(r["selected"] for r in g.rows) == 1
     assert g.best["test_error"] == min(r["test_error"] for r in g.rows)
-    v = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0], select="val",
-                    n_test=100,
-                    protocol=Protocol.quick(2), progress=False, dtype=F64)
+    v = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0], n_test=100,
+                    protocol=Protocol.quick(2), progress=False, selection=Selection(select="val"),
+                    options=RunOptions(dtype=F64))
     assert v.best["val_error"] == min(r["val_error"] for r in v.rows)
     # the default validation set is drawn fresh: SGD trains on all 100 samples, 20 new ones choose lr/wd
     assert all(r["n_train"] == 100 and r["select"] == "val" and r["validation"] == "fresh" and r["n_val"] == 20
                for r in v.rows)
-    h = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0], select="val",
-                    validation="holdout", n_test=100, protocol=Protocol.quick(2), progress=False, dtype=F64)
+    h = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0], n_test=100,
+                    protocol=Protocol.quick(2), progress=False, selection=Selection(select="val", validation="holdout"),
+                    options=RunOptions(dtype=F64))
     assert all(r["n_train"] == 80 and r["n_val"] == 20 and r["validation"] == "holdout" for r in h.rows)
     assert paper_grid(1e-3, 0.5) == [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
 
@@ -210,7 +211,7 @@ def test_learner_is_one_checked_record(data):
     with pytest.raises(TypeError, match="learner must be a Learner"):
         grid_search(data[0], "2layer", n_train=100, lrs=[0.1], wds=[0.0])
     g = grid_search(data[0], net, n_train=100, lrs=[0.05], wds=[0.0], n_test=100, protocol=Protocol.quick(1),
-                    progress=False, dtype=F64)
+                    progress=False, options=RunOptions(dtype=F64))
     assert {(r["model"], r["mode"], r["m"], r["init"]) for r in g.rows} == {("2layer", "hidden", 8, "fan_in")}
 
 
@@ -241,11 +242,10 @@ def test_numpy_and_torch_scalars_are_accepted(data):
 
     _, tr, te = data
     a = train_models(tr, te, Learner("2layer", "all", m=np.int64(8)), lrs=np.array([0.05]), wds=[np.float32(0.0)],
-                     seeds=np.array([3]),
-                     protocol=Protocol(epochs=np.int64(1), lr_drop_epoch=None), dtype=F64, progress=False)
+                     seeds=np.array([3]), protocol=Protocol(epochs=np.int64(1), lr_drop_epoch=None), progress=False,
+                     options=RunOptions(dtype=F64))
     b = train_models(tr, te, Learner("2layer", "all", m=8), lrs=[0.05], wds=[0.0], seeds=[3],
-                     protocol=Protocol(epochs=1, lr_drop_epoch=None),
-                     dtype=F64, progress=False)
+                     protocol=Protocol(epochs=1, lr_drop_epoch=None), progress=False, options=RunOptions(dtype=F64))
     assert torch.equal(a.test_error, b.test_error) and a.configs[0]["m"] == 8
 
 
@@ -277,7 +277,8 @@ def test_bad_data_is_refused_before_training(data):
         train_models(tr, te, Learner("2layer", "all", m=4), lrs=[0.1], wds=[0], seeds=[0],
                      protocol=Protocol(epochs=1, lr_drop_epoch=None, batch_size=500), progress=False)
     with pytest.raises(ValueError, match="select"):
-        grid_search(data[0], Learner("2layer", "all", m=4), n_train=100, lrs=[0.1], wds=[0], select="best")
+        grid_search(data[0], Learner("2layer", "all", m=4), n_train=100, lrs=[0.1], wds=[0],
+                    selection=Selection(select="best"))
 
 
 @pytest.mark.parametrize("arch", ["2layer", "3layer", "3resnet", "3resnet_eq21"])
@@ -294,8 +295,8 @@ def test_last_is_conjugate_kernel_regression(arch):
     phi_tr, phi_te = (sum(networks.readout_features(arch, p0, x))[0] for x in (tr.x, te.x))
     lr = 1 / float(torch.linalg.eigvalsh(phi_tr.T @ phi_tr / 40).max())  # stable full-batch step
     r = train_models(tr, te, Learner(arch, "last", m=m), lrs=[lr], wds=[wd], seeds=[4],
-                     protocol=Protocol(epochs=3000, batch_size=40,
-                     lr_drop_epoch=None, eval_every=3000), dtype=F64, progress=False)
+                     protocol=Protocol(epochs=3000, batch_size=40, lr_drop_epoch=None, eval_every=3000), progress=False,
+                     options=RunOptions(dtype=F64))
     exact = feature_path(phi_tr, tr.y, [phi_te], [40 * wd], center=False)[0][0]
     assert float(((exact - te.y) ** 2).sum(-1).mean()) == pytest.approx(float(r.test_error[0]), rel=1e-6)
     # the trained model is φ₀·A: features of the initial network, whatever A became
@@ -344,22 +345,19 @@ def test_per_model_targets_match_separate_runs(data):
                                          for a in ("y", "base", "composite")))
 
     both = train_models(stack(trs), stack(tes), Learner("3resnet", "all", m=16), lrs=[0.05, 0.05], wds=[0, 0],
-                        seeds=[0, 0],
-                        protocol=Protocol.quick(2), dtype=F64, progress=False)
+                        seeds=[0, 0], protocol=Protocol.quick(2), progress=False, options=RunOptions(dtype=F64))
     for g in range(2):
         one = train_models(trs[g], tes[g], Learner("3resnet", "all", m=16), lrs=[0.05], wds=[0], seeds=[0],
-                           protocol=Protocol.quick(2),
-                           dtype=F64, progress=False)
+                           protocol=Protocol.quick(2), progress=False, options=RunOptions(dtype=F64))
         assert torch.allclose(both.test_error[g], one.test_error[0], rtol=1e-10)
         assert torch.allclose(both.curves["out1_vs_base"][:, g], one.curves["out1_vs_base"][:, 0], rtol=1e-10)
 
 
 def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
     inst = data[0]
-    g = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0, 1e-3],
-                    rerun_seeds=[1, 2, 3],
-                    n_test=100,
-                    protocol=Protocol.quick(2), progress=False, dtype=F64)
+    g = grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01, 0.05], wds=[0.0, 1e-3], n_test=100,
+                    protocol=Protocol.quick(2), progress=False, selection=Selection(rerun_seeds=[1, 2, 3]),
+                    options=RunOptions(dtype=F64))
     grid = [r for r in g.rows if r["role"] == "grid"]
     assert len(grid) == 4 and len(g.reruns) == 3 and len(g.rows) == 7
     assert all((r["lr"], r["wd"]) == (g.best["lr"], g.best["wd"]) and not r["selected"] for r in g.reruns)
@@ -368,13 +366,11 @@ def test_grid_search_reruns_the_selected_cell_with_fresh_seeds(data):
     _, tr, te = data
     tr, te = inst.sample(100, seed=0, dtype=F64), inst.sample(100, seed=1, dtype=F64)
     alone = train_models(tr, te, Learner("2layer", "all", m=8), lrs=[g.best["lr"]], wds=[g.best["wd"]], seeds=[2],
-                         protocol=Protocol.quick(2),
-                         dtype=F64, progress=False)
+                         protocol=Protocol.quick(2), progress=False, options=RunOptions(dtype=F64))
     assert g.reruns[1]["test_error"] == pytest.approx(float(alone.test_error[0]), rel=1e-12)
     with pytest.raises(ValueError, match="rerun_seeds must be fresh"):
-        grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01], wds=[0.0], rerun_seeds=[0],
-                    n_test=100,
-                    protocol=Protocol.quick(2), progress=False)
+        grid_search(inst, Learner("2layer", "all", m=8), n_train=100, lrs=[0.01], wds=[0.0], n_test=100,
+                    protocol=Protocol.quick(2), progress=False, selection=Selection(rerun_seeds=[0]))
 
 
 def _by_hand(arch, p, x, *, inner_A=None):
@@ -489,7 +485,7 @@ def test_a_new_architecture_is_one_entry(data, monkeypatch):
     assert trainable_names("4layer", "hidden") == ["W", "b1", "V", "b2", "U", "b3"]
     assert trainable_names("4layer", "last") == ["A"]
     g = train_models(tr, te, Learner("4layer", "all", m=12), lrs=[0.05], wds=[0.0], seeds=[0],
-                     protocol=Protocol.quick(1), progress=False, gate=FrozenGate())
+                     protocol=Protocol.quick(1), progress=False, options=RunOptions(gate=FrozenGate()))
     p0 = n.init_params("4layer", 30, 15, 12, [0])
     assert all(torch.equal(g.params[k], p0[k]) for k in ("W", "b1", "V", "b2", "U", "b3"))  # the gates stay
     assert not torch.equal(g.params["U2"], p0["U"]) and torch.equal(g.error(te), g.test_error)

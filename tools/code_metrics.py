@@ -32,7 +32,13 @@ Read from the source with :mod:`ast` and :mod:`tokenize` (nothing is imported or
 * figure-name branches outside the figure definitions (``resnetlearn/reproduce/figures.py``);
 * calls passing more than four arguments by position (package and the script folders, :data:`SCRIPTS`);
 * the largest module (lines); modules that branch on an architecture's name (records included);
-* the import graph between the package's modules: cycles, and the number of internal imports.
+* the import graph between the package's modules: cycles, and the number of internal imports;
+* style words (:data:`STYLE_WORDS`: colours, markers, lines, legend families) under the subpackages that hold no
+  presentation (:data:`STYLE_FREE`): class fields, functions and methods, keyword arguments, attributes and dict
+  keys so named (prose is not counted); how a figure draws a learner is the classroom's
+  (``resnetlearn/classroom/styles.py``);
+* the reproduction's records named in the learners (:data:`REPRODUCTION_RECORDS` under ``learners/``);
+* functions taking more than :data:`MAX_PARAMETERS` parameters.
 
     python tools/code_metrics.py [--json FILE]
 """
@@ -43,6 +49,7 @@ import argparse
 import ast
 import io
 import json
+import re
 import tokenize
 from pathlib import Path
 
@@ -53,7 +60,8 @@ FIGURE_NAMES = {"fig2a", "fig2b", "fig3", "fig4", "fig4b", "thm3", "thm2", "comp
 KIND_WORDS = {"hand_built", "kernel"}
 """Learner kinds that no registry names: the §8.2 hand-built network (``model="hand_built"``) and the figure
 points' ``mode="kernel"`` marking a kernel learner."""
-RECORDS = {"kernels", "kernels.registry", "learners.networks", "reproduce.learner", "learners.modes"}
+RECORDS = {"kernels", "kernels.registry", "kernels.recursions", "learners.networks", "reproduce.learner",
+           "learners.modes", "classroom.styles"}
 """Modules (dotted names under the package; a subpackage's ``__init__`` is the subpackage's name) that define the
 architectures, the kernels' Grams and registry, the modes and the learner records: comparisons with a learner's
 name there are the records answering, not counted. Any module defining ``ARCHITECTURES`` or ``KERNEL_REGISTRY``
@@ -76,6 +84,15 @@ PREFIX_MIN = 4
 """A ``startswith`` argument of at least this many characters that begins a learner name (``"conj"``,
 ``"nngp"``) counts as that name."""
 MODULE_LINES, FUNCTION_LINES = 600, 80
+STYLE_WORDS = {"colour", "color", "colours", "colors", "marker", "markers", "dash", "linestyle", "line", "family",
+               "legend", "style", "styles", "trained_layers"}
+"""Names that say how a figure draws something (also counted: any name ending in ``_style``, ``_colour`` or
+``_color``)."""
+STYLE_FREE = ("learners", "kernels", "targets")
+"""The subpackages that hold no presentation."""
+REPRODUCTION_RECORDS = {"Point", "Search"}
+"""The reproduction's records (a figure point, its search), which the plain learners do not name."""
+MAX_PARAMETERS = 10
 
 
 # ---------------------------------------------------------------- modules and their names
@@ -140,6 +157,66 @@ def _categories(value: str, names: dict[str, set[str]]) -> set[str]:
     if value in KIND_WORDS or value in names["kernel"] or (":" in value and value.partition(":")[0] in names["kernel"]):
         cats.add("kind")
     return cats
+
+
+def _style_word(name) -> bool:
+    return isinstance(name, str) and (name.lower() in STYLE_WORDS or name.lower().endswith(("_style", "_colour",
+                                                                                                 "_color")))
+
+
+def style_names(tree: ast.AST) -> list[str]:
+    """``line name`` of every style word in ``tree``: a class field (annotated or assigned in a class body), a
+    function or method, a keyword argument (in a call or a definition), an attribute or a string dict key."""
+    hits = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.ClassDef):
+            for st in node.body:
+                targets = [st.target] if isinstance(st, ast.AnnAssign) else st.targets if isinstance(st, ast.Assign) \
+                    else []
+                names += [(st.lineno, t.id) for t in targets if isinstance(t, ast.Name)]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.append((node.lineno, node.name))
+            names += [(a.lineno, a.arg) for a in node.args.args + node.args.kwonlyargs]
+        elif isinstance(node, ast.keyword):
+            names.append((node.value.lineno, node.arg))
+        elif isinstance(node, ast.Attribute):
+            names.append((node.lineno, node.attr))
+        elif isinstance(node, ast.Dict):
+            names += [(k.lineno, k.value) for k in node.keys if isinstance(k, ast.Constant)]
+        hits += [f"{line} {name}" for line, name in names if _style_word(name)]
+    return sorted(set(hits), key=lambda h: (int(h.split()[0]), h.split()[1]))
+
+
+def names_used(tree: ast.AST, wanted: set[str]) -> list[str]:
+    """``line name`` of every use of a name of ``wanted`` (a name, an attribute, an import, or a word of a string
+    such as a docstring's reference)."""
+    hits = []
+    word = re.compile(r"\b(" + "|".join(map(re.escape, sorted(wanted))) + r")\b")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            hits += [(node.lineno, w) for w in word.findall(node.value)]
+        if isinstance(node, ast.Name) and node.id in wanted:
+            hits.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute) and node.attr in wanted:
+            hits.append((node.lineno, node.attr))
+        elif isinstance(node, ast.ImportFrom):
+            hits += [(node.lineno, a.name) for a in node.names if a.name in wanted]
+    return [f"{line} {name}" for line, name in sorted(set(hits))]
+
+
+def long_signatures(tree: ast.AST, limit: int = MAX_PARAMETERS) -> list[str]:
+    """``name (n)`` of every function or method taking more than ``limit`` parameters (``self``/``cls`` not
+    counted; ``*args`` and ``**kwargs`` count one each)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs] + [p.arg for p in (a.vararg, a.kwarg) if p]
+            n = len([p for p in params if p not in ("self", "cls")])
+            if n > limit:
+                out.append(f"{node.name} ({n})")
+    return out
 
 
 # ---------------------------------------------------------------- comparisons
@@ -474,6 +551,11 @@ def measure(root: Path = ROOT) -> dict:
     downward = [d for d in internal if d["direction"] == "downward"]
     funcs = {rel[m]: f for m in files if (f := long_functions(trees[m]))}
     largest = max(lines, key=lines.get)
+    style_free = [m for m in files if m.split(".")[0] in STYLE_FREE]
+    styles = {rel[m]: h for m in style_free if (h := style_names(trees[m]))}
+    named_records = {rel[m]: h for m in files if m.split(".")[0] == "learners"
+                     and (h := names_used(trees[m], REPRODUCTION_RECORDS))}
+    signatures = {rel[m]: s for m in files if (s := long_signatures(trees[m]))}
     return {
         "modules": len(files),
         "largest_module": {"name": largest, "lines": lines[largest]},
@@ -514,6 +596,12 @@ def measure(root: Path = ROOT) -> dict:
         f"functions_over_{FUNCTION_LINES}_lines": sum(map(len, funcs.values())),
         "long_functions_by_file": {k: [f"{f['name']}:{f['line']} ({f['lines']} lines)" for f in v]
                                    for k, v in funcs.items()},
+        "style_names_outside_classroom": sum(map(len, styles.values())),
+        "style_names_by_file": styles,
+        "reproduction_records_named_in_learners": sum(map(len, named_records.values())),
+        "reproduction_records_in_learners_by_file": named_records,
+        f"functions_over_{MAX_PARAMETERS}_parameters": sum(map(len, signatures.values())),
+        "long_signatures_by_file": signatures,
     }
 
 
@@ -556,6 +644,13 @@ def report(m: dict) -> str:
     out.append(f"functions over {FUNCTION_LINES} lines: {m[f'functions_over_{FUNCTION_LINES}_lines']}")
     for f, fs in m["long_functions_by_file"].items():
         out.append(f"  {f}: " + ", ".join(fs))
+    out.append(f"style names under {', '.join(STYLE_FREE)}: {m['style_names_outside_classroom']}")
+    out += [f"  {f}: {', '.join(v)}" for f, v in m["style_names_by_file"].items()]
+    out.append(f"reproduction records ({', '.join(sorted(REPRODUCTION_RECORDS))}) named under learners: "
+               f"{m['reproduction_records_named_in_learners']}")
+    out += [f"  {f}: {', '.join(v)}" for f, v in m["reproduction_records_in_learners_by_file"].items()]
+    out.append(f"functions over {MAX_PARAMETERS} parameters: {m[f'functions_over_{MAX_PARAMETERS}_parameters']}")
+    out += [f"  {f}: {', '.join(v)}" for f, v in m["long_signatures_by_file"].items()]
     return "\n".join(out)
 
 

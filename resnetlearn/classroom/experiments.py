@@ -15,7 +15,7 @@ import torch
 from ..device import select_device
 from ..kernels import ntk
 from ..learners import networks
-from ..learners.training import PAPER_PROTOCOL, FrozenGate, Learner, Protocol, train_models
+from ..learners.training import PAPER_PROTOCOL, FrozenGate, Learner, Protocol, RunOptions, train_models
 from ..targets.complexity import concept_complexity
 from ..targets.concept import Sample, data_split, parity_instance
 
@@ -49,8 +49,8 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 
     tr = _stack([trs[c[0]] for c in combos])
     te = _stack([tes[c[0]] for c in combos])
     G = len(combos)
-    res = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[c[1] for c in combos],
-                       wds=[c[2] for c in combos], seeds=[seed] * G, protocol=protocol, device=dev, progress=progress)
+    res = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[c[1] for c in combos], wds=[c[2] for c in combos],
+                       seeds=[seed] * G, protocol=protocol, progress=progress, options=RunOptions(device=dev))
     for g, c in enumerate(combos):
         res.configs[g]["beta"] = c[0]
     thr = insts[betas[0]].reference_errors().f_only
@@ -80,8 +80,7 @@ def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, 
     for name, lw in (("joint", False), ("layerwise", True)):
         p = Protocol(**{**protocol.__dict__, "layerwise": lw})
         out[name] = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[lr], wds=[wd], seeds=[seed], protocol=p,
-                                 device=dev,
-                                 progress=progress)
+                                 progress=progress, options=RunOptions(device=dev))
     return out
 
 
@@ -133,9 +132,8 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scal
     for m in widths:
         got = rate(m)
         grid = [float(v) for v in got] if isinstance(got, (list, tuple)) else [float(got)]
-        full = train_models(tr, te, Learner(arch, "all", m=m, init=init), lrs=grid, wds=[0.0],
-                            seeds=[seed] * len(grid), protocol=protocol, device=dev, progress=progress,
-                            init_scale=init_scale)
+        full = train_models(tr, te, Learner(arch, "all", m=m, init=init), lrs=grid, wds=[0.0], seeds=[seed] * len(grid),
+                            protocol=protocol, progress=progress, options=RunOptions(device=dev, init_scale=init_scale))
         score = full.train_error if select == "train" else full.test_error
         ok = [g for g in range(len(grid)) if not bool(full.diverged[g]) and math.isfinite(float(score[g]))]
         g_best = min(ok, key=lambda g: float(score[g])) if ok else 0
@@ -143,7 +141,7 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scal
         extra = {} if len(grid) == 1 else dict(grid=grid, grid_train_error=[float(v) for v in full.train_error],
                                                grid_test_error=[float(v) for v in full.test_error])
         lin = train_models(tr, te, Learner(arch, "ntk", m=m, init=init), lrs=[lr_m], wds=[0.0], seeds=[seed],
-                           protocol=protocol, device=dev, progress=progress, init_scale=init_scale)
+                           protocol=protocol, progress=progress, options=RunOptions(device=dev, init_scale=init_scale))
         drawn = networks.init_params(arch, d=inst.d, k=inst.k, m=m, seeds=[seed], init=init)
         p0 = {n: v.cpu() * init_scale for n, v in drawn.items()}
         p1 = {n: v[g_best:g_best + 1].cpu() for n, v in full.params.items()}
@@ -270,8 +268,7 @@ def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: s
     rows = []
     for m in widths:
         res = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[lr], wds=[wd], seeds=[seed], protocol=protocol,
-                           device=dev,
-                           progress=progress)
+                           progress=progress, options=RunOptions(device=dev))
         p0 = networks.init_params("3resnet", d=inst.d, k=inst.k, m=m, seeds=[seed])
         row = dict(m=m, lr=lr, wd=wd, epochs=protocol.epochs, mode=mode, diverged=bool(res.diverged[0]),
                    test_error=float(res.test_error[0]), train_error=float(res.train_error[0]),
@@ -325,8 +322,8 @@ def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_tra
     rows = []
     for name, gate in (("relu", None), ("frozen_gate", FrozenGate(smooth))):
         r = train_models(split.train, split.test, Learner("3resnet", "all", m=m), lrs=[c[0] for c in combos],
-                         wds=[c[1] for c in combos], seeds=[seed] * len(combos), protocol=protocol, device=dev,
-                         progress=False, gate=gate, order_seeds=[times * seed + plus] * len(combos))
+                         wds=[c[1] for c in combos], seeds=[seed] * len(combos), protocol=protocol, progress=False,
+                         options=RunOptions(device=dev, gate=gate, order_seeds=[times * seed + plus] * len(combos)))
         errs = [float(e) for e in r.test_error]
         finite = [i for i, e in enumerate(errs) if math.isfinite(e)]
         best = min(finite, key=lambda i: errs[i]) if finite else None

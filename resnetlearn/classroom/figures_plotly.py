@@ -30,7 +30,7 @@ from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
 from ..reproduce.figures import learner
 from ..reproduce.figures import spec as figure_spec
-from ..reproduce.learner import HandBuilt, kind_of, trained_layers
+from ..reproduce.learner import kind_of
 from ..reproduce.rows import median_error, plotted_error
 from ..reproduce.verdicts import FIG3_MODES
 from ..targets.concept import parity_instance
@@ -46,6 +46,7 @@ from .plots import (
     to_png,
 )
 from .static_picture import notebook_picture, to_matplotlib
+from .styles import HAND_BUILT_STYLE, trained_layers
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 TEMPLATE = go.layout.Template(layout=dict(
@@ -556,10 +557,6 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
         fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE if j == 1 else ""), row=1, col=j)
     fig.update_layout(legend_title_text="β (α = 0.3)")
     return _finish(fig, head, width=1100 if len(panels) <= 2 else 1400)
-
-
-HAND_BUILT_STYLE = HandBuilt().style
-"""How Figure 4 draws the hand-built solutions (its record's style: a crimson star)."""
 
 
 def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:

@@ -43,7 +43,7 @@ import ipywidgets as W
 
 from .. import validation as V
 from ..device import describe_device, select_device
-from ..learners.training import Protocol, train_models
+from ..learners.training import Protocol, RunOptions, train_models
 from ..reproduce.learner import Network
 from ..targets.concept import data_split, parity_instance
 from .figures_plotly import training_curves
@@ -62,6 +62,7 @@ from .race import (
     run_race,
 )
 from .static_picture import to_matplotlib
+from .styles import style_for
 
 WIDTHS = (20, 50, 100, 200, 500, 1000)
 """Widths offered by the m sliders (a config's own width is added when it is not one of them)."""
@@ -151,9 +152,9 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
     tr, te = split.train, split.test
     protocol = Protocol(epochs=cfg.epochs, eval_every=callback_every,
                         layerwise=cfg.layerwise)
-    res = train_models(tr, te, cfg.learner, lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed],
-                       protocol=protocol, device=dev, progress=False, callback=callback,
-                       callback_every=callback_every, cancel=cancel)
+    res = train_models(tr, te, cfg.learner, lrs=[cfg.lr], wds=[cfg.wd], seeds=[cfg.seed], protocol=protocol,
+                       progress=False, options=RunOptions(device=dev, callback=callback, callback_every=callback_every,
+                                                          cancel=cancel))
     return inst, res
 
 
@@ -266,7 +267,7 @@ class LiveTrainer(Panel):
         net = cfg.learner
         title = title or f"{net.label}, epoch {data['epoch']}/{data['total_epochs']}"
         fig = training_curves(data["epochs"], data, data["threshold"], [net.label], title=title,
-                              styles=[style_dict(net.style)], total_epochs=data["total_epochs"])
+                              styles=[style_dict(style_for(net))], total_epochs=data["total_epochs"])
         if self.view.kind == "plotly" and not png:
             return fig
         return to_matplotlib(fig, large=self.large, stacked=True, size=TRAINER_SIZE[self.large])

@@ -13,15 +13,15 @@ import math
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from ..reproduce.learner import style_of
 from ..targets.concept import parity_instance
+from .styles import style_of
 
 THRESHOLD_STYLE = dict(color="crimson", linestyle="--", linewidth=1.5)
 THRESHOLD_COLOUR = "#dc143c"  # crimson: the kα² line in every figure
 
 # ----------------------------------------------------------------- one style for every figure
-# Each learner's style (colour by family, line by training mode, marker by architecture or kernel) is its
-# record's (resnetlearn.reproduce.learner); shared by the matplotlib figures and the plotly ones
+# Each learner's style (colour by family, line by training mode, marker by architecture or kernel) is read from
+# the classroom's one table (resnetlearn.classroom.styles); shared by the matplotlib figures and the plotly ones
 # (resnetlearn.classroom.figures_plotly).
 MPL_DASH = {"solid": "-", "dot": ":", "dash": "--", "dashdot": "-.", "longdash": (0, (8, 3))}
 """Plotly line names in matplotlib."""
@@ -40,12 +40,12 @@ def family(model: str, mode: str | None = None) -> str:
 def learner_style(model: str, mode: str | None = None) -> dict:
     """Colour (by architecture / kernel), dash (by mode; infinite-width kernels dash-dot) and marker
     (by architecture) of one learner, as plotly names: ``{"color", "dash", "marker", "family"}``, read
-    from its record (:func:`resnetlearn.reproduce.learner.style_of`)."""
+    from the classroom's table (:func:`resnetlearn.classroom.styles.style_of`)."""
     return style_dict(style_of(model, mode))
 
 
 def style_dict(s) -> dict:
-    """A learner record's :class:`~resnetlearn.learners.networks.Style` as the plotly names the figures take:
+    """A learner's :class:`~resnetlearn.classroom.styles.Style` as the plotly names the figures take:
     ``{"color", "dash", "marker", "family"}``."""
     return {"color": s.colour, "dash": s.line, "marker": s.marker, "family": s.family}
 

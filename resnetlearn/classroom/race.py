@@ -30,11 +30,12 @@ from ..device import select_device
 from ..kernels.experiments import kernel_errors
 from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.networks import ARCHITECTURES
-from ..learners.training import Protocol, train_models, training_bytes
+from ..learners.training import Protocol, RunOptions, train_models, training_bytes
 from ..reproduce.learner import Kernel, Network
 from ..targets.concept import data_split, parity_instance
 from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis, wrap_title
 from .plots import has_threshold, threshold_label
+from .styles import style_for
 
 RUN_RULES = {
     "alpha": (V.real, {"lo": 0, "hi": 1, "hi_open": True}),
@@ -96,8 +97,8 @@ class Runner:
 
     @property
     def style(self):
-        """Its network's style (:attr:`resnetlearn.reproduce.learner.Network.style`)."""
-        return self.learner.style
+        """Its network's style (:func:`resnetlearn.classroom.styles.style_for`)."""
+        return style_for(self.learner)
 
     @property
     def residual(self) -> bool:
@@ -363,9 +364,9 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
                 turns.pass_on(i)
                 turns.wait(i, cancelled)
 
-            res = train_models(tr, te, spec.learner, lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed],
-                               protocol=protocol, device=dev, progress=False, callback=chunk_done,
-                               callback_every=cfg.chunk, cancel=cancelled)
+            res = train_models(tr, te, spec.learner, lrs=[spec.lr], wds=[spec.wd], seeds=[cfg.seed], protocol=protocol,
+                               progress=False, options=RunOptions(device=dev, callback=chunk_done,
+                                                                  callback_every=cfg.chunk, cancel=cancelled))
             record(spec.label, res.epochs, res.curves)
             with lock:
                 results[spec.label] = res
@@ -441,7 +442,7 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     k, kname_ = state.get("kernel"), state.get("kernel_name")
     kern = Kernel.of_spec(kname_) if kname_ else None
     kerr = k["test_error"] if k else math.nan
-    kstyle = (kern or RACE_KERNEL).style  # the configured kernel's record (no kernel: no line to style)
+    kstyle = style_for(kern or RACE_KERNEL)  # the configured kernel's (no kernel: no line to style)
     kline = hline(kerr if k else None, 0, E, colour=kstyle.colour, dash=kstyle.line,
                   name=f"{k['label']}: {error_text(kerr)}" if k else
                   f"{kernel_name(kern, 'kernel')}: computing …" if kname_ else "no kernel reference")

@@ -1,7 +1,7 @@
 """The infinite-width limits (NNGP, NTK) of ``2layer``, ``3layer`` and ``3resnet_eq21`` (the residual network of
 eq 2.1 *as written*) in the NTK parameterisation with weight variance σ_w² and bias variance σ_b², by the
-arc-cosine recursion each architecture's entry carries (its ``infinite``). No infinite-width kernel is named
-after the §6 ResNet the experiments train (``3resnet``: shared A, bottleneck V with k columns); see
+arc-cosine recursion of its architecture (:data:`resnetlearn.kernels.recursions.RECURSIONS`). No infinite-width
+kernel is named after the §6 ResNet the experiments train (``3resnet``: shared A, bottleneck V with k columns); see
 :func:`resnetlearn.kernels.ntk_spread`."""
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from .. import validation as V
 from ..learners import networks
 from .checks import F64, pair
 from .initial_network import Parameterization, check_arch
+from .recursions import RECURSIONS
 
 
 def infinite_archs() -> tuple[str, ...]:
-    """Architectures with an infinite-width limit here (``infinite`` set: not the §6 ``3resnet``, see
+    """Architectures with an infinite-width limit here (a recursion in :data:`RECURSIONS`: not the §6 ``3resnet``, see
     :func:`~resnetlearn.kernels.ntk_spread`), read from :data:`resnetlearn.learners.networks.ARCHITECTURES` at
     each call."""
-    return tuple(n for n, a in reversed(networks.ARCHITECTURES.items()) if a.infinite)
+    return tuple(n for n in reversed(networks.ARCHITECTURES) if n in RECURSIONS)
 
 
 def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, sigma_b2: float = 1.0,
@@ -41,7 +42,7 @@ def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, 
     any width (:func:`~resnetlearn.kernels.ntk_spread`).
     Rows are processed in blocks of ``block``.
     """
-    entry = check_arch(arch, infinite_archs(), what="infinite-width")
+    check_arch(arch, infinite_archs(), what="infinite-width")
     scaling = Parameterization("ntk", sigma_w2=sigma_w2, sigma_b2=sigma_b2)
     sw, sb = scaling.sigma_w2, scaling.sigma_b2
     block = V.integer("block", block, lo=1)
@@ -53,5 +54,5 @@ def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, 
     for s in range(0, X1.shape[0], block):
         x = X1[s:s + block]
         S1 = sw * (x @ X2.T) / d + sb
-        nngp[s:s + block], ntk_[s:s + block] = entry.infinite(S1, sw * (x**2).sum(1) / d + sb, qb, sw=sw, sb=sb)
+        nngp[s:s + block], ntk_[s:s + block] = RECURSIONS[arch](S1, sw * (x**2).sum(1) / d + sb, qb, sw=sw, sb=sb)
     return nngp, ntk_

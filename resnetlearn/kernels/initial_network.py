@@ -18,6 +18,7 @@ import torch
 from .. import validation as V
 from ..learners import networks
 from .checks import F64, check_network_memory
+from .recursions import NO_LIMIT
 
 PARAMETERIZATIONS = ("standard", "ntk")
 
@@ -61,10 +62,10 @@ def network_archs() -> tuple[str, ...]:
 def check_arch(arch, allowed, *, what: str) -> networks.Architecture:
     """The :class:`resnetlearn.learners.networks.Architecture` named ``arch`` if it is one of ``allowed`` (e.g.
     :func:`network_archs`), else a ValueError naming ``what`` kernel is missing and, where the
-    architecture's entry says why it has none (its ``note``), why."""
+    kernels say why it has none (:data:`resnetlearn.kernels.recursions.NO_LIMIT`), why."""
     known = networks.ARCHITECTURES
-    if isinstance(arch, str) and arch in known and arch not in allowed and known[arch].note:
-        raise ValueError(f"no {what} kernel for arch {arch!r}: {known[arch].note}; allowed: {allowed}")
+    if isinstance(arch, str) and arch in known and arch not in allowed and NO_LIMIT.get(arch):
+        raise ValueError(f"no {what} kernel for arch {arch!r}: {NO_LIMIT[arch]}; allowed: {allowed}")
     V.choice("arch", arch, allowed)
     return known[arch]
 

@@ -5,7 +5,8 @@ One :class:`KernelEntry` per kernel in :data:`KERNEL_REGISTRY` holds everything 
 about it: its Gram function (finite or infinite width, from :mod:`resnetlearn.kernels`), the keywords
 :func:`kernel` accepts, its label, the hyperparameter grid
 :func:`resnetlearn.kernels.experiments.kernel_errors` searches besides the ridge and how a grid point
-becomes the Gram function's keywords, its architectures, its memory need and its style in every figure.
+becomes the Gram function's keywords, its architectures and its memory need (how a figure draws it is the
+classroom's, :mod:`resnetlearn.classroom.styles`).
 Adding a kernel is adding one entry. :data:`DEFAULT_KERNELS` are the specs ``"name"``/``"name:arch"`` the
 experiments compare, :data:`RELATIVE_RIDGES` the ridge grid. Every grid is our choice, not the paper's.
 """
@@ -31,6 +32,7 @@ from . import (
     network_archs,
     ntk,
 )
+from .recursions import NO_LIMIT
 
 
 @dataclass
@@ -83,8 +85,6 @@ class KernelEntry:
     * ``setting(point)``: the label of a grid point in the results; None: ``axis=value`` pairs;
     * ``archs()``: the architectures of a ``"name:arch"`` spec, read when asked (None: the kernel
       takes none), ``default_arch`` that of a bare ``"name"``;
-    * ``colour`` (one, or one per architecture with ``None`` for any other), ``marker``, ``line`` and
-      ``family``: how every figure draws it (:meth:`style`; infinite-width kernels dash-dot);
     * ``memory(ctx, arch, n_points)``: refuses (:class:`resnetlearn.memory.InsufficientMemoryError`)
       an experiment on ``n_points`` inputs whose kernel would not fit, before any Gram matrix is
       computed; None: the Gram matrices only, which every Gram function checks itself
@@ -104,15 +104,6 @@ class KernelEntry:
     default_arch: str | None = None
     memory: Callable | None = None
     description: str = ""
-    colour: str | dict = "#7f7f7f"
-    marker: str = "cross"
-    line: str = "solid"
-    family: str = "other"
-
-    def style(self, arch: str | None = None) -> networks.Style:
-        """How every figure draws this kernel on architecture ``arch`` (its colour there, or its default)."""
-        colour = self.colour.get(arch, self.colour[None]) if isinstance(self.colour, dict) else self.colour
-        return networks.Style(colour, self.marker, line=self.line, family=self.family)
 
     def arch_names(self) -> tuple[str, ...]:
         """The architectures of a ``"name:arch"`` spec (empty: the kernel takes none)."""
@@ -163,40 +154,29 @@ def _network_memory(ctx, arch, n_points):
 
 _NET_KW = ("arch", "params", "m", "k", "seed", "init")
 _INF_KW = ("arch", "sigma_w2", "sigma_b2", "block")
-_CLASSICAL = dict(marker="cross", family="classical kernel")
-_CONJUGATE = dict(family="conjugate kernel")
-_NTK = dict(marker="diamond", family="NTK")
 KERNEL_REGISTRY: dict[str, KernelEntry] = {
     e.name: e for e in (
         KernelEntry("gaussian", gaussian, label="Gaussian", keywords=("h",), grid={"h_rel": BANDWIDTHS},
                     keywords_at=lambda ctx, arch, h_rel: {"h": h_rel * ctx.median},
                     setting=lambda point: f"h={point['h_rel']:g}×median",
-                    description="exp(−‖x − x'‖²/(2h²)), h = h_rel × median distance (§3.1 writes e^{−‖x−y‖²/h})",
-                    colour="#4d4d4d", **_CLASSICAL),
+                    description="exp(−‖x − x'‖²/(2h²)), h = h_rel × median distance (§3.1 writes e^{−‖x−y‖²/h})"),
         KernelEntry("arcsine", arcsine, label="arcsine",
-                    description="arcsin(cos∠(x, x')) as §3.1 writes it (odd: no even degrees)",
-                    colour="#8c8c8c", **_CLASSICAL),
+                    description="arcsin(cos∠(x, x')) as §3.1 writes it (odd: no even degrees)"),
         KernelEntry("arcsine_bias", lambda X1, X2=None: arcsine(X1, X2, bias=True), label="arcsine + bias",
-                    description="arcsine kernel of (x, ‖x‖): every degree", colour="#b3b3b3", **_CLASSICAL),
+                    description="arcsine kernel of (x, ‖x‖): every degree"),
         KernelEntry("conjugate", conjugate, label="conjugate kernel", keywords=_NET_KW,
                     keywords_at=_network_keywords, archs=network_archs, default_arch="2layer",
                     memory=_network_memory,
-                    description="⟨φ₀(x), φ₀(x')⟩ of the network at initialisation (mode last)",
-                    colour={"2layer": "#c2a5e0", "3layer": "#9467bd", "3resnet": "#5e2b97", None: "#9467bd"},
-                    marker="x", **_CONJUGATE),
+                    description="⟨φ₀(x), φ₀(x')⟩ of the network at initialisation (mode last)"),
         KernelEntry("ntk", ntk, label="empirical NTK", keywords=_NET_KW + ("parameterization",),
                     keywords_at=_network_keywords, archs=network_archs, default_arch="2layer",
-                    memory=_network_memory, description="empirical NTK at initialisation, output-averaged",
-                    colour={"2layer": "#f49ac2", "3layer": "#dd3497", "3resnet": "#9c0f5f", None: "#dd3497"}, **_NTK),
+                    memory=_network_memory, description="empirical NTK at initialisation, output-averaged"),
         KernelEntry("nngp_inf", _infinite(0), label="NNGP (∞ width)", keywords=_INF_KW, grid=INF_GRID,
                     hard_bounds={"sigma_b2": 0.0}, archs=infinite_archs, default_arch="2layer",
-                    description="infinite-width NNGP (NTK parameterisation, σ_w², σ_b²)",
-                    colour="#d4c4ec", marker="diamond", line="dashdot", **_CONJUGATE),
+                    description="infinite-width NNGP (NTK parameterisation, σ_w², σ_b²)"),
         KernelEntry("ntk_inf", _infinite(1), label="NTK (∞ width)", keywords=_INF_KW, grid=INF_GRID,
                     hard_bounds={"sigma_b2": 0.0}, archs=infinite_archs, default_arch="2layer",
-                    description="infinite-width NTK (NTK parameterisation, σ_w², σ_b²)",
-                    colour={"2layer": "#fbb4d9", "3layer": "#f768a1", "3resnet": "#ae017e", "3resnet_eq21": "#ae017e",
-                            None: "#ae017e"}, line="dashdot", **_NTK),
+                    description="infinite-width NTK (NTK parameterisation, σ_w², σ_b²)"),
     )
 }
 """Every kernel, by name: adding one is one :class:`KernelEntry`."""
@@ -230,7 +210,7 @@ def parse_spec(spec: str) -> tuple[KernelEntry, str | None]:
         return entry, None
     arch = arch or entry.default_arch
     if arch not in archs:
-        note = networks.ARCHITECTURES[arch].note if arch in networks.ARCHITECTURES else ""
+        note = NO_LIMIT.get(arch, "")
         raise ValueError(f"kernel {name!r} exists for archs {archs}, got {arch!r}" + (f" ({note})" if note else ""))
     return entry, arch
 

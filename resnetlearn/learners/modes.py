@@ -7,8 +7,8 @@
 * ``ntk`` — the network replaced by its linearisation at initialisation, f₀ + ⟨∇f₀, θ − θ₀⟩, trained by the
   same optimiser (weight decay acts on θ − θ₀, which makes it ridge regression with the neural tangent kernel).
 
-A :class:`Mode` says what SGD moves, how the model's output is formed, whether the model is a kernel method
-with an exact ridge solution and how a figure draws it. The engine (:mod:`resnetlearn.learners.training`), the
+A :class:`Mode` says what SGD moves, how the model's output is formed and whether the model is a kernel method
+with an exact ridge solution. The engine (:mod:`resnetlearn.learners.training`), the
 kernel experiments, the memory estimate and the learner records ask the record; no other code compares a mode's
 name. Adding a mode is one entry of :data:`MODES` (and, if its output is formed in a new way, the engine's
 :class:`resnetlearn.learners.engine.Model`).
@@ -30,11 +30,7 @@ class Mode:
       displacement Δ = θ − θ₀ from 0 (mode ``ntk``);
     * ``initial_features``: the model is a readout on the features φ₀ of the initial network (mode ``last``);
     * ``kernel``: the :data:`resnetlearn.kernels.registry.KERNEL_REGISTRY` kernel whose ridge regression is the
-      mode's exact solution (None: the mode trains the network itself, no kernel method);
-    * ``line`` / ``family``: how a figure draws a network trained in it (its line; the legend family, None for
-      its architecture's);
-    * ``trained_layers``: what SGD trains in it, in words, where a figure's panel title says it (Figure 3's
-      "all layers trained"; None: the mode's name).
+      mode's exact solution (None: the mode trains the network itself, no kernel method).
     """
 
     name: str
@@ -44,9 +40,6 @@ class Mode:
     linearised: bool = False
     initial_features: bool = False
     kernel: str | None = None
-    line: str = "solid"
-    family: str | None = None
-    trained_layers: str | None = None
 
     @property
     def defined_at_init(self) -> bool:
@@ -71,12 +64,10 @@ class Mode:
 
 MODES: dict[str, Mode] = {
     m.name: m for m in (
-        Mode("all", trains_hidden=True, trains_readout=True, trained_layers="all layers"),
-        Mode("hidden", trains_hidden=True, trains_readout=False, trained_layers="hidden layers"),
-        Mode("last", trains_hidden=False, trains_readout=True, initial_features=True, kernel="conjugate",
-             line="dot", family="conjugate kernel"),
-        Mode("ntk", trains_hidden=True, trains_readout=True, linearised=True, kernel="ntk",
-             line="dash", family="NTK"),
+        Mode("all", trains_hidden=True, trains_readout=True),
+        Mode("hidden", trains_hidden=True, trains_readout=False),
+        Mode("last", trains_hidden=False, trains_readout=True, initial_features=True, kernel="conjugate"),
+        Mode("ntk", trains_hidden=True, trains_readout=True, linearised=True, kernel="ntk"),
     )
 }
 """Every training mode, by name (the order is §8.1's)."""

@@ -36,7 +36,7 @@ with σ_w ∈ [m^(−1/2+0.01), m^(−0.01)], V⁽⁰⁾ ∼ N(0, σ_v²/m) with
 
 Every architecture is one entry of :data:`ARCHITECTURES`: its layer graph (from which the
 parameters, their shapes, the forward pass and the empirical NTK's back-propagated signals
-follow), its output split and its infinite-width recursion. :func:`forward` is the network
+follow) and its output split. :func:`forward` is the network
 trained in modes ``all`` and ``hidden``; the models of modes ``last`` and ``ntk`` are evaluated
 by :meth:`resnetlearn.learners.training.TrainResult.predict`.
 
@@ -50,8 +50,6 @@ autograd then differentiates like any other function.
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -120,66 +118,7 @@ def evaluate(arch: str, ops, x, want=None) -> dict:
     return v
 
 
-# ----------------------------------------------------------------- infinite-width recursions
-def _relu_moments(S, qa, qb):
-    """κ₁ = E[σ(u)σ(v)], κ₀ = E[σ'(u)σ'(v)] for (u, v) Gaussian with variances
-    qa (rows), qb (columns) and covariance S (the arc-cosine kernels):
-    κ₁ = √(qa·qb)(sin θ + (π − θ)cos θ)/2π, κ₀ = (π − θ)/2π, cos θ = S/√(qa·qb).
-    A zero variance (an input 0 with σ_b² = 0) gives κ₁ = 0, κ₀ = 1/2."""
-    norm = torch.sqrt(qa[:, None] * qb[None, :])
-    cos = torch.where(norm > 0, S / norm.clamp_min(1e-300), torch.ones_like(S)).clamp_(-1.0, 1.0)
-    theta = torch.arccos(cos)
-    k0 = (math.pi - theta) / (2 * math.pi)
-    k1 = (torch.sin(theta) + (math.pi - theta) * cos) * norm / (2 * math.pi)
-    return k1, k0
-
-
-def _relu_dense(S, T, qa, qb, *, sw, sb):
-    """A ReLU then a dense layer: (Σ, Θ, q) → (σ_w²κ₁ + σ_b², Σ' + σ_w²κ₀Θ, σ_w²q/2 + σ_b²)."""
-    k1, k0 = _relu_moments(S, qa, qb)
-    S2 = sw * k1 + sb
-    return S2, S2 + sw * k0 * T, sw * qa / 2 + sb, sw * qb / 2 + sb, k1, k0
-
-
-def _inf_2layer(S1, qa, qb, *, sw, sb):
-    k1, k0 = _relu_moments(S1, qa, qb)
-    nngp = sw * k1  # output layer: no bias
-    return nngp, nngp + sw * k0 * S1
-
-
-def _inf_3layer(S1, qa, qb, *, sw, sb):
-    S2, T2, q2a, q2b, _, _ = _relu_dense(S1, S1, qa, qb, sw=sw, sb=sb)
-    k1, k0 = _relu_moments(S2, q2a, q2b)
-    nngp = sw * k1
-    return nngp, nngp + sw * k0 * T2
-
-
-def _inf_eq21(S1, qa, qb, *, sw, sb):
-    # out = σ_w/√m·A(a1 + a2): NNGP = σ_w²(κ₁(Σ₁) + κ₁(Σ₂) + μ₁μ₂' + μ₂μ₁'), μ = E σ(h) = √(q/2π)
-    # (ReLU outputs are not centred, so the independent branches are not orthogonal);
-    # NTK = NNGP + σ_w²κ₀(Σ₁)Θ₁ + σ_w²κ₀(Σ₂)Θ₂ (the gradient cross terms vanish at infinite width)
-    S2, T2, q2a, q2b, k1a, k0a = _relu_dense(S1, S1, qa, qb, sw=sw, sb=sb)
-    k1b, k0b = _relu_moments(S2, q2a, q2b)
-    mu1a, mu1b = torch.sqrt(qa / (2 * math.pi)), torch.sqrt(qb / (2 * math.pi))
-    mu2a, mu2b = torch.sqrt(q2a / (2 * math.pi)), torch.sqrt(q2b / (2 * math.pi))
-    nngp = sw * (k1a + k1b + mu1a[:, None] * mu2b[None, :] + mu2a[:, None] * mu1b[None, :])
-    return nngp, nngp + sw * k0a * S1 + sw * k0b * T2
-
-
 # ----------------------------------------------------------------- the architectures
-@dataclass(frozen=True)
-class Style:
-    """How every figure draws a learner (plotly names; :mod:`resnetlearn.classroom.plots` maps them to matplotlib):
-    colour by family (ResNet reds, 3layer blues, 2layer greens, classical kernels greys, conjugate kernels
-    and NNGP purples, NTKs magentas), marker by architecture or kernel, line by training mode, and the
-    family a legend groups it under."""
-
-    colour: str
-    marker: str = "circle"
-    line: str = "solid"
-    family: str = "other"
-
-
 @dataclass(frozen=True)
 class Architecture:
     """One learner network: everything the package knows about it, in one entry of :data:`ARCHITECTURES`.
@@ -191,12 +130,7 @@ class Architecture:
     * ``out1``, ``res``: the graph's output nodes, out = out₁ + residual (``res`` None: a plain
       network, out = out₁); the readout reads φ₁ (the input of ``out1``) and φ₂ (that of ``res``);
     * ``signs_readout``: A is fixed at ±1/√m, m/2 of each sign (arXiv v3 §8.2), not drawn;
-    * ``infinite``: the infinite-width recursion (Σ₁, q_a, q_b, *, sw=σ_w², sb=σ_b²) → (NNGP, NTK) from the
-      first layer's covariance Σ₁ = Θ₁ (:func:`resnetlearn.kernels.infinite_width`), or None with
-      ``note`` saying why there is none;
-    * ``kernels``: the network has conjugate and empirical NTK kernels in :mod:`resnetlearn.kernels`;
-    * ``style``: its colour and marker in every figure (the line is its training mode's, the family
-      ResNet or fully connected by ``residual``).
+    * ``kernels``: the network has conjugate and empirical NTK kernels in :mod:`resnetlearn.kernels`.
     """
 
     name: str
@@ -206,20 +140,12 @@ class Architecture:
     res: str | None = None
     signs_readout: bool = False
     kernels: bool = True
-    infinite: Callable | None = None
-    note: str = ""
-    style: Style = Style("#7f7f7f")
 
     @property
     def residual(self) -> bool:
         """Whether out = out₁ + residual (the ResNets: training reports out₁ against β·F and the
         residual against α·G(F))."""
         return self.res is not None
-
-    @property
-    def family(self) -> str:
-        """The family a legend groups it under: ResNet or fully connected."""
-        return "ResNet" if self.residual else "fully connected"
 
     @property
     def phi_nodes(self) -> tuple[str, ...]:
@@ -259,27 +185,19 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
     Architecture("3resnet", "out₁ + A·σ(V·out₁ + b₂), out₁ = A·σ(W x + b₁) (§6: shared A, V m×k); "
                  "φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂)",
                  _BLOCK1 + (readout("out1", "a1"), dense("h2", "out1", "V", "b2"), relu("a2", "h2"),
-                            readout("res", "a2")), out1="out1", res="res", style=Style("#c62828", "circle"),
-                 note="no infinite-width kernel is named after the §6 ResNet. Whether its NTK settles depends on "
-                      "the scaling (see ntk_spread): with fan-in scaled weights out₁ = A·σ(h₁) has k = O(1) random "
-                      "coordinates of order 1 that feed the second block, so its NTK keeps a seed-to-seed spread "
-                      "at any width; under §8.1's N(0, 1/m) entries out₁ is O(1/√m) and the spread shrinks like "
-                      "1/√m. ntk_inf:3resnet_eq21 is the limit of eq 2.1 as written"),
+                            readout("res", "a2")), out1="out1", res="res"),
     Architecture("3resnet_eq21", "A(σ(h₁) + σ(Uσ(h₁) + b₂)) (eq 2.1 as written, U m×m); φ = σ(h₁) + σ(h₂)",
                  _BLOCK1 + (readout("out1", "a1"), dense("h2", "a1", "V", "b2"), relu("a2", "h2"),
-                            readout("res", "a2")), out1="out1", res="res", infinite=_inf_eq21,
-                 style=Style("#8e0000", "circle")),
+                            readout("res", "a2")), out1="out1", res="res"),
     Architecture("3layer", "A·σ(V σ(h₁) + b₂); φ = σ(h₂)",
-                 _BLOCK1 + (dense("h2", "a1", "V", "b2"), relu("a2", "h2"), readout("out1", "a2")), out1="out1",
-                 infinite=_inf_3layer, style=Style("#1f5fbf", "square")),
-    Architecture("2layer", "A·σ(Wx + b₁); φ = σ(h₁)", _BLOCK1 + (readout("out1", "a1"),), out1="out1",
-                 infinite=_inf_2layer, style=Style("#2e8b3e", "triangle-up")),
+                 _BLOCK1 + (dense("h2", "a1", "V", "b2"), relu("a2", "h2"), readout("out1", "a2")), out1="out1"),
+    Architecture("2layer", "A·σ(Wx + b₁); φ = σ(h₁)", _BLOCK1 + (readout("out1", "a1"),), out1="out1"),
     Architecture("2layer_signs", "aᵀσ(W x), a ∈ {±1/√m}^m fixed, m/2 of each sign (arXiv v3 §8.2)",
                  (dense("h1", "x", "W", None), relu("a1", "h1"), readout("out1", "a1")), out1="out1",
-                 signs_readout=True, kernels=False, style=Style("#2e8b3e", "triangle-up")),
+                 signs_readout=True, kernels=False),
 )}
-"""Every architecture, by name: adding one is one entry (its layer graph, its style, and its infinite-width
-recursion if it has one)."""
+"""Every architecture, by name: adding one is one entry, its layer graph (its infinite-width recursion, if it has
+one, is the kernels', :data:`resnetlearn.kernels.recursions.RECURSIONS`)."""
 INITS = ("paper", "fan_in", "companion", "ntk")
 
 

@@ -14,13 +14,14 @@ import torch
 
 from .. import validation as V
 from ..targets.concept import Split, data_split
-from .training import PAPER_PROTOCOL, VAL_FRACTION, Learner, Protocol, TrainResult, train_models
+from .training import PAPER_PROTOCOL, VAL_FRACTION, Learner, Protocol, RunOptions, TrainResult, train_models
 
 SELECTIONS = ("test", "val")
 VALIDATIONS = ("fresh", "holdout")
 """Where ``select="val"`` finds its validation samples: ``"fresh"`` (the default) draws them anew from the
-target's distribution and trains on all N samples; ``"holdout"`` carves the last fifth out of the N (the rule
-before issue 29: SGD then sees 0.8·N samples, so a verdict mixes the selection rule with a smaller N)."""
+target's distribution and trains on all N samples; ``"holdout"`` carves the last fifth out of the N (SGD then
+sees 0.8·N samples, so a verdict mixes the selection rule with a smaller N; the stored points that name no
+``validation`` were computed with it)."""
 VAL_SEED_OFFSET = 2
 """A fresh validation set is drawn with ``data_seed + 2`` unless a seed is given (training samples use
 ``data_seed``, test samples ``data_seed + 1``: :func:`resnetlearn.targets.concept.data_split`)."""
@@ -42,7 +43,7 @@ def validation_split(target, n_train: int, *, n_test: int, data_seed: int = 0, v
     (:func:`~resnetlearn.targets.concept.data_split` with ``data_seed``) and the validation part is ``val_size``
     (default :func:`default_val_size`) new samples of the same distribution drawn with ``val_seed`` (default
     ``data_seed +`` :data:`VAL_SEED_OFFSET`); the test part is unchanged. ``validation="holdout"``: the last
-    ``val_fraction`` of the ``n_train`` samples are held out (the earlier rule, kept as a named option)."""
+    ``val_fraction`` of the ``n_train`` samples are held out (a named option)."""
     V.choice("validation", validation, VALIDATIONS)
     if validation == "holdout":
         if val_size is not None or val_seed is not None:
@@ -70,6 +71,25 @@ def paper_grid(lo: float, hi: float) -> list[float]:
             if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9):
                 out.append(v)
     return out
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How a grid search chooses its cell and checks the choice: the seeds every cell trains (``seeds``), the
+    rule (``select``: ``"test"``, the lowest test error, as arXiv v3 §8.1 does, or ``"val"``, validation samples:
+    ours), where the validation samples come from (``validation``: ``"fresh"``, ``val_size`` new samples drawn with
+    ``val_seed``, or ``"holdout"``, the last ``val_fraction`` of the training samples; :func:`validation_split`),
+    the seed of the samples (``data_seed``: training samples with it, test samples with ``data_seed + 1``) and the
+    fresh seeds the selected cell is retrained with (``rerun_seeds``). Checked where a search starts."""
+
+    seeds: tuple = (0,)
+    rerun_seeds: tuple = ()
+    select: str = "test"
+    validation: str = "fresh"
+    val_size: int | None = None
+    val_seed: int | None = None
+    val_fraction: float = VAL_FRACTION
+    data_seed: int = 0
 
 
 @dataclass
@@ -117,72 +137,74 @@ def chunk_size(n_models: int, fits: int) -> int | None:
     return math.ceil(n_models / math.ceil(n_models / max(fits, 1)))
 
 
-def _checked(learner, *, select, lrs, wds, seeds, rerun_seeds, max_batch) -> tuple:
-    """A search's arguments, each refused with its name before any sample is drawn or model trained."""
+def _checked(learner, selection, options, *, lrs, wds) -> tuple:
+    """A search's arguments, each refused with its name before any sample is drawn or model trained: (lrs, wds,
+    seeds, rerun_seeds, max_batch, options), ``options`` None read as the defaults."""
     Learner.check(learner)
-    V.choice("select", select, SELECTIONS)
+    options = RunOptions() if options is None else options
+    if not isinstance(selection, Selection):
+        raise TypeError(f"selection must be a Selection(seeds=..., select=..., ...), got {type(selection).__name__}")
+    if not isinstance(options, RunOptions):
+        raise TypeError(f"options must be a RunOptions(device=..., dtype=..., ...), got {type(options).__name__}")
+    V.choice("select", selection.select, SELECTIONS)
     lrs = V.reals("lrs (learning rates)", lrs, lo=0, lo_open=True)
     wds = V.reals("wds (weight decays)", wds, lo=0)
-    seeds = V.seeds("seeds", seeds)
+    seeds = V.seeds("seeds", selection.seeds)
+    rerun_seeds = selection.rerun_seeds
     rerun_seeds = V.seeds("rerun_seeds", rerun_seeds) if len(V.sequence("rerun_seeds", rerun_seeds)) else []
     if set(rerun_seeds) & set(seeds):
         raise ValueError(f"rerun_seeds must be fresh: {sorted(set(rerun_seeds) & set(seeds))} already in seeds")
-    max_batch = None if max_batch is None else V.integer("max_batch", max_batch, lo=1)
-    return lrs, wds, seeds, rerun_seeds, max_batch
+    max_batch = None if options.max_batch is None else V.integer("max_batch", options.max_batch, lo=1)
+    return lrs, wds, seeds, rerun_seeds, max_batch, options
 
 
-def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, seeds=(0,), rerun_seeds=(),
-                select: str = "test", validation: str = "fresh", val_size: int | None = None,
-                val_seed: int | None = None, val_fraction: float = VAL_FRACTION, n_test: int = 2000, data_seed: int = 0,
-                protocol: Protocol = PAPER_PROTOCOL, device=None,
-                dtype=torch.float32, progress: bool = True, max_batch: int | None = None,
-                callback=None, cancel=None) -> GridResult:
+def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, n_test: int = 2000,
+                protocol: Protocol = PAPER_PROTOCOL, selection: Selection = Selection(), progress: bool = True,
+                options: RunOptions | None = None) -> GridResult:
     """Train the whole lr × wd × seed grid of one :class:`Learner` on one target as batched programs,
-    select the best run, then retrain the selected cell with ``rerun_seeds``.
+    select the best run, then retrain the selected cell with the ``rerun_seeds`` of ``selection``.
 
-    Data come from :func:`~resnetlearn.targets.concept.data_split` (``n_train`` with
-    ``data_seed``, ``n_test`` with ``data_seed + 1``). With ``select="val"``
-    the selection uses validation samples (:func:`validation_split`): by default
-    (``validation="fresh"``) ``val_size`` new samples drawn with ``val_seed`` while SGD trains on all
-    ``n_train``; ``validation="holdout"`` holds out the last ``val_fraction`` of the training samples
-    instead. ``max_batch`` caps how many models train at once (memory).
-    The reruns use the same data and mini-batch seeds derived from their own
-    initialisation seed, so they measure the spread over initialisations
+    Data come from :func:`~resnetlearn.targets.concept.data_split` (``n_train`` with the selection's
+    ``data_seed``, ``n_test`` with ``data_seed + 1``). With ``select="val"`` the selection uses validation samples
+    (:func:`validation_split`): by default (``validation="fresh"``) ``val_size`` new samples drawn with
+    ``val_seed`` while SGD trains on all ``n_train``; ``validation="holdout"`` holds out the last
+    ``val_fraction`` of the training samples instead (:class:`Selection`). ``options`` (:class:`RunOptions`):
+    where it computes (the samples are drawn in its ``dtype`` on its ``device``), how many models train at once
+    (``max_batch``), how a caller follows and stops it (None: the defaults). The reruns use the same data and
+    mini-batch seeds derived from their own initialisation seed, so they measure the spread over initialisations
     that one shipped number hides. The samples drawn, the search is :func:`search_split`.
     """
-    _checked(learner, select=select, lrs=lrs, wds=wds, seeds=seeds, rerun_seeds=rerun_seeds, max_batch=max_batch)
-    if select == "val":
-        split = validation_split(target, n_train, n_test=n_test, data_seed=data_seed, validation=validation,
-                                 val_size=val_size, val_seed=val_seed, val_fraction=val_fraction, device=device,
-                                 dtype=dtype)
+    options = _checked(learner, selection, options, lrs=lrs, wds=wds)[-1]
+    sel, device, dtype = selection, options.device, options.dtype
+    if sel.select == "val":
+        split = validation_split(target, n_train, n_test=n_test, data_seed=sel.data_seed, validation=sel.validation,
+                                 val_size=sel.val_size, val_seed=sel.val_seed, val_fraction=sel.val_fraction,
+                                 device=device, dtype=dtype)
     else:
-        split = data_split(target, n_train, n_test=n_test, seed=data_seed, device=device, dtype=dtype)
-    return search_split(split, learner, lrs=lrs, wds=wds, seeds=seeds, rerun_seeds=rerun_seeds, select=select,
-                        validation=validation, val_fraction=val_fraction, data_seed=data_seed, protocol=protocol,
-                        device=device, dtype=dtype, progress=progress, max_batch=max_batch, callback=callback,
-                        cancel=cancel)
+        split = data_split(target, n_train, n_test=n_test, seed=sel.data_seed, device=device, dtype=dtype)
+    return search_split(split, learner, lrs=lrs, wds=wds, protocol=protocol, selection=selection, progress=progress,
+                        options=options)
 
 
-def search_split(split: Split, learner: Learner, *, lrs, wds, seeds=(0,), rerun_seeds=(), select: str = "test",
-                 validation: str = "fresh", val_fraction: float = VAL_FRACTION, data_seed: int = 0,
-                 protocol: Protocol = PAPER_PROTOCOL, device=None, dtype=torch.float32, progress: bool = True,
-                 max_batch: int | None = None, callback=None, cancel=None) -> GridResult:
+def search_split(split: Split, learner: Learner, *, lrs, wds, protocol: Protocol = PAPER_PROTOCOL,
+                 selection: Selection = Selection(), progress: bool = True,
+                 options: RunOptions | None = None) -> GridResult:
     """The search of :func:`grid_search` on samples already drawn: ``split`` (a
     :class:`~resnetlearn.targets.concept.Split`; with ``select="val"`` its validation part chooses, as
-    :func:`validation_split` draws it). ``validation``, ``val_fraction`` and ``data_seed`` say how ``split`` was
-    drawn: the rows record them (and a hold-out's protocol is checked against the samples SGD keeps)."""
-    lrs, wds, seeds, rerun_seeds, max_batch = _checked(learner, select=select, lrs=lrs, wds=wds, seeds=seeds,
-                                                       rerun_seeds=rerun_seeds, max_batch=max_batch)
+    :func:`validation_split` draws it). The selection's ``validation``, ``val_fraction`` and ``data_seed`` say how
+    ``split`` was drawn: the rows record them (and a hold-out's protocol is checked against the samples SGD
+    keeps)."""
+    lrs, wds, seeds, rerun_seeds, max_batch, options = _checked(learner, selection, options, lrs=lrs, wds=wds)
+    select, validation = selection.select, selection.validation
     if not isinstance(split, Split) or (split.val is None) != (select == "test"):
         raise ValueError(f"split must be a Split {'without' if select == 'test' else 'with'} a validation part "
                          f"for select={select!r} (data_split or validation_split)")
     if select == "val" and validation == "holdout" and isinstance(protocol, Protocol):  # name the hold-out
         n_val = split.val.x.shape[0]
         protocol.check(split.train.x.shape[0] + n_val, held_out=n_val,
-                       why=f"select='val' with val_fraction = {val_fraction:g}")
+                       why=f"select='val' with val_fraction = {selection.val_fraction:g}")
     combos = [(lr, wd, s) for lr in lrs for wd in wds for s in seeds]
-    kw = dict(protocol=protocol, device=device, dtype=dtype, progress=progress, callback=callback,
-              cancel=cancel, holdout=split.val)
+    kw = dict(protocol=protocol, holdout=split.val, progress=progress, options=options)
     rows, trained, t0 = [], [], time.perf_counter()
     interrupted = _train_chunks(split, learner, combos, max_batch=max_batch, kw=kw, rows=rows, role="grid",
                                 trained=trained)
@@ -195,7 +217,7 @@ def search_split(split: Split, learner: Learner, *, lrs, wds, seeds=(0,), rerun_
                                     max_batch=max_batch, kw=kw, rows=reruns, role="rerun", trained=trained)
     n_test = split.test.x.shape[0]
     for r in rows + reruns:
-        r.update(select=select, selected=r is best, n_test=n_test, data_seed=data_seed)
+        r.update(select=select, selected=r is best, n_test=n_test, data_seed=selection.data_seed)
         if select == "val":
             r.update(validation=validation, n_val=split.val.x.shape[0])
     return GridResult(rows + reruns, best, select, interrupted=interrupted, wall_time=time.perf_counter() - t0,

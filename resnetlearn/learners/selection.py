@@ -52,7 +52,7 @@ def grid_edges(grid: dict, point: dict, *, hard_bounds: dict | None = None, erro
     return edges
 
 
-# ----------------------------------------------------------------- two rules for choosing a cell (issue 29)
+# ----------------------------------------------------------------- two rules for choosing a cell
 def grid_cells(runs: list[dict], key: str = "test_error") -> dict[tuple, dict[int, float]]:
     """The lr × wd cells of a point's grid runs (``role == "grid"``) as (lr, wd) → {seed: ``key`` error}, a
     diverged run as NaN."""

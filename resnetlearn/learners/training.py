@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import KW_ONLY, asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import KW_ONLY, asdict, dataclass, field
 
 import torch
 from tqdm.auto import tqdm
@@ -63,8 +64,8 @@ class Learner:
     """What is trained, apart from its SGD hyperparameters: an architecture (a
     :data:`resnetlearn.learners.networks.ARCHITECTURES` entry; eq 2.1 / §6 of arXiv v3), the weights SGD moves
     (``mode``, one of :data:`MODES`, §8.1), the width ``m`` and the initialisation (one of
-    :data:`resnetlearn.learners.networks.INITS`; ``"paper"`` is §8.1's). Training, the grid search, the
-    reproduce points and the race pass this one record instead of four loose arguments.
+    :data:`resnetlearn.learners.networks.INITS`; ``"paper"`` is §8.1's). Training, the grid search and the race
+    pass this one record instead of four loose arguments; it knows nothing of figure points or storage.
     """
 
     arch: str
@@ -95,39 +96,6 @@ class Learner:
         """The learner without its mode: its architecture."""
         return self.arch
 
-    trained_by_sgd = True
-    """Whether it is trained by SGD (the work a run's progress counts)."""
-    variant_key = None
-    """A network's points of one figure differ by their width, N and data alone (see
-    :attr:`resnetlearn.reproduce.learner.HandBuilt.variant_key`)."""
-    grid_searched = True
-    """Whether a figure point of it searches an lr × wd grid by SGD and retrains the selected cell on fresh seeds
-    (§8.1): its rows carry a width, seeds and the grid's runs. (The learner records of
-    :mod:`resnetlearn.reproduce.learner` answer the same questions.)"""
-    constructed = False
-    """Whether it is built by a construction instead of searched for (the hand-built solution of §8.2)."""
-
-    def row_fields(self) -> dict:
-        """How a stored row names it: ``model`` (its architecture), ``mode`` and, when it is not §8.1's,
-        ``init`` (the stored keys of the points that never named one stay as they are)."""
-        return dict(model=self.arch, mode=self.mode, **({} if self.init == "paper" else {"init": self.init}))
-
-    def sgd_work(self, point, *, dims, batch_size: int) -> tuple[Learner, list[tuple[int, int, int]], int]:
-        """The SGD a figure point of this network costs (the work estimate's per-learner part,
-        :mod:`resnetlearn.reproduce.work_estimate`; ``point`` a :class:`resnetlearn.reproduce.point.Point`): the
-        network trained (itself), its batched trainings — (networks trained together, SGD steps, parameters of
-        one) for the lr × wd grid and for the fresh-seed reruns of the selected cell (:func:`grid_search`) — and
-        the mini-batch, ``batch_size``. ``dims()`` is the point's target's (d, k); a holdout validation trains on
-        N less its :data:`VAL_FRACTION`."""
-        d, k = dims()
-        search, n_train = point.search, point.data.n_train
-        holdout = search.validation_rule().get("validation") == "holdout"
-        n_fit = n_train - (round(VAL_FRACTION * n_train) if holdout else 0)
-        steps = point.protocol.epochs * math.ceil(n_fit / batch_size)
-        params = sum(math.prod(s) for s in networks.param_shapes(self.arch, d, k, self.m).values())
-        groups = [len(search.lrs) * len(search.wds) * len(search.grid_seeds or [0]), len(search.rerun_seeds or [])]
-        return self, [(g, steps, params) for g in groups if g], batch_size
-
     @property
     def mode_record(self) -> Mode:
         """Its training mode's record (:data:`resnetlearn.learners.modes.MODES`)."""
@@ -138,26 +106,6 @@ class Learner:
         """Whether SGD trains a kernel method (mode ``last``: the conjugate kernel, ``ntk``: the NTK, §8.1),
         whose exact ridge solution a figure point computes beside it."""
         return self.mode_record.kernel_method
-
-    def fit(self, samples, search, *, schedule, device=None, cancel=None):
-        """This network fitted to ``samples`` by ``search`` (arXiv v3 §8.1): the lr × wd grid trained by SGD for
-        ``schedule`` on samples drawn in float32 on ``device``, the selected cell retrained on fresh seeds, and for
-        a (last)/(ntk) network its exact kernel solution; the result's ``predict(x)`` is the selected run's outputs
-        (:func:`resnetlearn.reproduce.fit.fit_network`). The search record runs it
-        (:meth:`resnetlearn.reproduce.point.Search.fit_network`): it reaches the kernels, which sit above the
-        networks in the import order, so this record hands itself to it. ``cancel`` (an Event or a callable
-        returning True) stops the training between two SGD steps; the fit is then marked ``interrupted``."""
-        if not callable(getattr(search, "fit_network", None)):
-            raise TypeError(f"search must be a resnetlearn.reproduce.point.Search (lrs, wds, select, ...), "
-                            f"got {type(search).__name__}")
-        return search.fit_network(self, samples, schedule=schedule, device=device, cancel=cancel)
-
-    @property
-    def style(self) -> networks.Style:
-        """Its architecture's colour and marker (:data:`resnetlearn.learners.networks.ARCHITECTURES`), its mode's line
-        and family (:class:`~resnetlearn.learners.modes.Mode`)."""
-        arch, how = networks.ARCHITECTURES[self.arch], self.mode_record
-        return replace(arch.style, line=how.line, family=how.family or arch.family)
 
 
 @dataclass(frozen=True)
@@ -339,39 +287,66 @@ def _check_compatible(train, other, name: str) -> None:
         raise ValueError(f"{name}.y has k = {other.y.shape[-1]} outputs but train.y has k = {train.y.shape[-1]}")
 
 
-def train_models(train, test, learner: Learner, *, lrs, wds, seeds,
-                 protocol: Protocol = Protocol(), device=None,
-                 dtype=torch.float32, progress: bool = True, callback=None,
-                 callback_every: int | None = None, cancel=None, holdout=None,
-                 init_scale: float = 1.0, capture: bool | None = None, gate: FrozenGate | None = None,
-                 order_seeds=None) -> TrainResult:
+@dataclass(frozen=True)
+class RunOptions:
+    """How a training runs, beyond what it trains (the learner, its learning rates, weight decays and seeds, the
+    protocol and the samples): one record that :func:`train_models` and the searches over it
+    (:func:`resnetlearn.learners.search.grid_search`) pass along, each field checked where the training starts.
+
+    * where it computes: ``device`` (None: the best available), ``dtype`` and ``capture`` (replay each epoch as a
+      recorded CUDA graph, :mod:`resnetlearn.learners.capture`; None: on CUDA devices, eager elsewhere; True on a
+      non-CUDA device is an error; the recorded kernels are the eager ones, and cancellation is then checked
+      between epochs);
+    * how a caller follows and stops it: ``callback(info)`` every ``callback_every`` epochs (None: the protocol's
+      ``eval_every``) with the latest errors (live plots); ``cancel`` (a ``threading.Event`` or a callable
+      returning True) stops training cleanly after the current step, as Ctrl-C does;
+    * ``max_batch``: how many models a search trains at once (memory; None: all of them), read by the searches;
+    * the talk's variations of §8.1's training: ``init_scale`` multiplies every initial weight (the knob of the
+      lazy regime; 1 is the paper's initialisation), ``gate`` trains the frozen-gate network
+      (:class:`~resnetlearn.learners.engine.FrozenGate`; modes ``all`` and ``hidden``) in place of the ReLU
+      network, ``order_seeds`` are the seeds of the models' mini-batch orders (default: derived from the
+      initialisation seeds, apart from them).
+    """
+
+    device: object = None
+    dtype: torch.dtype = torch.float32
+    capture: bool | None = None
+    callback: Callable | None = None
+    callback_every: int | None = None
+    cancel: object = None
+    max_batch: int | None = None
+    init_scale: float = 1.0
+    gate: FrozenGate | None = None
+    order_seeds: object = None
+
+
+def train_models(train, test, learner: Learner, *, lrs, wds, seeds, protocol: Protocol = Protocol(),
+                 holdout=None, progress: bool = True, options: RunOptions | None = None) -> TrainResult:
     """Train G = len(seeds) models of one :class:`Learner` (architecture, mode, width, initialisation) together.
 
     ``train``/``test``: :class:`~resnetlearn.targets.concept.Sample` objects (x, y,
     and for the error decomposition base, composite); y (and base,
     composite) may carry a leading model axis (G, N, k) to give each model
     its own target on the same inputs (e.g. a β sweep, arXiv v3 Figure 3). ``lrs``, ``wds``: one
-    value per model (or one for all). ``callback(info)`` is called every
-    ``callback_every`` epochs with the latest errors (for live plots);
-    ``cancel`` (a ``threading.Event`` or a callable returning True) or
-    Ctrl-C stops training cleanly after the current step. ``holdout`` (a
-    Sample) is evaluated at the end into ``holdout_error`` (validation-based
-    selection uses it). ``init_scale`` multiplies every initial weight (the
-    talk's knob for the lazy regime; 1 is the paper's initialisation).
-    ``capture``: replay each epoch as a recorded CUDA graph (:mod:`resnetlearn.learners.capture`; None: on CUDA
-    devices, eager elsewhere; True on a non-CUDA device is an error). The recorded kernels are the eager
-    ones; cancellation is then checked between epochs. ``gate``: train the frozen-gate network
-    (:class:`FrozenGate`; modes ``all`` and ``hidden``) in place of the ReLU network. ``order_seeds``: the
-    seeds of the models' mini-batch orders (default: derived from ``seeds``, apart from the initialisation's).
+    value per model (or one for all). ``holdout`` (a Sample) is evaluated at the end into ``holdout_error``
+    (validation-based selection uses it). ``progress``: a progress bar. ``options``: where it computes, how a
+    caller follows and stops it, and the talk's variations (:class:`RunOptions`; None: the defaults); Ctrl-C also
+    stops training cleanly after the current step.
     """
+    options = RunOptions() if options is None else options
+    if not isinstance(options, RunOptions):
+        raise TypeError(f"options must be a RunOptions(device=..., dtype=..., callback=..., cancel=..., ...), "
+                        f"got {type(options).__name__}")
+    device, dtype, capture, gate = options.device, options.dtype, options.capture, options.gate
+    callback, callback_every, cancel = options.callback, options.callback_every, options.cancel
     Learner.check(learner)
     _check_setting(learner, protocol, gate)
     seeds = V.seeds("seeds", seeds)
     G = len(seeds)
-    order_seeds = _order_seeds(order_seeds, G)
+    order_seeds = _order_seeds(options.order_seeds, G)
     lr = _per_model("lrs (learning rates)", lrs, G, lo=0, lo_open=True)
     wd = _per_model("wds (weight decays)", wds, G, lo=0)
-    init_scale = V.real("init_scale", init_scale, lo=0, lo_open=True)
+    init_scale = V.real("init_scale", options.init_scale, lo=0, lo_open=True)
     if capture is not None:
         capture = V.boolean("capture", capture)
     callback_every = None if callback_every is None else V.integer("callback_every", callback_every, lo=1)

@@ -28,10 +28,11 @@ from .. import validation as V
 from ..device import select_device
 from ..kernels.experiments import KernelPredictor, KernelSearch, kernel_errors_and_predictors, network_kernel_errors
 from ..learners import networks
-from ..learners.search import VALIDATIONS, GridResult, chunk_size, search_split, validation_split
+from ..learners.hand_built import HAND_BUILT
+from ..learners.search import VALIDATIONS, GridResult, Selection, chunk_size, search_split, validation_split
 from ..learners.selection import grid_edges
-from ..learners.training import Learner, Protocol, TrainResult, models_that_fit, sample_sizes, train_models
-from ..targets.concept import HAND_BUILT, INSTANCES, Split, Target, data_split, parity6_target
+from ..learners.training import Learner, Protocol, RunOptions, TrainResult, models_that_fit, sample_sizes
+from ..targets.concept import INSTANCES, Split, Target, data_split, parity6_target
 
 BATCH = Protocol().batch_size
 """The mini-batch of a network point that names none (§8.1: 50); a point's ``batch_size`` overrides it."""
@@ -184,11 +185,12 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
         raise ValueError("search.grid_seeds and search.rerun_seeds cannot both be set: with grid_seeds the selected "
                          "cell's other seeds are its fresh seeds (seed 0 selects), so reruns would be a second set")
     split = samples.split(dtype=torch.float32, device=device)
-    g = search_split(split, learner, lrs=search.lrs, wds=search.wds, seeds=grid_seeds or (0,),
-                     rerun_seeds=search.rerun_seeds, select=search.select, validation=samples.validation or "fresh",
-                     data_seed=samples.data_seed, protocol=protocol, device=device, progress=False,
-                     max_batch=_max_batch(learner, split, len(search.lrs) * len(search.wds) * len(grid_seeds or (0,)),
-                                          device=device), cancel=cancel)
+    selection = Selection(seeds=grid_seeds or (0,), rerun_seeds=search.rerun_seeds, select=search.select,
+                          validation=samples.validation or "fresh", data_seed=samples.data_seed)
+    n_models = len(search.lrs) * len(search.wds) * len(grid_seeds or (0,))
+    options = RunOptions(device=device, max_batch=_max_batch(learner, split, n_models, device=device), cancel=cancel)
+    g = search_split(split, learner, lrs=search.lrs, wds=search.wds, protocol=protocol, selection=selection,
+                     progress=False, options=options)
     fit = dict(lrs=search.lrs, wds=search.wds, device=str(select_device(device)))
     if g.interrupted:  # the engine stopped early on Ctrl-C: these numbers are not the point's result
         return NetworkFit(g, {}, [], interrupted=True, **fit)
@@ -355,24 +357,8 @@ def hand_built_target(target) -> int:
 
 
 def fit_hand_built(wd: float, *, d: int, m: int, epochs: int, cancel=None) -> HandBuiltFit:
-    """§8.2 footnote 16: train aᵀσ(Wx) with m = 200 on all 64 inputs of the d = 6 problem (so its test error is
-    exact) with weight decay ``wd`` for ``epochs`` epochs (the lr drops after the construction's
-    ``lr_drop_fraction`` of them, two thirds), then pad W with d − 6 zero columns (scaling the 6 used columns by
-    √(d/6), since inputs are ±1/√d) and duplicate rows (and the output signs) up to width ``m`` with rescaling by
-    √(200/m): the same function, the same test error, ‖W‖_F = √(d/6)·‖W₆‖_F at every width."""
-    hb = HAND_BUILT
-    d = V.integer("d", d, lo=hb.d)
-    m = V.integer("m", m, lo=hb.m)
-    if m % hb.m:
-        raise ValueError(f"m = {m}: the construction widens its width-{hb.m} network by duplicating rows, so m must "
-                         f"be a multiple of {hb.m} (e.g. {hb.m * max(1, round(m / hb.m))})")
-    full = hb.sample()
-    res = train_models(full, full, Learner(hb.arch, hb.mode, m=hb.m), lrs=[hb.lr], wds=[wd], seeds=[0],
-                       protocol=Protocol(epochs=epochs, batch_size=hb.batch_size,
-                                         lr_drop_epoch=hb.lr_drop_epoch(epochs), eval_every=epochs),
-                       dtype=torch.float64, device="cpu", progress=False, cancel=cancel)
-    Wd = torch.zeros(hb.m, d, dtype=torch.float64)
-    Wd[:, :hb.d] = res.params["W"][0] * (d / hb.d) ** 0.5
-    scale = (hb.m / m) ** 0.5
-    return HandBuiltFit(res, Wd.repeat(m // hb.m, 1) * scale, res.params["A"][0].repeat(1, m // hb.m) * scale, wd,
-                        interrupted=res.interrupted)
+    """§8.2 footnote 16: the construction (:meth:`resnetlearn.learners.hand_built.HandBuiltConstruction.build`)
+    with weight decay ``wd``, trained for ``epochs`` epochs on the d = 6 problem and widened to width ``m`` in
+    d dimensions, as the fit a figure point stores."""
+    built = HAND_BUILT.build(wd, d=d, m=m, epochs=epochs, cancel=cancel)
+    return HandBuiltFit(built.trained, built.W, built.A, wd, interrupted=built.trained.interrupted)

@@ -1,11 +1,12 @@
 """The learners the experiments compare, one record each, and the one place a stored row becomes one.
 
 A learner is one of three kinds, each a record that answers for itself (its name, its label in tables and
-legends, its style in every figure):
+legends; how a figure draws it is the classroom's, :mod:`resnetlearn.classroom.styles`):
 
 * :class:`Network` — an architecture of :data:`resnetlearn.learners.networks.ARCHITECTURES` trained by SGD in one
-  of the modes of arXiv v3 §8.1, at a width and an initialisation (the engine's record,
-  :class:`resnetlearn.learners.training.Learner`, defined once there);
+  of the modes of arXiv v3 §8.1, at a width and an initialisation: the plain learner of the engine
+  (:class:`resnetlearn.learners.training.Learner`, whose fields it keeps) with what the reproduction asks of it
+  (how a stored row names it, what its search costs, its fit);
 * :class:`Kernel` — a named kernel of :data:`resnetlearn.kernels.registry.KERNEL_REGISTRY`, on an
   architecture where it is a network's kernel (the spec ``"ntk_inf:2layer"``), tuned by ridge regression
   (§3.1, §7);
@@ -27,14 +28,24 @@ import math
 from dataclasses import KW_ONLY, dataclass
 
 from ..kernels.registry import KERNEL_REGISTRY
+from ..learners.hand_built import HAND_BUILT
 from ..learners.modes import MODES
-from ..learners.networks import ARCHITECTURES, Style, param_shapes
-from ..learners.training import Learner as Network
-from ..targets.concept import HAND_BUILT
-from .fit import HandBuiltFit, KernelFit, Samples, checked_schedule, fit_hand_built, fit_kernel, hand_built_target
+from ..learners.networks import ARCHITECTURES, param_shapes
+from ..learners.search import VAL_FRACTION
+from ..learners.training import Learner
+from .fit import (
+    HandBuiltFit,
+    KernelFit,
+    NetworkFit,
+    Samples,
+    checked_schedule,
+    fit_hand_built,
+    fit_kernel,
+    fit_network,
+    hand_built_target,
+)
 
-__all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "style_of", "kernel_style",
-           "trained_layers"]
+__all__ = ["Network", "Kernel", "HandBuilt", "kind_of", "from_row", "label_of", "named"]
 
 KERNEL_MODE = "kernel"
 """The ``mode`` a stored row of a kernel point carries."""
@@ -42,14 +53,54 @@ HAND_BUILT_MODE = "-"
 """The ``mode`` a stored row of a hand-built point carries."""
 
 
+# ----------------------------------------------------------------- networks
+class Network(Learner):
+    """A network as the reproduction keeps it: the plain learner (architecture, mode, width ``m``, initialisation;
+    :class:`resnetlearn.learners.training.Learner`) with the answers a figure point, its store and its work estimate
+    ask of every learner record."""
+
+    trained_by_sgd = True
+    """Whether it is trained by SGD (the work a run's progress counts)."""
+    variant_key = None
+    """A network's points of one figure differ by their width, N and data alone (see :attr:`HandBuilt.variant_key`)."""
+    grid_searched = True
+    """Whether a figure point of it searches an lr × wd grid by SGD and retrains the selected cell on fresh seeds
+    (§8.1): its rows carry a width, seeds and the grid's runs."""
+    constructed = False
+    """Whether it is built by a construction instead of searched for (the hand-built solution of §8.2)."""
+
+    def row_fields(self) -> dict:
+        """How a stored row names it: ``model`` (its architecture), ``mode`` and, when it is not §8.1's,
+        ``init`` (the stored keys of the points that never named one stay as they are)."""
+        return dict(model=self.arch, mode=self.mode, **({} if self.init == "paper" else {"init": self.init}))
+
+    def sgd_work(self, point, *, dims, batch_size: int) -> tuple[Network, list[tuple[int, int, int]], int]:
+        """The SGD a figure point of this network costs (the work estimate's per-learner part,
+        :mod:`resnetlearn.reproduce.work_estimate`; ``point`` a :class:`resnetlearn.reproduce.point.Point`): the
+        network trained (itself), its batched trainings — (networks trained together, SGD steps, parameters of
+        one) for the lr × wd grid and for the fresh-seed reruns of the selected cell — and the mini-batch,
+        ``batch_size``. ``dims()`` is the point's target's (d, k); a holdout validation trains on N less its
+        :data:`~resnetlearn.learners.search.VAL_FRACTION`."""
+        d, k = dims()
+        search, n_train = point.search, point.data.n_train
+        holdout = search.validation_rule().get("validation") == "holdout"
+        n_fit = n_train - (round(VAL_FRACTION * n_train) if holdout else 0)
+        steps = point.protocol.epochs * math.ceil(n_fit / batch_size)
+        params = sum(math.prod(s) for s in param_shapes(self.arch, d, k, self.m).values())
+        groups = [len(search.lrs) * len(search.wds) * len(search.grid_seeds or [0]), len(search.rerun_seeds or [])]
+        return self, [(g, steps, params) for g in groups if g], batch_size
+
+    def fit(self, samples: Samples, search, *, schedule, device=None, cancel=None) -> NetworkFit:
+        """This network fitted to ``samples`` by ``search`` (a :class:`resnetlearn.reproduce.point.Search`; arXiv
+        v3 §8.1): the lr × wd grid trained by SGD for ``schedule`` on samples drawn in float32 on ``device``, the
+        selected cell retrained on fresh seeds, and for a (last)/(ntk) network its exact kernel solution
+        (:func:`resnetlearn.reproduce.fit.fit_network`); the result's ``predict(x)`` is the selected run's outputs.
+        ``cancel`` (an Event or a callable returning True) stops the training between two SGD steps; the fit is
+        then marked ``interrupted``."""
+        return fit_network(self, samples, search, schedule=schedule, device=device, cancel=cancel)
+
+
 # ----------------------------------------------------------------- kernels
-def kernel_style(name: str, arch: str | None = None) -> Style | None:
-    """The style of kernel ``name`` on architecture ``arch``, read from its registry entry
-    (:meth:`resnetlearn.kernels.registry.KernelEntry.style`); None for an unknown kernel."""
-    entry = KERNEL_REGISTRY.get(name)
-    return None if entry is None else entry.style(arch)
-
-
 @dataclass(frozen=True)
 class Kernel:
     """A named kernel, on architecture ``arch`` where it is a network's kernel (conjugate, NTK, infinite
@@ -109,10 +160,6 @@ class Kernel:
         the records and cannot read this one)."""
         return self.spec
 
-    @property
-    def style(self) -> Style:
-        return kernel_style(self.name, self.arch) or Style("#7f7f7f", "cross")
-
 
 # ----------------------------------------------------------------- the hand-built solution
 @dataclass(frozen=True)
@@ -148,7 +195,7 @@ class HandBuilt:
         return self.NAME
 
     def sgd_work(self, point, *, dims=None, batch_size=None) -> tuple[Network, list[tuple[int, int, int]], int]:
-        """The SGD its construction costs (:data:`resnetlearn.targets.concept.HAND_BUILT`): one network trained
+        """The SGD its construction costs (:data:`resnetlearn.learners.hand_built.HAND_BUILT`): one network trained
         for the epochs of ``point`` (a :class:`resnetlearn.reproduce.point.Point`) on all the inputs of the d = 6
         problem, in its own mini-batches (the point's target and mini-batch play no part); the form of
         :meth:`Network.sgd_work`."""
@@ -175,10 +222,6 @@ class HandBuilt:
     @property
     def label(self) -> str:
         return self.NAME
-
-    @property
-    def style(self) -> Style:
-        return Style("#dc143c", "star")  # crimson, the colour of the reference lines; a star in Figure 4
 
 
 # ----------------------------------------------------------------- rows
@@ -210,7 +253,7 @@ def named(model: str, mode: str | None = None) -> Network | Kernel | HandBuilt |
     if model == HandBuilt.NAME:
         return HandBuilt()
     kern = Kernel.of_spec(model)
-    return kern if kernel_style(kern.name) else None
+    return kern if kern.name in KERNEL_REGISTRY else None
 
 
 def label_of(row: dict, *, with_mode: bool = True) -> str:
@@ -222,17 +265,3 @@ def label_of(row: dict, *, with_mode: bool = True) -> str:
     if kind_of(row) is not Network:  # a kernel by its spec, the hand-built solution by its name: their records'
         return from_row(row).label
     return str(row["model"])
-
-
-def trained_layers(mode: str) -> str:
-    """What SGD trains in ``mode`` in words, read from its record (:attr:`Mode.trained_layers
-    <resnetlearn.learners.modes.Mode>`): ``"all layers"``, ``"hidden layers"``; a mode that says nothing (or a
-    name that is no mode) by its name."""
-    return (MODES[mode].trained_layers if mode in MODES else None) or mode
-
-
-def style_of(model: str, mode: str | None = None) -> Style:
-    """The style of a learner named ``model`` (and ``mode``); grey with a plain circle when the name is no
-    learner's."""
-    learner = named(model, mode)
-    return learner.style if learner is not None else Style("#7f7f7f")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import KW_ONLY, dataclass
 
-from .fit import BATCH, NetworkFit, Samples, fit_network
+from .fit import BATCH
 from .learner import HandBuilt, Kernel, Network, from_row, kind_of
 from .store import ResultsStore
 
@@ -62,19 +62,12 @@ class Search:
         :func:`~resnetlearn.learners.search.validation_split` (and :class:`resnetlearn.reproduce.fit.Samples`): its
         ``validation`` (``"fresh"``, which :func:`resnetlearn.reproduce.figures.points` writes into every
         ``select="val"`` point, with ``n_val`` as ``val_size``), or ``"holdout"`` for a point that names none (the
-        rule its stored results were computed with before issue 29, so their keys still mean what they meant).
+        rule its stored results were computed with, so their keys still mean what they meant).
         Empty for ``select="test"``."""
         if self.select != "val":
             return {}
         rule = self.validation or "holdout"
         return dict(validation=rule, val_size=self.n_val) if rule == "fresh" else dict(validation=rule)
-
-    def fit_network(self, learner: Network, samples: Samples, *, schedule: Schedule, device=None,
-                    cancel=None) -> NetworkFit:
-        """:meth:`Network.fit <resnetlearn.learners.training.Learner.fit>` by this search
-        (:func:`resnetlearn.reproduce.fit.fit_network`): the network hands itself to its search, which lives here,
-        above the kernels that solve a (last)/(ntk) network's exact kernel method (arXiv v3 §8.1)."""
-        return fit_network(learner, samples, self, schedule=schedule, device=device, cancel=cancel)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .. import memory
 from ..device import select_device
 from ..learners.networks import param_shapes
-from ..learners.training import Protocol, train_models, training_bytes
+from ..learners.training import Protocol, RunOptions, train_models, training_bytes
 from ..targets.concept import parity_instance
 from .figures import point_records
 from .learner import Network
@@ -62,10 +62,9 @@ def _seconds_per_step(learner, *, models: int, device) -> float:
 
     def run(epochs: int) -> float:
         t0 = time.perf_counter()
-        train_models(sample, sample, learner, lrs=[1e-3] * models, wds=[0.0] * models,
-                     seeds=list(range(models)),
-                     protocol=Protocol(epochs=epochs, batch_size=BATCH, eval_every=epochs), device=device,
-                     progress=False)
+        train_models(sample, sample, learner, lrs=[1e-3] * models, wds=[0.0] * models, seeds=list(range(models)),
+                     protocol=Protocol(epochs=epochs, batch_size=BATCH, eval_every=epochs), progress=False,
+                     options=RunOptions(device=device))
         return time.perf_counter() - t0
 
     run(1)  # warm-up: allocations, first-call costs

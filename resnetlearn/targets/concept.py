@@ -21,7 +21,6 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import KW_ONLY, dataclass
-from fractions import Fraction
 
 import sympy
 import torch
@@ -534,42 +533,6 @@ def parity6_target(d: int = 40) -> FunctionTarget:
 
     return FunctionTarget(fn, d=d, k=1, input_dist="hypercube_unit", name=f"parity6(d={d})",
                           formula="d^3 · x1 x2 x3 x4 x5 x6")
-
-
-@dataclass(frozen=True)
-class HandBuiltConstruction:
-    """The solution built by hand for §8.2 (arXiv v3 footnote 16), the one definition its fit
-    (:func:`resnetlearn.reproduce.fit.fit_hand_built`) and its learner record's work
-    (:meth:`resnetlearn.reproduce.learner.HandBuilt.sgd_work`) read: aᵀσ(Wx) (architecture ``arch``, trained in
-    mode ``mode``: W moves, the ±1/√m signs a stay) of width ``m`` trained by SGD (lr ``lr``, divided by 10 after
-    ``lr_drop_fraction`` of the epochs; mini-batches of ``batch_size``) on all 2^d₀ inputs of the d₀ = ``d``
-    problem, so that its test error is exact; then padded to the figure's d and widened to its m."""
-
-    arch: str = "2layer_signs"
-    mode: str = "hidden"
-    d: int = 6
-    m: int = 200
-    lr: float = 0.5
-    batch_size: int = 16
-    lr_drop_fraction: Fraction = Fraction(2, 3)
-    """Where its learning rate drops, as a fraction of its epochs (ours: two thirds, not §8.1's half)."""
-
-    def lr_drop_epoch(self, epochs: int) -> int:
-        """The epoch its learning rate drops at: ⌊epochs · :attr:`lr_drop_fraction`⌋ (exact: 533 of 800)."""
-        return math.floor(epochs * self.lr_drop_fraction)
-
-    def sample(self) -> Sample:
-        """All 2^d inputs of {±1/√d}^d with their labels (:func:`parity6_target`), in float64."""
-        x = torch.tensor(list(itertools.product((1.0, -1.0), repeat=self.d)), dtype=torch.float64) / self.d**0.5
-        return Sample(x, parity6_target(self.d)(x), None, None)
-
-    def steps(self, epochs: int) -> int:
-        """The SGD steps of its training: ``epochs`` passes over the 2^d inputs."""
-        return epochs * math.ceil(2**self.d / self.batch_size)
-
-
-HAND_BUILT = HandBuiltConstruction()
-"""§8.2's hand-built solution, footnote 16."""
 
 
 INSTANCES = {

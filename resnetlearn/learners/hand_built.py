@@ -1,0 +1,90 @@
+"""The solution of arXiv v3 §8.2 built by hand (footnote 16): a learner that is constructed, not searched for.
+
+A two-layer network aᵀσ(Wx) with fixed output signs is trained by SGD on all 2^6 inputs of the d = 6 problem (so
+its test error is exact), then padded to the figure's d and widened to its m by duplicating rows: the same
+function at every width, with the ‖W‖_F that Figure 4 sets beside SGD's runs. :data:`HAND_BUILT` holds its one
+definition (architecture, mode, width, learning rate, mini-batch, when its learning rate drops) and
+:meth:`HandBuiltConstruction.build` builds it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import torch
+
+from .. import validation as V
+from ..targets.concept import Sample, parity6_target
+from .training import Learner, Protocol, RunOptions, TrainResult, train_models
+
+__all__ = ["HandBuiltConstruction", "HAND_BUILT", "Construction"]
+
+
+@dataclass
+class Construction:
+    """What :meth:`HandBuiltConstruction.build` leaves: the d = 6 network trained on all 64 inputs (``trained``,
+    its test error exact) and the network it describes in d dimensions at width m, with first-layer weights ``W``
+    (m, d) and output weights ``A`` (1, m)."""
+
+    trained: TrainResult
+    W: torch.Tensor
+    A: torch.Tensor
+
+
+@dataclass(frozen=True)
+class HandBuiltConstruction:
+    """The solution built by hand for §8.2 (arXiv v3 footnote 16), defined once: aᵀσ(Wx) (architecture ``arch``,
+    trained in mode ``mode``: W moves, the ±1/√m signs a stay) of width ``m`` trained by SGD (lr ``lr``, divided
+    by 10 after ``lr_drop_fraction`` of the epochs; mini-batches of ``batch_size``) on all 2^d₀ inputs of the
+    d₀ = ``d`` problem, so that its test error is exact; then padded to the figure's d and widened to its m."""
+
+    arch: str = "2layer_signs"
+    mode: str = "hidden"
+    d: int = 6
+    m: int = 200
+    lr: float = 0.5
+    batch_size: int = 16
+    lr_drop_fraction: Fraction = Fraction(2, 3)
+    """Where its learning rate drops, as a fraction of its epochs (ours: two thirds, not §8.1's half)."""
+
+    def lr_drop_epoch(self, epochs: int) -> int:
+        """The epoch its learning rate drops at: ⌊epochs · :attr:`lr_drop_fraction`⌋ (exact: 533 of 800)."""
+        return math.floor(epochs * self.lr_drop_fraction)
+
+    def sample(self) -> Sample:
+        """All 2^d inputs of {±1/√d}^d with their labels (:func:`parity6_target`), in float64."""
+        x = torch.tensor(list(itertools.product((1.0, -1.0), repeat=self.d)), dtype=torch.float64) / self.d**0.5
+        return Sample(x, parity6_target(self.d)(x), None, None)
+
+    def steps(self, epochs: int) -> int:
+        """The SGD steps of its training: ``epochs`` passes over the 2^d inputs."""
+        return epochs * math.ceil(2**self.d / self.batch_size)
+
+    def build(self, wd: float, *, d: int, m: int, epochs: int, cancel=None) -> Construction:
+        """Train aᵀσ(Wx) of width :attr:`m` on all 2^:attr:`d` inputs (:meth:`sample`, so its test error is exact)
+        with weight decay ``wd`` for ``epochs`` epochs (the lr drops after :attr:`lr_drop_fraction` of them), in
+        float64 on the CPU, then pad W with d − 6 zero columns (scaling the 6 used columns by √(d/6), since inputs
+        are ±1/√d) and duplicate rows (and the output signs) up to width ``m`` with rescaling by √(200/m): the same
+        function, the same test error, ‖W‖_F = √(d/6)·‖W₆‖_F at every width. ``cancel`` (an Event or a callable
+        returning True) stops the training between two SGD steps (``trained.interrupted``)."""
+        d = V.integer("d", d, lo=self.d)
+        m = V.integer("m", m, lo=self.m)
+        if m % self.m:
+            raise ValueError(f"m = {m}: the construction widens its width-{self.m} network by duplicating rows, so m "
+                             f"must be a multiple of {self.m} (e.g. {self.m * max(1, round(m / self.m))})")
+        full = self.sample()
+        res = train_models(full, full, Learner(self.arch, self.mode, m=self.m), lrs=[self.lr], wds=[wd], seeds=[0],
+                           protocol=Protocol(epochs=epochs, batch_size=self.batch_size,
+                                             lr_drop_epoch=self.lr_drop_epoch(epochs), eval_every=epochs),
+                           progress=False, options=RunOptions(dtype=torch.float64, device="cpu", cancel=cancel))
+        Wd = torch.zeros(self.m, d, dtype=torch.float64)
+        Wd[:, :self.d] = res.params["W"][0] * (d / self.d) ** 0.5
+        scale = (self.m / m) ** 0.5
+        return Construction(res, Wd.repeat(m // self.m, 1) * scale, res.params["A"][0].repeat(1, m // self.m) * scale)
+
+
+HAND_BUILT = HandBuiltConstruction()
+"""§8.2's hand-built solution, footnote 16."""
