@@ -211,8 +211,8 @@ def test_grid_edges_are_named_with_what_their_extension_found():
     low = dict(row(0.0, [1.9, 2.0, 2.2]), lr=0.01, lr_at_grid_edge=True, wd_at_grid_edge=False, figure="companion")
     below_lr = dict(low, lr=0.005, lr_at_grid_edge=False, seed_errors=[1.8, 1.6, 2.0], panel="edge-lr")
     notes = grid_edge_notes([low, below_lr], lrs)
-    assert ("lr 0.01 (bottom), extended to lr 0.0005, 0.001, 0.002, 0.005: seed 0's best there 1.800 (lr 0.005, wd 0) beats "
-            "1.900 at the edge; lr now interior; fresh seeds there: median 1.800, lowest 1.600") in notes
+    assert ("lr 0.01 (bottom), extended to lr 0.0005, 0.001, 0.002, 0.005: seed 0's best there 1.800 (lr 0.005, "
+            "wd 0) beats 1.900 at the edge; lr now interior; fresh seeds there: median 1.800, lowest 1.600") in notes
     assert "wd 0 (bottom), the natural bound of weight decay" in notes
 
 
