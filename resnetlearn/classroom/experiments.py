@@ -16,9 +16,11 @@ import torch
 from ..device import select_device
 from ..kernels import ntk
 from ..learners import networks
+from ..learners.modes import MODES as TRAINING_MODES
 from ..learners.training import PAPER_PROTOCOL, FrozenGate, Learner, Protocol, train_models
 from ..targets.complexity import concept_complexity
-from ..targets.concept import Sample, data_split, parity_instance
+from ..targets.concept import ALPHA, POSITIVE, Sample, data_split, parity_instance
+from ..validation import Boolean, Interval, Options, validate_fields, validate_params
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,11 @@ class Setup:
     n_test: int = 1000
     seed: int = 0
     device: object = None
+
+    parameter_constraints = {"n_train": POSITIVE, "n_test": POSITIVE, "seed": Interval(int, 0)}
+
+    def __post_init__(self):
+        validate_fields(self)
 
     def split(self, target=None):
         """(device, train sample, test sample) of ``target`` (default: this setup's, else the §8.1 instance)."""
@@ -51,6 +58,11 @@ def _stack(samples) -> Sample:
     return Sample(samples[0].x, *(torch.stack([getattr(s, a) for s in samples]) for a in ("y", "base", "composite")))
 
 
+MODES = Options(tuple(TRAINING_MODES))
+"""A training mode of :class:`~resnetlearn.learners.training.Learner` (:data:`resnetlearn.learners.modes.MODES`)."""
+
+
+@validate_params({"alpha": ALPHA, "m": POSITIVE, "mode": MODES, "progress": Boolean()})
 def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 200, lr=0.1, wd=0.005,
                mode: str = "all", protocol: Protocol = PAPER_PROTOCOL, setup: Setup = DEFAULT_SETUP,
                progress: bool = True):
@@ -99,6 +111,8 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 
     return rows, res
 
 
+@validate_params({"m": POSITIVE, "n_train": POSITIVE, "n_test": POSITIVE, "mode": MODES, "seed": Interval(int, 0),
+                  "progress": Boolean()})
 def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, lr: float = 0.1,
                        wd: float = 0.005, mode: str = "all", protocol: Protocol = PAPER_PROTOCOL, seed: int = 0,
                        device=None, progress: bool = True):
@@ -127,6 +141,8 @@ def unit_inputs(sample: Sample) -> Sample:
     return Sample(x, sample.y, sample.base, sample.composite)
 
 
+@validate_params({"init_scale": Interval(float, 0, closed="right"), "progress": Boolean(), "unit_norm": Boolean(),
+                  "select": Options(("train", "test"))})
 def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scale: float = 1.0,
              init: str = "paper", protocol: Protocol = PAPER_PROTOCOL, setup: Setup = DEFAULT_SETUP,
              progress: bool = True, unit_norm: bool = False, select: str = "train") -> list[dict]:
@@ -152,8 +168,6 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scal
     ``unit_norm=True`` feeds every learner x/‖x‖ (:func:`unit_inputs`) instead of x: the talk's scaling
     assumes inputs on the unit sphere. ``setup`` (:class:`Setup`): the target, N, test samples, seed and device.
     """
-    if select not in ("train", "test"):
-        raise ValueError(f"select must be 'train' or 'test', got {select!r}")
     inst, seed = setup.target or parity_instance(), setup.seed
     dev, tr, te = setup.split(inst)
     if unit_norm:
@@ -287,6 +301,7 @@ def block_measures(p0: dict, p1: dict, x: torch.Tensor, *, base: torch.Tensor | 
     return row
 
 
+@validate_params({"mode": MODES, "progress": Boolean()})
 def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: str = "all",
                    protocol: Protocol = PAPER_PROTOCOL, setup: Setup = DEFAULT_SETUP,
                    progress: bool = True) -> list[dict]:
@@ -311,6 +326,8 @@ def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: s
     return rows
 
 
+@validate_params({"budget": Interval(float, 0, closed="right"), "m": POSITIVE, "n_train": POSITIVE,
+                  "n_test": POSITIVE, "seed": Interval(int, 0), "progress": Boolean()})
 def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), *, budget: float = 1.0, arch: str = "2layer", m: int = 200,
                     n_train: int = 500, n_test: int = 1000, seed: int = 0, target=None, device=None,
                     progress: bool = True) -> list[dict]:
@@ -335,6 +352,7 @@ GATE_ORDER_SEED = (10_007, 1)
 written; notebook 06's numbers were drawn with it), not with :func:`train_models`' default."""
 
 
+@validate_params({"m": POSITIVE, "n_train": POSITIVE, "n_test": POSITIVE, "seed": Interval(int, 0)})
 def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train: int = 500,
                 n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, smooth=None,
                 target=None, device=None) -> list[dict]:
