@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import json
 import math
@@ -61,7 +62,7 @@ class _Record(Mapping):
     @classmethod
     def columns(cls) -> tuple[str, ...]:
         """The declared columns, in order."""
-        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+        return _columns(cls)
 
     @classmethod
     def of(cls, fields: Mapping):
@@ -206,6 +207,11 @@ class Run(_Record):
     CSV_INTS = ("m", "n_train", "epochs", "seed", "d")
     CSV_FLOATS = ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W")
     CSV_BOOLS = ("selected", "diverged")
+
+
+@functools.cache
+def _columns(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
 
 
 def as_row(row: Mapping) -> Row:
