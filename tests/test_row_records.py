@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from resnetlearn.reproduce.rows import Row, Run, read_table, table_text
+from resnetlearn.reproduce.rows import Row, Run, csv_text, read_csv
 
 
 def _row(**changes) -> Row:
@@ -46,8 +46,8 @@ def test_the_writer_writes_the_bytes_a_dict_writer_writes():
             if d.get(k) is not None:
                 d[k] = json.dumps(d[k])
         w.writerow(d)
-    assert table_text(rows, cols) == buf.getvalue()
-    assert table_text(rows, cols).splitlines()[1] == "fig2a,8,0.25,\"[0.25, NaN, 0.5]\",,,\"[[0.1, 0.2, 3.0]]\",True,1"
+    assert csv_text(rows, cols) == buf.getvalue()
+    assert csv_text(rows, cols).splitlines()[1] == "fig2a,8,0.25,\"[0.25, NaN, 0.5]\",,,\"[[0.1, 0.2, 3.0]]\",True,1"
 
 
 def test_the_reader_gives_back_what_the_writer_wrote(tmp_path):
@@ -55,23 +55,23 @@ def test_the_reader_gives_back_what_the_writer_wrote(tmp_path):
     cols = ["figure", "scale", "model", "mode", "m", "test_error", "seed_errors", "lr", "lr_at_grid_edge",
             "diverged", "grid", "init"]
     path = tmp_path / "t.csv"
-    path.write_bytes(table_text(rows, cols).encode())
-    back = [r for _, r in read_table(path, Row, ("figure", "m"))]
+    path.write_bytes(csv_text(rows, cols).encode())
+    back = [r for _, r in read_csv(path, Row, ("figure", "m"))]
     assert [type(r) for r in back] == [Row, Row]
     assert back[0].m == 8 and back[0].lr == 0.1 and back[0].lr_at_grid_edge is True and back[0].diverged == 1
     assert back[0].seed_errors[0] == 0.25 and math.isnan(back[0].seed_errors[1]) and back[0].grid == [[0.1, 0.2, 3.0]]
     assert back[1].seed_errors is None and back[1].lr_at_grid_edge is False and back[0].init == ""
-    assert table_text(back, cols) == table_text(rows, cols)  # read and written again: the same bytes
+    assert csv_text(back, cols) == csv_text(rows, cols)  # read and written again: the same bytes
 
 
 def test_the_reader_names_the_file_line_and_column_of_a_bad_cell(tmp_path):
     path = tmp_path / "runs.csv"
     path.write_text("figure,seed,selected\nfig2a,1,True\nfig2a,x,False\n")
     with pytest.raises(ValueError, match=r"runs.csv, line 3: column 'seed' holds 'x', not an integer"):
-        read_table(path, Run, ("figure",))
+        read_csv(path, Run, ("figure",))
     path.write_text("figure,seed\nfig2a,1\n")
     with pytest.raises(ValueError, match=r"lacks the column\(s\) selected"):
-        read_table(path, Run, ("figure", "selected"))
+        read_csv(path, Run, ("figure", "selected"))
     path.write_text("figure,seed\nfig2a,1")
     with pytest.raises(ValueError, match="truncated"):
-        read_table(path, Run, ("figure",))
+        read_csv(path, Run, ("figure",))

@@ -26,8 +26,7 @@ from .figures import spec as figure_spec
 from .learner import from_row, kind_of
 from .point import point_id
 from .points import RUN_KEYS
-from .rows import Row, Run, below, fresh_errors, median_error, plotted_error, seed_errors
-from .rows import table_text as csv_text
+from .rows import Row, Run, below, csv_text, fresh_errors, median_error, plotted_error, seed_errors
 from .store import atomic_write, write_checksums
 from .verdict_parts import span
 

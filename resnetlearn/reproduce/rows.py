@@ -13,7 +13,7 @@ and the plots.
 
 The rows are records: :class:`Row` (a point: its configuration, its stored result, the columns ``FIG.csv``
 derives) and :class:`Run` (one run of a point's search, a line of ``FIG_runs.csv``). Both tables are written by
-one writer (:func:`table_text`) and read back by one reader (:func:`read_table`), each column parsed as its
+one writer (:func:`csv_text`) and read back by one reader (:func:`read_csv`), each column parsed as its
 record declares.
 """
 
@@ -52,7 +52,7 @@ class _Record(Mapping):
     CSV_FLOATS: ClassVar[tuple[str, ...]] = ()
     CSV_BOOLS: ClassVar[tuple[str, ...]] = ()
     CSV_JSON: ClassVar[tuple[str, ...]] = ()
-    """How :func:`read_table` parses a column (and :func:`table_text` writes a JSON one); the others stay text."""
+    """How :func:`read_csv` parses a column (and :func:`csv_text` writes a JSON one); the others stay text."""
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
@@ -220,7 +220,7 @@ def as_row(row: Mapping) -> Row:
 
 
 # ----------------------------------------------------------------- the one writer and the one reader
-def table_text(records: Iterable[_Record], columns: list[str]) -> str:
+def csv_text(records: Iterable[_Record], columns: list[str]) -> str:
     """The CSV text of ``records`` under ``columns`` (a column a record was not given, or holds None in, is empty;
     a JSON column of the record's type is written as JSON): ``FIG.csv`` and ``FIG_runs.csv`` both come from here."""
     buf = io.StringIO(newline="")
@@ -266,8 +266,8 @@ def _parse(row: dict, record: type[_Record], where: str) -> None:
             raise ValueError(f"{where}: column {k!r} is not valid JSON") from None
 
 
-def read_table(path: Path, record: type[_Record], required: tuple[str, ...]) -> list[tuple[int, _Record]]:
-    """(line number, record) of each line of a table written by :func:`table_text`, its cells parsed by the record
+def read_csv(path: Path, record: type[_Record], required: tuple[str, ...]) -> list[tuple[int, _Record]]:
+    """(line number, record) of each line of a table written by :func:`csv_text`, its cells parsed by the record
     type's declared columns; an empty, cut-short or malformed file, a missing column or a cell that does not parse
     raises a ValueError naming the file and the line."""
     try:

@@ -18,7 +18,7 @@ from .figures import SCALES, judge, optional_points, point_label
 from .figures import points as figure_points
 from .learner import kind_of
 from .point import point_id
-from .rows import Row, Run, read_table
+from .rows import Row, Run, read_csv
 from .store import rerun_out, verify_table
 
 
@@ -106,7 +106,7 @@ def load_figure(name: str, directory) -> FigureResult:
     raises a ValueError that names the file and the problem.
     """
     directory, path, prov, expected = _open_table(name, directory, f"{name}.csv", "results")
-    rows = read_table(path, Row, ("figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "d", "wd",
+    rows = read_csv(path, Row, ("figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "d", "wd",
                                   "test_error"))
     for line, r in rows:
         where = f"{path}, line {line}"
@@ -163,7 +163,7 @@ def load_runs(name: str, directory) -> list[Run]:
     file's checksum is the one recorded when it was written.
     """
     directory, path, prov, expected = _open_table(name, directory, f"{name}_runs.csv", "per-run table")
-    rows = read_table(path, Run, tuple(c for c in POINT_COLS if c not in ("init", "panel")) + ("wd", "selected"))
+    rows = read_csv(path, Run, tuple(c for c in POINT_COLS if c not in ("init", "panel")) + ("wd", "selected"))
     for _, r in rows:
         r.role = r.role or "grid"
         r.panel = r.panel or None
