@@ -2,7 +2,11 @@
 
 In the spirit of scikit-learn's parameter constraints: each public function
 states what it accepts (a range, a set of choices, an integer or a real)
-and calls one of these checks before any long work starts. Every error is
+beside its parameters, as a table of :class:`Constraint` objects given to
+:func:`validate_params` (a function) or a record's ``parameter_constraints``
+(:func:`validate_fields`, from its ``__post_init__``); the declarations can
+be listed (:func:`declared_constraints`), and the bad-input tests are generated
+from them. The checks run before any long work starts. Every error is
 a ``ValueError`` (``TypeError`` for a value of the wrong kind) whose message
 names the parameter and the allowed values. Nothing is clipped, rounded or
 broadcast silently: ``2.5`` is not an integer, ``"12"`` is not a list of
@@ -106,13 +110,238 @@ def choice(name: str, value, allowed: Iterable):
 def check_fields(obj, rules: dict) -> None:
     """Check the fields of a frozen dataclass in place, from its ``__post_init__``.
 
-    ``rules`` maps a field name to ``(check, bounds)``: one of this module's checks and its keyword
-    arguments, e.g. ``{"m": (integer, {"lo": 1})}``. Each field is replaced by what its check returns
-    (a Python int for ``np.int64(3)``). A configuration declares its rules once, as a table (like
-    scikit-learn's ``_parameter_constraints``), and configurations that share fields share the table.
+    ``rules`` maps a field name to a :class:`Constraint` (``{"m": Interval(int, 1, None)}``) or to
+    ``(check, bounds)``: one of this module's checks and its keyword arguments, e.g. ``{"m": (integer, {"lo": 1})}``.
+    Each field is replaced by what its check returns (a Python int for ``np.int64(3)``). A configuration declares
+    its rules once, as a table (like scikit-learn's ``_parameter_constraints``), and configurations that share
+    fields share the table. A record whose class declares ``parameter_constraints`` is checked by
+    :func:`validate_fields` instead.
     """
-    for name, (check, bounds) in rules.items():
-        object.__setattr__(obj, name, check(name, getattr(obj, name), **bounds))
+    values = {}
+    for name, rule in rules.items():
+        value = getattr(obj, name)
+        if isinstance(rule, Constraint):
+            values[name] = rule.check(name, value, values)
+        else:
+            check, bounds = rule
+            values[name] = check(name, value, **bounds)
+        object.__setattr__(obj, name, values[name])
+
+
+# ----------------------------------------------------------------- declared constraints
+class Constraint:
+    """What one parameter accepts, declared beside it (scikit-learn's ``_parameter_constraints`` entries):
+    :meth:`check` returns the value as the function uses it or raises an error naming the parameter and what is
+    allowed; :meth:`bad_values` gives values it refuses, from which the bad-input tests are generated."""
+
+    def check(self, name: str, value, others: dict | None = None):
+        raise NotImplementedError
+
+    def bad_values(self, others: dict | None = None) -> list:
+        """Values outside this constraint (each must make :meth:`check` raise)."""
+        raise NotImplementedError
+
+
+def _bound(bound, others):
+    """A bound: a number, or the name of a parameter checked before this one (``Interval(int, 0, "d")``)."""
+    if isinstance(bound, str):
+        return (others or {})[bound]
+    return bound
+
+
+class Interval(Constraint):
+    """An integer (``kind`` int: :func:`integer`) or a finite real (``kind`` float: :func:`real`) in [lo, hi];
+    ``closed`` says which ends belong ("both", "left", "right", "neither"); None is an open-ended side, and a
+    bound may name a parameter declared before this one (its checked value)."""
+
+    def __init__(self, kind: type, lo=None, hi=None, *, closed: str = "both", allow_inf: bool = False):
+        if kind not in (int, float):
+            raise ValueError(f"kind must be int or float, got {kind!r}")
+        if closed not in ("both", "left", "right", "neither"):
+            raise ValueError(f"closed must be 'both', 'left', 'right' or 'neither', got {closed!r}")
+        if kind is int and closed != "both":
+            raise ValueError("an integer interval is closed: write its bounds as the first and last integers")
+        self.kind, self.lo, self.hi, self.closed, self.allow_inf = kind, lo, hi, closed, allow_inf
+
+    def check(self, name, value, others=None):
+        lo, hi = _bound(self.lo, others), _bound(self.hi, others)
+        if self.kind is int:
+            return integer(name, value, lo=lo, hi=hi)
+        return real(name, value, lo=lo, hi=hi, lo_open=self.closed in ("right", "neither"),
+                    hi_open=self.closed in ("left", "neither"), allow_inf=self.allow_inf)
+
+    def bad_values(self, others=None):
+        lo, hi = _bound(self.lo, others), _bound(self.hi, others)
+        bad: list = [True, "1"]
+        if self.kind is int:
+            bad += [1.5]
+            bad += [] if lo is None else [lo - 1]
+            bad += [] if hi is None else [hi + 1]
+        else:
+            bad += [math.nan] + ([] if self.allow_inf else [math.inf])
+            if lo is not None:
+                bad += [lo - 1] + ([lo] if self.closed in ("right", "neither") else [])
+            if hi is not None:
+                bad += [hi + 1] + ([hi] if self.closed in ("left", "neither") else [])
+        return bad
+
+    def __repr__(self):
+        left = "[" if self.kind is int or self.closed in ("both", "left") else "("
+        right = "]" if self.kind is int or self.closed in ("both", "right") else ")"
+        lo = "-inf" if self.lo is None else self.lo
+        hi = "inf" if self.hi is None else self.hi
+        return f"Interval({self.kind.__name__}, {left}{lo}, {hi}{right})"
+
+
+class Options(Constraint):
+    """One of ``allowed`` (:func:`choice`: compared by type and equality), like scikit-learn's ``StrOptions``."""
+
+    def __init__(self, allowed: Iterable):
+        self.allowed = tuple(allowed)
+
+    def check(self, name, value, others=None):
+        return choice(name, value, self.allowed)
+
+    def bad_values(self, others=None):
+        return ["no such option", ["a list"]] + ([0.5] if not any(isinstance(a, float) for a in self.allowed) else [])
+
+    def __repr__(self):
+        return f"Options({', '.join(map(repr, self.allowed))})"
+
+
+class Boolean(Constraint):
+    """True or False (:func:`boolean`: not 0/1, not a string)."""
+
+    def check(self, name, value, others=None):
+        return boolean(name, value)
+
+    def bad_values(self, others=None):
+        return [1, "True", None]
+
+    def __repr__(self):
+        return "Boolean()"
+
+
+class Seeds(Constraint):
+    """A non-empty list of seeds in [0, 2**63 - 1] (:func:`seeds`)."""
+
+    def check(self, name, value, others=None):
+        return seeds(name, value)
+
+    def bad_values(self, others=None):
+        return [[], [-1], [1.5], "12"]
+
+    def __repr__(self):
+        return "Seeds()"
+
+
+class Reals(Constraint):
+    """A list of finite reals, each in an interval (:func:`reals`)."""
+
+    def __init__(self, *, nonempty: bool = True, **bounds):
+        self.nonempty, self.bounds = nonempty, bounds
+
+    def check(self, name, value, others=None):
+        return reals(name, value, nonempty=self.nonempty, **self.bounds)
+
+    def bad_values(self, others=None):
+        return [[math.nan], "12"] + ([[]] if self.nonempty else [])
+
+    def __repr__(self):
+        return f"Reals({', '.join(f'{k}={v!r}' for k, v in self.bounds.items())})"
+
+
+class FloatDtype(Constraint):
+    """A floating torch dtype (:func:`float_dtype`)."""
+
+    def check(self, name, value, others=None):
+        return float_dtype(value)
+
+    def bad_values(self, others=None):
+        return [torch.int64, "float32"]
+
+    def __repr__(self):
+        return "FloatDtype()"
+
+
+class NoneOr(Constraint):
+    """None, or a value ``inner`` accepts."""
+
+    def __init__(self, inner: Constraint):
+        self.inner = inner
+
+    def check(self, name, value, others=None):
+        return None if value is None else self.inner.check(name, value, others)
+
+    def bad_values(self, others=None):
+        return [v for v in self.inner.bad_values(others) if v is not None]
+
+    def __repr__(self):
+        return f"NoneOr({self.inner!r})"
+
+
+class Custom(Constraint):
+    """A check of this module's shape ``check(name, value)`` with refused examples given by hand: for a rule the
+    other constraints do not express (``C_star`` may not be inf, with a sentence of its own)."""
+
+    def __init__(self, check, bad: list, text: str):
+        self._check, self._bad, self.text = check, list(bad), text
+
+    def check(self, name, value, others=None):
+        return self._check(name, value)
+
+    def bad_values(self, others=None):
+        return list(self._bad)
+
+    def __repr__(self):
+        return self.text
+
+
+def validate_params(constraints: dict[str, Constraint], *, convert: bool = True):
+    """Declare what a function's parameters accept (scikit-learn's ``validate_params``): the decorated function
+    checks each declared argument, in declaration order and defaults included, before its body runs, calls the
+    body with the checked values, and lists its declarations as ``parameter_constraints``
+    (:func:`declared_constraints`). ``convert=False`` checks without replacing the values (for a body that prints
+    an argument as it was given). A declaration naming no parameter of the function is refused at once."""
+    import functools
+    import inspect
+
+    def decorate(fn):
+        sig = inspect.signature(fn)
+        unknown = [n for n in constraints if n not in sig.parameters]
+        if unknown:
+            raise ValueError(f"{fn.__qualname__} has no parameter {', '.join(unknown)}; "
+                             f"its parameters: {', '.join(sig.parameters)}")
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            done: dict = {}
+            for name, c in constraints.items():
+                done[name] = c.check(name, bound.arguments[name], done)
+            if not convert:
+                return fn(*args, **kwargs)
+            bound.arguments.update(done)
+            return fn(*bound.args, **bound.kwargs)
+
+        checked.parameter_constraints = dict(constraints)
+        return checked
+
+    return decorate
+
+
+def validate_fields(obj) -> None:
+    """Check a record's fields against its class's ``parameter_constraints`` (from its ``__post_init__``): each
+    field is replaced by its checked value (:func:`check_fields`)."""
+    check_fields(obj, type(obj).parameter_constraints)
+
+
+def declared_constraints(obj) -> dict[str, Constraint]:
+    """What a function decorated by :func:`validate_params`, or a record class (or instance) declaring
+    ``parameter_constraints``, accepts: parameter name -> :class:`Constraint` (empty where nothing is declared)."""
+    got = getattr(obj, "parameter_constraints", None)
+    return dict(got) if isinstance(got, dict) else {}
 
 
 def sequence(name: str, values, *, allow_scalar: bool = True) -> list:

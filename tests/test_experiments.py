@@ -11,6 +11,7 @@ from resnetlearn.learners import networks
 from resnetlearn.learners.training import RunOptions
 
 TINY = rl.Protocol.quick(2, batch_size=50)
+SMALL = E.Setup(n_train=100, n_test=100)
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +124,7 @@ def test_block_laziness_row_by_hand():
     autodiff (torch.func.jvp) of functions written out here, not by the library's tangents."""
     from torch.func import jvp
 
-    row = E.block_laziness(widths=(20,), n_train=100, n_test=100, protocol=TINY, progress=False)[0]
+    row = E.block_laziness(widths=(20,), setup=SMALL, protocol=TINY, progress=False)[0]
     split = _split()
     res = rl.train_models(split.train, split.test, rl.Learner("3resnet", "all", m=20), lrs=[0.1], wds=[0.005],
                           seeds=[0],
@@ -224,7 +225,7 @@ def test_theorem2_ranges_for_section7():
 
 
 def test_beta_sweep_selects_per_beta(data):
-    rows, res = E.beta_sweep(betas=(0.0, 1.0), lr=[0.01, 0.02], wd=[0.0], n_train=100, n_test=100, m=20,
+    rows, res = E.beta_sweep(betas=(0.0, 1.0), lr=[0.01, 0.02], wd=[0.0], setup=SMALL, m=20,
                              protocol=TINY, progress=False)
     assert res.test_error.shape == (4,)
     for r in rows:
@@ -284,7 +285,7 @@ def test_ntk_diagonal_matches_its_expectation():
 def test_laziness_in_the_ntk_scaling_row_by_hand():
     """init and a width-dependent lr reach the training: the row's errors equal train_models' with
     Learner(init="ntk") at lr(m); its weight change and E‖f₀‖² are recomputed from init_params."""
-    rows = E.laziness(widths=(20,), lr=lambda m: 0.001 / m, init="ntk", n_train=100, n_test=100, protocol=TINY,
+    rows = E.laziness(widths=(20,), lr=lambda m: 0.001 / m, init="ntk", setup=SMALL, protocol=TINY,
                       progress=False)
     r = rows[0]
     assert (r["init"], r["lr"]) == ("ntk", pytest.approx(0.001 / 20))
@@ -306,7 +307,7 @@ def test_laziness_lr_grid_on_unit_inputs_row_by_hand():
     test data), recomputed here by separate train_models calls on inputs normalised by hand (x/√30: every
     cube point has norm √30); its weight change, sign flips and E‖f₀‖² are recomputed from init_params."""
     grid = [0.001, 0.01, 0.03]
-    r = E.laziness(widths=(20,), lr=lambda m: grid, init="ntk", unit_norm=True, n_train=100, n_test=100,
+    r = E.laziness(widths=(20,), lr=lambda m: grid, init="ntk", unit_norm=True, setup=SMALL,
                    protocol=TINY, progress=False)[0]
     split = _split()
     tr, te = (rl.concept.Sample(s.x / math.sqrt(30), s.y, s.base, s.composite) for s in (split.train, split.test))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import textwrap
 
-from .. import validation as V
+from ..validation import Interval, validate_params
 
 REL_TOL = 1e-6
 
@@ -29,8 +29,9 @@ _MAX_D = 1000
 _MAX_DEGREE = 100
 
 
-def _alpha(alpha) -> float:
-    return V.real("alpha", alpha, lo=0, hi=1, hi_open=True)
+ALPHA = Interval(float, 0, 1, closed="left")
+"""α of §8.1's target: in [0, 1)."""
+K = Interval(int, 1)
 
 
 def _close(a: float, b, rel: float) -> bool:
@@ -73,10 +74,10 @@ def _check(name: str, answer, right: float, *, why: str, hint: str, wrong: dict 
     return False
 
 
+@validate_params({"k": K, "alpha": ALPHA})
 def k_alpha_squared(answer, *, k: int = 15, alpha: float = 0.3) -> bool | None:
     """The error of a model that learns β·F exactly and nothing of α·G(F)
     (arXiv v3 §8.1): E‖α·G(F(x))‖² = k·α² (1.35 for k = 15, α = 0.3)."""
-    k, alpha = V.integer("k", k, lo=1), _alpha(alpha)
     return _check("k·α²", answer, k * alpha**2,
                   why=f"each of the k = {k} outputs misses α·G_i = ±{alpha:g}, so the error is k·α² = {k * alpha**2:g}",
                   hint="the error is summed over the k outputs; each misses α·G_i(F(x)) with G_i = ±1",
@@ -86,9 +87,9 @@ def k_alpha_squared(answer, *, k: int = 15, alpha: float = 0.3) -> bool | None:
                    alpha: "that is α itself; the test error is a squared norm summed over the k outputs"})
 
 
+@validate_params({"k": K, "alpha": ALPHA, "beta": Interval(float, 0)})
 def zero_predictor_error(answer, *, k: int = 15, alpha: float = 0.3, beta: float = 1.0) -> bool | None:
     """The error of predicting 0: E‖β·F + α·G(F)‖² = k(β² + α²) (16.35 in §8.1)."""
-    k, alpha, beta = V.integer("k", k, lo=1), _alpha(alpha), V.real("beta", beta, lo=0)
     right = k * (beta**2 + alpha**2)
     return _check("error of predicting 0", answer, right,
                   why=f"distinct parities are orthonormal, so the cross term vanishes: k(β² + α²) = {right:g}",
@@ -99,10 +100,10 @@ def zero_predictor_error(answer, *, k: int = 15, alpha: float = 0.3, beta: float
                    k * alpha**2: "that is k·α², the error of a model that already knows β·F"})
 
 
+@validate_params({"k_G": Interval(int, 1), "p_F": Interval(int, 1)})
 def composite_degree(answer, *, k_G: int = 4, p_F: int = 2) -> bool | None:
     """The degree of G_i(F(x)) as a parity of x in §8.1: G is a product of
     4 coordinates of F, each a product of 2 inputs, so degree 8."""
-    k_G, p_F = V.integer("k_G", k_G, lo=1), V.integer("p_F", p_F, lo=1)
     right = k_G * p_F
     return _check("degree of G(F(x)) in x", answer, right,
                   why=f"(x1x2)(x3x4)(x5x6)(x7x8) = x1⋯x8: a single parity of degree {right}",
@@ -113,11 +114,10 @@ def composite_degree(answer, *, k_G: int = 4, p_F: int = 2) -> bool | None:
                    16: "the four pairs x1x2, …, x7x8 share no coordinate, so the degrees add to 8, not 16"})
 
 
+@validate_params({"d": Interval(int, 1, _MAX_D), "degree": Interval(int, 0, "d")})
 def parities_up_to_degree(answer, *, d: int = 30, degree: int = 2) -> bool | None:
     """Σ_{j ≤ degree} C(d, j): the number of parities (Walsh functions) of
     degree at most ``degree`` on {±1}^d (466 for d = 30, degree 2)."""
-    d = V.integer("d", d, lo=1, hi=_MAX_D)
-    degree = V.integer("degree", degree, lo=0, hi=d)
     right = sum(math.comb(d, j) for j in range(degree + 1))
     return _check(f"parities of degree ≤ {degree} in d = {d}", answer, right,
                   why=f"Σ_j≤{degree} C({d}, j) = {right:,}",
@@ -129,11 +129,10 @@ def parities_up_to_degree(answer, *, d: int = 30, degree: int = 2) -> bool | Non
                                "of distinct coordinates"})
 
 
+@validate_params({"k": K, "p_G": Interval(int, 1), "C_s_G": Interval(float, 0, closed="right")})
 def theorem1_alpha_max(answer, *, k: int = 15, p_G: int = 8, C_s_G: float = 5e4) -> bool | None:
     """Theorem 1's range α < Θ̃(1/(k·p_G·ℭ_s(G))) for §8.1 with constants
     and logs dropped: 1/(15·8·5·10⁴) ≈ 1.67·10⁻⁷ (0.5 % tolerance)."""
-    k, p_G = V.integer("k", k, lo=1), V.integer("p_G", p_G, lo=1)
-    C_s_G = V.real("C_s_G", C_s_G, lo=0, lo_open=True)
     right = 1 / (k * p_G * C_s_G)
     return _check("Theorem 1's largest α (orders of magnitude)", answer, right,
                   why=f"1/(k·p_G·ℭ_s(G)) = 1/{k * p_G * C_s_G:.0f} ≈ {right:.3g}: far below the experiments' α = 0.3",
@@ -145,10 +144,9 @@ def theorem1_alpha_max(answer, *, k: int = 15, p_G: int = 8, C_s_G: float = 5e4)
                   rel=5e-3)
 
 
+@validate_params({"d": Interval(int, 1, _MAX_D), "k": Interval(int, 1, "d")})
 def kernel_n_max_arxiv(answer, *, d: int = 30, k: int = 4) -> bool | None:
     """arXiv v3 Theorem 2 (restated): N ≤ C(d, k)/1000 (27.405 for d = 30, k = 4)."""
-    d = V.integer("d", d, lo=1, hi=_MAX_D)
-    k = V.integer("k", k, lo=1, hi=d)
     right = math.comb(d, k) / 1000
     return _check("largest N covered by arXiv v3 Theorem 2", answer, right,
                   why=f"C({d}, {k})/1000 = {right:g}: the shipped experiments with N = 250–5000 lie outside it",
@@ -159,10 +157,10 @@ def kernel_n_max_arxiv(answer, *, d: int = 30, k: int = 4) -> bool | None:
                   rel=5e-3)
 
 
+@validate_params({"d": Interval(int, 1, _MAX_D), "degree": Interval(int, 1, _MAX_DEGREE)})
 def composition_ratio(answer, *, d: int = 30, degree: int = 10) -> bool | None:
     """ℭ_s(G∘F)/ℭ_s(G) for F = √d⟨w, x⟩, G(z) = z^degree (§2.1 and the
     talk): d^{degree/2} (d⁵ = 24,300,000 for d = 30)."""
-    d, degree = V.integer("d", d, lo=1, hi=_MAX_D), V.integer("degree", degree, lo=1, hi=_MAX_DEGREE)
     right = d ** (degree / 2)
     return _check("ℭ_s(G∘F)/ℭ_s(G)", answer, right,
                   why=f"G(F(x)) = d^{degree / 2:g}·⟨w, x⟩^{degree}: every coefficient is multiplied by "

@@ -9,25 +9,67 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
 from ..device import select_device
 from ..kernels import ntk
 from ..learners import networks
+from ..learners.modes import MODES as TRAINING_MODES
 from ..learners.training import PAPER_PROTOCOL, FrozenGate, Learner, Protocol, RunOptions, train_models
 from ..targets.complexity import concept_complexity
-from ..targets.concept import Sample, data_split, parity_instance
+from ..targets.concept import ALPHA, POSITIVE, Sample, data_split, parity_instance
+from ..validation import Boolean, Interval, Options, validate_fields, validate_params
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What an experiment draws its numbers from besides its networks: the ``target`` (None: the §8.1 instance,
+    :func:`~resnetlearn.targets.concept.parity_instance`), ``n_train`` training and ``n_test`` test samples
+    (:func:`~resnetlearn.targets.concept.data_split`), the ``seed`` of the samples and of the initialisation, and
+    the ``device`` the samples live on and the networks train on (None: :func:`~resnetlearn.device.select_device`'s
+    choice). Our defaults: §8.1's N = 500 with 1000 test samples, seed 0."""
+
+    target: object = None
+    n_train: int = 500
+    n_test: int = 1000
+    seed: int = 0
+    device: object = None
+
+    parameter_constraints = {"n_train": POSITIVE, "n_test": POSITIVE, "seed": Interval(int, 0)}
+
+    def __post_init__(self):
+        validate_fields(self)
+
+    def split(self, target=None):
+        """(device, train sample, test sample) of ``target`` (default: this setup's, else the §8.1 instance)."""
+        dev = select_device(self.device)
+        inst = target or self.target or parity_instance()
+        split = data_split(inst, self.n_train, n_test=self.n_test, seed=self.seed, device=dev)
+        return dev, split.train, split.test
+
+
+DEFAULT_SETUP = Setup()
+"""N = 500, 1000 test samples, seed 0, the §8.1 instance, the default device."""
 
 
 def _stack(samples) -> Sample:
     return Sample(samples[0].x, *(torch.stack([getattr(s, a) for s in samples]) for a in ("y", "base", "composite")))
 
 
-def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 200, n_train: int = 500,
-               n_test: int = 1000, lr=0.1, wd=0.005, mode: str = "all",
-               protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, device=None, progress: bool = True):
+MODES = Options(tuple(TRAINING_MODES))
+"""A training mode of :class:`~resnetlearn.learners.training.Learner` (:data:`resnetlearn.learners.modes.MODES`)."""
+
+
+@validate_params({"alpha": ALPHA, "m": POSITIVE, "mode": MODES, "progress": Boolean()})
+def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 200, lr=0.1, wd=0.005,
+               mode: str = "all", protocol: Protocol = PAPER_PROTOCOL, setup: Setup = DEFAULT_SETUP,
+               progress: bool = True):
     """Train 3resnets per β on the §8.1 instance, same inputs, same seed.
+
+    ``setup`` (:class:`Setup`) gives N, the test samples, the seed and the device; its target must be None (each β
+    is its own §8.1 instance).
 
     ``lr`` and ``wd`` may be lists: then every β gets the whole lr × wd grid
     (all models of all β train as one batch, one target per model) and the
@@ -38,7 +80,10 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 
     residual branch's error against α·G(F), and whether the test error is
     below kα² (the composite signal learned at least in part); ``result`` is
     the whole batch (``result.configs[g]["beta"]`` names each model's β)."""
-    dev = select_device(device)
+    if setup.target is not None:
+        raise ValueError(f"setup.target must be None for beta_sweep (each β is its own §8.1 instance), "
+                         f"got {setup.target!r}")
+    dev, n_train, n_test, seed = select_device(setup.device), setup.n_train, setup.n_test, setup.seed
     lrs = [float(v) for v in (lr if hasattr(lr, "__len__") else [lr])]
     wds = [float(v) for v in (wd if hasattr(wd, "__len__") else [wd])]
     combos = [(b, a, w) for b in betas for a in lrs for w in wds]
@@ -66,6 +111,8 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 
     return rows, res
 
 
+@validate_params({"m": POSITIVE, "n_train": POSITIVE, "n_test": POSITIVE, "mode": MODES, "seed": Interval(int, 0),
+                  "progress": Boolean()})
 def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, lr: float = 0.1,
                        wd: float = 0.005, mode: str = "all", protocol: Protocol = PAPER_PROTOCOL, seed: int = 0,
                        device=None, progress: bool = True):
@@ -93,10 +140,11 @@ def unit_inputs(sample: Sample) -> Sample:
     return Sample(x, sample.y, sample.base, sample.composite)
 
 
+@validate_params({"init_scale": Interval(float, 0, closed="right"), "progress": Boolean(), "unit_norm": Boolean(),
+                  "select": Options(("train", "test"))})
 def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scale: float = 1.0,
-             init: str = "paper", n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL,
-             seed: int = 0, target=None, device=None, progress: bool = True, unit_norm: bool = False,
-             select: str = "train") -> list[dict]:
+             init: str = "paper", protocol: Protocol = PAPER_PROTOCOL, setup: Setup = DEFAULT_SETUP,
+             progress: bool = True, unit_norm: bool = False, select: str = "train") -> list[dict]:
     """How "lazy" training is (the talk's NTK regime): for each width, train
     the network (mode ``all``) and its linearisation (mode ``ntk``) from the
     same initialisation (``init``, one of :data:`networks.INITS`) on the same data, and report
@@ -117,14 +165,10 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scal
     kept; the linearisation is then trained at that lr. Each row records the lr it used and, with a grid,
     ``grid`` (the lrs tried) and ``grid_train_error`` / ``grid_test_error``.
     ``unit_norm=True`` feeds every learner x/‖x‖ (:func:`unit_inputs`) instead of x: the talk's scaling
-    assumes inputs on the unit sphere.
+    assumes inputs on the unit sphere. ``setup`` (:class:`Setup`): the target, N, test samples, seed and device.
     """
-    if select not in ("train", "test"):
-        raise ValueError(f"select must be 'train' or 'test', got {select!r}")
-    dev = select_device(device)
-    inst = target or parity_instance()
-    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
-    tr, te = split.train, split.test
+    inst, seed = setup.target or parity_instance(), setup.seed
+    dev, tr, te = setup.split(inst)
     if unit_norm:
         tr, te = unit_inputs(tr), unit_inputs(te)
     rows = []
@@ -255,16 +299,16 @@ def block_measures(p0: dict, p1: dict, x: torch.Tensor, *, base: torch.Tensor | 
     return row
 
 
+@validate_params({"mode": MODES, "progress": Boolean()})
 def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: str = "all",
-                   n_train: int = 500, n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL,
-                   seed: int = 0, target=None, device=None, progress: bool = True) -> list[dict]:
-    """Train a ``3resnet`` on the §8.1 instance (or ``target``) at each width
+                   protocol: Protocol = PAPER_PROTOCOL, setup: Setup = DEFAULT_SETUP,
+                   progress: bool = True) -> list[dict]:
+    """Train a ``3resnet`` on the §8.1 instance (or ``setup.target``) at each width
     and report :func:`block_measures` on the test inputs, with the test
-    error, the threshold kα², and the protocol's epochs and learning rate."""
-    dev = select_device(device)
-    inst = target or parity_instance()
-    split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
-    tr, te = split.train, split.test
+    error, the threshold kα², and the protocol's epochs and learning rate. ``setup`` (:class:`Setup`): the
+    target, N, test samples, seed and device."""
+    inst, seed = setup.target or parity_instance(), setup.seed
+    dev, tr, te = setup.split(inst)
     rows = []
     for m in widths:
         res = train_models(tr, te, Learner("3resnet", mode, m=m), lrs=[lr], wds=[wd], seeds=[seed], protocol=protocol,
@@ -279,6 +323,8 @@ def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: s
     return rows
 
 
+@validate_params({"budget": Interval(float, 0, closed="right"), "m": POSITIVE, "n_train": POSITIVE,
+                  "n_test": POSITIVE, "seed": Interval(int, 0), "progress": Boolean()})
 def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), *, budget: float = 1.0, arch: str = "2layer", m: int = 200,
                     n_train: int = 500, n_test: int = 1000, seed: int = 0, target=None, device=None,
                     progress: bool = True) -> list[dict]:
@@ -290,8 +336,8 @@ def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), *, budget: float = 1.0, arch: str 
     rows = []
     for lr in lrs:
         epochs = max(2, int(round(budget / lr)))
-        r = laziness(arch, widths=(m,), lr=lr, n_train=n_train, n_test=n_test, protocol=Protocol.quick(epochs),
-                     seed=seed, target=target, device=device, progress=progress)[0]
+        r = laziness(arch, widths=(m,), lr=lr, protocol=Protocol.quick(epochs), progress=progress,
+                     setup=Setup(target, n_train, n_test, seed, device))[0]
         r.update(epochs=epochs, lr_x_epochs=lr * epochs)
         rows.append(r)
     return rows
@@ -303,6 +349,7 @@ GATE_ORDER_SEED = (10_007, 1)
 written; notebook 06's numbers were drawn with it), not with :func:`train_models`' default."""
 
 
+@validate_params({"m": POSITIVE, "n_train": POSITIVE, "n_test": POSITIVE, "seed": Interval(int, 0)})
 def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train: int = 500,
                 n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, smooth=None,
                 target=None, device=None) -> list[dict]:

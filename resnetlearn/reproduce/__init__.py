@@ -41,16 +41,18 @@ from .figure_tables import (
 )
 from .figures import SCALE_NOTES, SCALES, every_scale, names_at, summarise
 from .points import run_point
+from .rows import Row, Run, csv_text, read_csv
 from .running import FigureInterrupted, WorkersUnavailable, run_figure, stop_process_pool, worker_init
 from .store import DEFAULT_OUT, ResultsStore, StoreWarning, atomic_write, shipped_results, verify_table
 from .table_reading import grid_table, load_figure, load_latest, load_runs
 from .work_estimate import WorkEstimate, estimate_work, point_work
 
 __all__ = [
-    "DEFAULT_OUT", "SCALES", "SCALE_NOTES", "FigureInterrupted", "FigureResult", "ResultsStore",
+    "DEFAULT_OUT", "SCALES", "SCALE_NOTES", "FigureInterrupted", "FigureResult", "ResultsStore", "Row", "Run",
     "StoreWarning", "WorkEstimate", "WorkersUnavailable", "atomic_write", "error_table", "estimate_work", "every_scale",
     "grid_table", "kernel_table", "load_figure", "load_latest", "load_runs", "names_at", "point_work",
-    "run_figure", "run_point", "runs_text", "seed_table", "selection_table", "shipped_results", "stop_process_pool",
+    "run_figure", "run_point", "runs_text", "csv_text", "read_csv",
+    "seed_table", "selection_table", "shipped_results", "stop_process_pool",
     "summarise",
     "table_text", "verify_table", "worker_init", "write_outputs", "write_provenance",
 ]

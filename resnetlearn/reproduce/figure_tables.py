@@ -26,7 +26,7 @@ from .figures import spec as figure_spec
 from .learner import from_row, kind_of
 from .point import point_id
 from .points import RUN_KEYS
-from .rows import below, fresh_errors, median_error, plotted_error, seed_errors
+from .rows import Row, Run, below, csv_text, fresh_errors, median_error, plotted_error, seed_errors
 from .store import atomic_write, write_checksums
 from .verdict_parts import span
 
@@ -36,7 +36,7 @@ class FigureResult:
     """Rows (one per point), the summary line and the figure of one experiment."""
 
     name: str
-    rows: list[dict]
+    rows: list[Row]
     summary: str
     reproduced: bool | None
     wall_time: float
@@ -46,6 +46,9 @@ class FigureResult:
     verdict: object = field(default=None, repr=False)
     """The judged parts and their label (:class:`resnetlearn.reproduce.figures.Verdict`), set by
     :func:`resnetlearn.reproduce.running.run_figure` and :func:`resnetlearn.reproduce.table_reading.load_figure`."""
+
+    def __post_init__(self):
+        self.rows = [Row.of(r) for r in self.rows]
 
     @property
     def label(self) -> str:
@@ -64,7 +67,7 @@ def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:
     spec = figure_spec(result.name)
     groups: dict[str, list[tuple]] = {}
     for r in result.rows:
-        groups.setdefault(spec.label(r), []).append((r[spec.xkey], plotted_error(r)))
+        groups.setdefault(spec.label(r), []).append((getattr(r, spec.xkey), plotted_error(r)))
     return spec.xkey, {k: sorted(v) for k, v in groups.items()}
 
 
@@ -73,8 +76,8 @@ def error_table(result: FigureResult, digits: int = 3) -> str:
     per width m (or N), rounded so that notebooks can check them."""
     if figure_spec(result.name).plot == "norm_vs_error":  # no curves: one line per point
         num = lambda v, f: format(v, f) if is_finite(v) else "-"  # noqa: E731  (a diverged point has none)
-        lines = [f"{r['model']:13s} m={r['m']:<5d} wd={num(r['wd'], '<7g')} "
-                 f"test {num(r['test_error'], f'.{digits}f')}  ‖W‖_F {num(r['frobenius_W'], '.1f')}"
+        lines = [f"{r.model:13s} m={r.m:<5d} wd={num(r.wd, '<7g')} "
+                 f"test {num(r.test_error, f'.{digits}f')}  ‖W‖_F {num(r.frobenius_W, '.1f')}"
                  for r in result.rows]
         return "\n".join(lines)
     xkey, groups = _curves(result)
@@ -91,10 +94,10 @@ def _table(result: FigureResult, cell, width: int = 12, rows=None) -> str:
     """One line per curve, one column per width m (or N): ``cell(row)`` formats each point."""
     spec = figure_spec(result.name)
     rows = result.rows if rows is None else rows
-    xs = sorted({r[spec.xkey] for r in rows})
+    xs = sorted({getattr(r, spec.xkey) for r in rows})
     groups: dict[str, dict] = {}
     for r in rows:
-        groups.setdefault(spec.label(r), {})[r[spec.xkey]] = r
+        groups.setdefault(spec.label(r), {})[getattr(r, spec.xkey)] = r
     w = max([22, *(len(label) + 1 for label in groups)])  # the label column fits the longest label
     head = " " * w + "".join(f"{('N=' if spec.xkey == 'n_train' else 'm=') + str(x):>{width}s}" for x in xs)
     return "\n".join([head] + [f"{label:{w}s}" + "".join(f"{cell(at[x]) if x in at else '':>{width}s}" for x in xs)
@@ -118,7 +121,7 @@ def seed_table(result: FigureResult) -> str:
             + _table(result, cell, rows=nets))
 
 
-def _sgd_kernel_method(r: dict) -> bool:
+def _sgd_kernel_method(r: Row) -> bool:
     """Whether a row is a network trained by SGD as a kernel method ((last)/(ntk)), with the exact kernel solution
     beside it: its learner record answers (:attr:`~resnetlearn.learners.training.Learner.kernel_method`)."""
     return from_row(r).kernel_method
@@ -132,7 +135,7 @@ def kernel_table(result: FigureResult, digits: int = 3) -> str:
         raise ValueError(f"{result.name} has no (last)/(ntk) points")
     fmt = lambda v: f"{v:.{digits}f}" if is_finite(v) else "div"  # noqa: E731
     return "SGD (median over seeds) / exact kernel ridge regression\n" + _table(
-        result, lambda r: f"{fmt(median_error(r))} / {fmt(r.get('exact_test_error'))}", width=18, rows=rows)
+        result, lambda r: f"{fmt(median_error(r))} / {fmt(r.exact_test_error)}", width=18, rows=rows)
 
 
 def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3) -> str:
@@ -145,11 +148,11 @@ def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3
     pair = (by_test, by_val)
     if by_test.name != by_val.name:
         raise ValueError(f"by_test and by_val must be the same figure, got {by_test.name!r} and {by_val.name!r}")
-    selects = [{r.get("select") for r in res.rows} for res in pair]
+    selects = [{r.select for r in res.rows} for res in pair]
     if selects != [{"test"}, {"val"}]:
         raise ValueError(f"by_test must be selected by test error and by_val on a validation split; "
                          f"got selections {sorted(selects[0])} and {sorted(selects[1])}")
-    scales = [{r.get("scale") for r in res.rows} for res in pair]
+    scales = [{r.scale for r in res.rows} for res in pair]
     if scales[0] != scales[1]:
         raise ValueError(f"by_test and by_val must be the same scale, got {sorted(scales[0])} and {sorted(scales[1])}")
     val_rows = {point_id(r): r for r in by_val.rows}
@@ -164,38 +167,30 @@ def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3
 
 def table_text(result: FigureResult) -> str:
     """The tidy table ``FIG.csv`` of a figure, exactly as :func:`write_outputs` writes it."""
-    import csv
-    import io
-
-    buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=TABLE_COLS, extrasaction="ignore")
-    w.writeheader()
-    w.writerows([_table_row(r) for r in result.rows])
-    return buf.getvalue()
+    return csv_text([_table_row(r) for r in result.rows], TABLE_COLS)
 
 
 def runs_text(result: FigureResult) -> str:
     """The per-run table ``FIG_runs.csv`` of a figure, exactly as :func:`write_outputs` writes it."""
-    import csv
-    import io
-
-    buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=RUN_POINT_COLS + list(RUN_KEYS), extrasaction="ignore")
-    w.writeheader()
-    for r in result.rows:
-        point = {k: r.get(k) for k in POINT_COLS} | selection_of(r)
-        w.writerows([{**point, **run} for run in r.get("runs") or []])
-    return buf.getvalue()
+    return csv_text([run for r in result.rows for run in runs_of(r)], RUN_POINT_COLS + list(RUN_KEYS))
 
 
-def selection_of(row: dict) -> dict:
+def runs_of(row: Row) -> list[Run]:
+    """The runs of a point's search, each with the point's columns (:data:`POINT_COLS`) and how it selected
+    (:func:`selection_of`): the lines of ``FIG_runs.csv``."""
+    point = {k: getattr(row, k) for k in POINT_COLS} | selection_of(row)
+    return [Run.of({**point, **run}) for run in row.runs or []]
+
+
+def selection_of(row: Row) -> dict:
     """How a point chose its cell beyond ``select``: for one selected on validation samples, their rule
     (``validation``, "fresh": drawn anew, the same N training samples) and their number ``n_val``
     (:func:`resnetlearn.learners.search.default_val_size` unless the point sets one); empty for test selection."""
-    if row.get("select") != "val":
+    row = Row.of(row)
+    if row.select != "val":
         return {"validation": None, "n_val": None}
-    rule = row.get("validation") or "fresh"
-    n_val = row.get("n_val") or (default_val_size(row["n_train"]) if rule == "fresh" else None)
+    rule = row.validation or "fresh"
+    n_val = row.n_val or (default_val_size(row.n_train) if rule == "fresh" else None)
     return {"validation": rule, "n_val": n_val}
 
 
@@ -236,31 +231,31 @@ TABLE_COLS = POINT_COLS + [
 solution of a (last)/(ntk) point, the number the plot draws, the selection and grid-edge flags."""
 
 
-def _table_row(r: dict) -> dict:
+def _table_row(r: Row) -> Row:
+    """A point's line of ``FIG.csv``: the row with the columns the table derives (median and spread over the
+    seeds, how many seeds, the plotted number)."""
     errs = [e for e in seed_errors(r) if is_finite(e)]
-    row = dict(r, median=median_error(r), seed_min=min(errs) if errs else None, seed_max=max(errs) if errs else None,
-               n_seeds=len(r["seed_errors"]) if r.get("seed_errors") is not None else 1, plotted=plotted_error(r))
-    for k in ("grid", "seed_errors", "grid_edges"):
-        if r.get(k) is not None:
-            row[k] = json.dumps(r[k])
-    return row
+    return r.replace(median=median_error(r), seed_min=min(errs) if errs else None,
+                     seed_max=max(errs) if errs else None,
+                     n_seeds=len(r.seed_errors) if r.seed_errors is not None else 1, plotted=plotted_error(r))
 """The configuration columns repeated on every row of ``FIG_runs.csv``."""
 
 
-def ran_settings(runs: list[dict]) -> dict:
+def ran_settings(runs: list[Run]) -> dict:
     """What the networks of a figure ran, read from its runs (the rows of ``FIG_runs.csv``): their widths, N,
     epochs, the lr and wd values of their grids, the seeds every grid cell trained and the seeds its selected cell
     was retrained with; a validation-selected figure adds its ``validation`` rule."""
-    nets = [r for r in runs if r.get("lr") is not None and kind_of(r).grid_searched]
-    grid = [r for r in nets if r.get("role", "grid") == "grid"]
-    rerun = [r for r in nets if r.get("role") == "rerun"]
+    runs = [Run.of(r) for r in runs]
+    nets = [r for r in runs if r.lr is not None and kind_of(r).grid_searched]
+    grid = [r for r in nets if (r.role or "grid") == "grid"]
+    rerun = [r for r in nets if r.role == "rerun"]
 
     def values(rows, key):
-        return sorted({r[key] for r in rows if r.get(key) is not None})
+        return sorted({getattr(r, key) for r in rows if getattr(r, key) is not None})
     out = dict(widths=values(nets, "m"), n_train=values(nets, "n_train"), epochs=values(nets, "epochs"),
                lrs=values(grid, "lr"), wds=values(grid, "wd"), grid_seeds=values(grid, "seed"),
                rerun_seeds=values(rerun, "seed"))
-    if {r.get("select") for r in nets} == {"val"}:
+    if {r.select for r in nets} == {"val"}:
         out["validation"] = "fresh validation samples, the same N training samples"
     return out
 
@@ -272,7 +267,7 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
     import torch as _torch
 
     devices = sorted({r.get("device", "") for r in result.rows})
-    runs = [{**{k: r.get(k) for k in POINT_COLS}, **run} for r in result.rows for run in r.get("runs") or []]
+    runs = [Run.of({**{k: getattr(r, k) for k in POINT_COLS}, **run}) for r in result.rows for run in r.runs or []]
     info = dict(figure=result.name, scale=scale, scale_note=SCALE_NOTES[scale], settings=ran_settings(runs),
                 command=command,
                 resnetlearn=__version__, torch=_torch.__version__, python=platform.python_version(),
@@ -280,7 +275,7 @@ def write_provenance(result: FigureResult, out, scale: str, command: str) -> Pat
                 torch_threads=_torch.get_num_threads(),  # float32 sums depend on it: rerun with the same setting
                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 wall_time_s=round(result.wall_time, 1),
-                compute_s=round(sum(r.get("seconds") or 0.0 for r in result.rows), 1),  # incl. points reused
+                compute_s=round(sum(r.seconds or 0.0 for r in result.rows), 1),  # incl. points reused
                 points=len(result.rows),
                 reused_from_store=result.skipped, summary=result.summary)
     return atomic_write(Path(out) / f"{result.name}.provenance.json", json.dumps(info, indent=1, default=str))
@@ -298,22 +293,22 @@ def verdict_facts(result: FigureResult) -> dict:
     selection rule, N (per training mode where they differ), widths of the trained networks, fresh seeds, device."""
     rows = result.rows
     nets = [r for r in rows if kind_of(r).grid_searched]
-    sel = {r.get("select") for r in rows}
+    sel = {r.select for r in rows}
     rule = "test-selected" if sel == {"test"} else "validation-selected (fresh samples, same N)" \
         if sel == {"val"} else "/".join(sorted(map(str, sel)))
     if note := figure_spec(result.name).rule_note:  # a second rule the figure reports beside this one
         rule += f"; {note}"
     by_mode: dict[str, set] = {}
     for r in nets or rows:
-        by_mode.setdefault(r.get("mode") or "-", set()).add(r.get("n_train"))
+        by_mode.setdefault(r.mode or "-", set()).add(r.n_train)
     if len({frozenset(v) for v in by_mode.values()}) <= 1:
         n_text = span(next(iter(by_mode.values())))
     else:
         n_text = "; ".join(f"{mode}: {span(ns)}" for mode, ns in by_mode.items())
-    seeds = sorted({len(r.get("seed_errors") or []) - 1 for r in nets if r.get("seed_errors")})
+    seeds = sorted({len(r.seed_errors or []) - 1 for r in nets if r.seed_errors})
     prov = result.provenance or {}
     return dict(figure=result.name, verdict=result.label, scale=prov.get("scale", "?"),
-                rule=rule, n=n_text, widths=span(r.get("m") for r in nets),
+                rule=rule, n=n_text, widths=span(r.m for r in nets),
                 seeds=f"{seeds[-1]} fresh" if seeds and seeds[-1] > 0 else "-",
                 device=", ".join(prov.get("device") or []) or "-")
 

@@ -32,7 +32,7 @@ from ..kernels.registry import DEFAULT_KERNELS
 from ..learners.search import default_val_size, paper_grid
 from .learner import HandBuilt, Kernel, Network, kind_of, label_of
 from .point import Data, Point, Schedule, Search
-from .rows import has_number
+from .rows import Row, has_number
 from .verdict_parts import Part, derive_label, label_ok
 from .verdicts import (
     EDGE_LRS_BOTTOM,
@@ -187,6 +187,7 @@ class FigureSpec:
         """The claim, its parts judged on these rows and the label derived from them, as one paragraph that ends
         with ``-> LABEL``, and the :class:`Verdict`. ``dropped``: a note on the points left out, said before the
         label."""
+        rows = [Row.of(r) for r in rows]
         if not rows:
             return f"{self.name}: no points -> {derive_label([], ran=False)}", Verdict((), derive_label([], ran=False))
         notes, parts = self.verdict(rows)
@@ -636,6 +637,7 @@ def judge(figure: str, rows: list[dict]) -> tuple[str, Verdict]:
 
     Points whose test error is not finite (every run of their grid diverged) never enter a minimum or maximum:
     they are left out and named before the label."""
+    rows = [Row.of(r) for r in rows]
     dropped = [r for r in rows if not has_number(r)]
     note = ""
     if dropped:

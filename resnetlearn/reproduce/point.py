@@ -61,8 +61,9 @@ class Search:
         """How a ``select="val"`` search finds its validation samples, as keyword arguments of
         :func:`~resnetlearn.learners.search.validation_split` (and :class:`resnetlearn.reproduce.fit.Samples`): its
         ``validation`` (``"fresh"``, which :func:`resnetlearn.reproduce.figures.points` writes into every
-        ``select="val"`` point, with ``n_val`` as ``val_size``), or ``"holdout"`` for a point that names none (the
-        rule its stored results were computed with, so their keys still mean what they meant).
+        ``select="val"`` point, with ``n_val`` as ``val_size``), or ``"holdout"`` for a point that names none.
+        Invariant: a configuration without ``validation`` means the holdout rule, because the stored points
+        without that key were computed by it and their store keys must keep meaning what they meant.
         Empty for ``select="test"``."""
         if self.select != "val":
             return {}

@@ -10,36 +10,319 @@ errors of that cell retrained with fresh initialisation seeds (``seed_errors``, 
 seeds of SGD's selected cells), the §7 hard instance (NeurIPS §7 Theorem 2; the test-best and the robust rule
 side by side) and the companion paper's Figure 1; so do the tables (:mod:`resnetlearn.reproduce.figure_tables`)
 and the plots.
+
+The rows are records: :class:`Row` (a point: its configuration, its stored result, the columns ``FIG.csv``
+derives) and :class:`Run` (one run of a point's search, a line of ``FIG_runs.csv``). Both tables are written by
+one writer (:func:`csv_text`) and read back by one reader (:func:`read_csv`), each column parsed as its
+record declares.
 """
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import functools
+import io
+import json
 import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
 
 from ..learners.selection import robust_cell
 from ..validation import is_finite
 
 
-def seed_errors(row: dict) -> list[float]:
+# ----------------------------------------------------------------- the records
+@dataclass(eq=False)
+class _Record(Mapping):
+    """A table row as a record: its columns are attributes (``row.test_error``; None where the row has none).
+
+    A record also reads as the mapping of the columns it was given (``row.get("init")``, ``dict(row)``,
+    ``"runs" in row``), so the point helpers of :mod:`resnetlearn.reproduce.learner` and
+    :func:`resnetlearn.reproduce.point.point_id`, which read a point's fields by name, take it unchanged; a column
+    the record was not given reads as absent there (``row.get("init", "paper")`` is ``"paper"``), exactly as the
+    dict it was built from. Columns no field declares are kept in :attr:`extra`."""
+
+    extra: dict = field(default_factory=dict, repr=False, kw_only=True)
+    """Columns this record does not declare, kept as given."""
+
+    CSV_INTS: ClassVar[tuple[str, ...]] = ()
+    CSV_FLOATS: ClassVar[tuple[str, ...]] = ()
+    CSV_BOOLS: ClassVar[tuple[str, ...]] = ()
+    CSV_JSON: ClassVar[tuple[str, ...]] = ()
+    """How :func:`read_csv` parses a column (and :func:`csv_text` writes a JSON one); the others stay text."""
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name in self.columns():
+            self.__dict__.setdefault("_given", set()).add(name)
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        """The declared columns, in order."""
+        return _columns(cls)
+
+    @classmethod
+    def of(cls, fields: Mapping):
+        """The record of a mapping (a stored point's configuration and result, a parsed table line); a record
+        of this type is returned as it is."""
+        if isinstance(fields, cls):
+            return fields
+        names = set(cls.columns())
+        known = {k: v for k, v in fields.items() if k in names}
+        out = cls(**known, extra={k: v for k, v in fields.items() if k not in names})
+        out.__dict__["_given"] = set(known)
+        return out
+
+    def replace(self, **changes):
+        """This record with columns changed (a column it was not given is given by changing it)."""
+        out = self.of({**self, **changes})
+        return out
+
+    def __getitem__(self, key: str):
+        if key in self.__dict__.get("_given", ()):
+            return getattr(self, key)
+        return self.extra[key]
+
+    def __iter__(self):
+        given = self.__dict__.get("_given", set())
+        yield from (c for c in self.columns() if c in given)
+        yield from self.extra
+
+    def __len__(self) -> int:
+        return len(self.__dict__.get("_given", ())) + len(self.extra)
+
+    def __eq__(self, other):
+        return isinstance(other, Mapping) and dict(self) == dict(other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        cells = ", ".join(f"{k}={v!r}" for k, v in self.items())
+        return f"{type(self).__name__}({cells})"
+
+
+@dataclass(eq=False)
+class Row(_Record):
+    """One point of a figure after it ran: its configuration (:meth:`resnetlearn.reproduce.point.Point.config`), the
+    result its learner's search stored (:func:`resnetlearn.reproduce.points.run_point`) and, read back from
+    ``FIG.csv``, the columns the table derives (``median``, ``seed_min``, ``seed_max``, ``n_seeds``, ``plotted``)."""
+
+    figure: str | None = None
+    scale: str | None = None
+    model: str | None = None
+    mode: str | None = None
+    m: int | None = None
+    n_train: int | None = None
+    beta: float | None = None
+    alpha: float | None = None
+    epochs: int | None = None
+    select: str | None = None
+    d: int | None = None
+    init: str | None = None
+    panel: str | None = None
+    validation: str | None = None
+    n_val: int | None = None
+    k: int | None = None
+    n_test: int | None = None
+    target: str | None = None
+    lrs: list | None = None
+    wds: list | None = None
+    rerun_seeds: list | None = None
+    grid_seeds: list | None = None
+    batch_size: int | None = None
+    test_error: float | None = None
+    median: float | None = None
+    seed_min: float | None = None
+    seed_max: float | None = None
+    n_seeds: int | None = None
+    seed_errors: list | None = None
+    exact_test_error: float | None = None
+    exact_train_error: float | None = None
+    exact_ridge_rel: float | None = None
+    exact_ridge_at_grid_edge: bool | None = None
+    plotted: float | None = None
+    train_error: float | None = None
+    frobenius_W: float | None = None
+    lr: float | None = None
+    wd: float | None = None
+    lr_at_grid_edge: bool | None = None
+    wd_at_grid_edge: bool | None = None
+    ridge_rel: float | None = None
+    setting: str | None = None
+    ridge_at_grid_edge: bool | None = None
+    param_at_grid_edge: bool | None = None
+    grid_edges: Any = None
+    diverged: int | None = None
+    grid_size: int | None = None
+    seconds: float | None = None
+    device: Any = None
+    grid: list | None = None
+    runs: list | None = None
+
+    CSV_INTS = ("m", "n_train", "epochs", "diverged", "grid_size", "d", "n_seeds")
+    CSV_FLOATS = ("test_error", "train_error", "frobenius_W", "lr", "wd", "beta", "alpha", "seconds", "median",
+                  "seed_min", "seed_max", "exact_test_error", "exact_ridge_rel", "plotted", "ridge_rel")
+    CSV_BOOLS = ("lr_at_grid_edge", "wd_at_grid_edge", "exact_ridge_at_grid_edge", "ridge_at_grid_edge",
+                 "param_at_grid_edge")
+    CSV_JSON = ("grid", "seed_errors", "grid_edges")
+
+
+@dataclass(eq=False)
+class Run(_Record):
+    """One trained model or kernel candidate of a point's search, with the point's columns (a line of
+    ``FIG_runs.csv``): its role (``grid`` cell or ``rerun`` of the selected cell), lr, wd, seed or kernel setting
+    and ridge, its errors, whether it diverged and whether it was selected."""
+
+    figure: str | None = None
+    scale: str | None = None
+    model: str | None = None
+    mode: str | None = None
+    m: int | None = None
+    n_train: int | None = None
+    beta: float | None = None
+    alpha: float | None = None
+    epochs: int | None = None
+    select: str | None = None
+    d: int | None = None
+    init: str | None = None
+    panel: str | None = None
+    validation: str | None = None
+    n_val: Any = None
+    role: str | None = None
+    lr: float | None = None
+    wd: float | None = None
+    seed: int | None = None
+    setting: str | None = None
+    ridge_rel: float | None = None
+    train_error: float | None = None
+    test_error: float | None = None
+    val_error: float | None = None
+    diverged: bool | None = None
+    frobenius_W: float | None = None
+    selected: bool | None = None
+
+    CSV_INTS = ("m", "n_train", "epochs", "seed", "d")
+    CSV_FLOATS = ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W")
+    CSV_BOOLS = ("selected", "diverged")
+
+
+@functools.cache
+def _columns(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+
+def as_row(row: Mapping) -> Row:
+    """``row`` as a :class:`Row` (a dict of a point's fields, as tests and scripts write them, is read once)."""
+    return Row.of(row)
+
+
+# ----------------------------------------------------------------- the one writer and the one reader
+def csv_text(records: Iterable[_Record], columns: list[str]) -> str:
+    """The CSV text of ``records`` under ``columns`` (a column a record was not given, or holds None in, is empty;
+    a JSON column of the record's type is written as JSON): ``FIG.csv`` and ``FIG_runs.csv`` both come from here."""
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore")
+    w.writeheader()
+    for r in records:
+        cells = dict(r)
+        for k in type(r).CSV_JSON:
+            if cells.get(k) is not None:
+                cells[k] = json.dumps(cells[k])
+        w.writerow(cells)
+    return buf.getvalue()
+
+
+def _parse(row: dict, record: type[_Record], where: str) -> None:
+    """CSV strings back to values in place, by the record type's declared columns: empty or "None" cells become
+    None (booleans: False), booleans are "True"/"False", JSON columns JSON; any other cell raises a ValueError
+    naming ``where`` and the column."""
+    def to_bool(v):
+        if v not in ("True", "False"):
+            raise ValueError(v)
+        return v == "True"
+
+    def cell(k, convert, kind):
+        v = row.get(k)
+        if v in (None, "", "None"):
+            return None
+        try:
+            return convert(v)
+        except ValueError:
+            raise ValueError(f"{where}: column {k!r} holds {v!r}, not {kind}") from None
+
+    for k in record.CSV_INTS:
+        row[k] = cell(k, int, "an integer")
+    for k in record.CSV_FLOATS:
+        row[k] = cell(k, float, "a number")
+    for k in record.CSV_BOOLS:
+        row[k] = bool(cell(k, to_bool, "True or False"))
+    for k in record.CSV_JSON:
+        try:
+            row[k] = json.loads(row[k]) if row.get(k) else None
+        except ValueError:
+            raise ValueError(f"{where}: column {k!r} is not valid JSON") from None
+
+
+def read_csv(path: Path, record: type[_Record], required: tuple[str, ...]) -> list[tuple[int, _Record]]:
+    """(line number, record) of each line of a table written by :func:`csv_text`, its cells parsed by the record
+    type's declared columns; an empty, cut-short or malformed file, a missing column or a cell that does not parse
+    raises a ValueError naming the file and the line."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} cannot be read: {e}") from None
+    if not text.strip():
+        raise ValueError(f"{path} is empty (no header, no rows)")
+    if not text.endswith("\n"):
+        raise ValueError(f"{path} is truncated: its last line ends without a line break")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        absent = [c for c in required if c not in header]
+        if absent:
+            raise ValueError(f"{path} lacks the column(s) {', '.join(absent)} (header: {','.join(header)})")
+        rows = []
+        for r in reader:
+            if None in r:
+                raise ValueError(f"{path}, line {reader.line_num}: more fields than the header's {len(header)}")
+            if any(v is None for v in r.values()):
+                n = sum(v is not None for v in r.values())
+                raise ValueError(f"{path}, line {reader.line_num}: {n} of {len(header)} fields (truncated)")
+            rows.append((reader.line_num, r))
+    except csv.Error as e:
+        raise ValueError(f"{path} is not a valid CSV table: {e}") from None
+    out = []
+    for line, r in rows:
+        _parse(r, record, f"{path}, line {line}")
+        out.append((line, record.of(r)))
+    return out
+
+
+
+def seed_errors(row: Row) -> list[float]:
     """Test errors of the selected cell over every initialisation seed (NaN: diverged)."""
-    errs = row.get("seed_errors")
-    return list(errs) if errs else [row.get("test_error", math.nan)]
+    row = as_row(row)
+    errs = row.seed_errors
+    return list(errs) if errs else [math.nan if row.test_error is None else row.test_error]
 
 
-def fresh_errors(row: dict) -> list[float]:
+def fresh_errors(row: Row) -> list[float]:
     """The reruns of the selected cell with fresh seeds. Seed 0's run is left out when reruns exist:
     it chose the cell by its test error on the same test set, so it is the optimistic one."""
     errs = seed_errors(row)
     return errs[1:] if len(errs) > 1 else errs
 
 
-def below(row: dict, threshold: float) -> tuple[int, int]:
+def below(row: Row, threshold: float) -> tuple[int, int]:
     """(fresh seeds below ``threshold``, fresh seeds in all); a diverged seed is not below."""
     errs = fresh_errors(row)
     return sum(1 for e in errs if is_finite(e) and e < threshold), len(errs)
 
 
-def seeds_below(row: dict, threshold: float, word: str = "seeds below") -> str:
+def seeds_below(row: Row, threshold: float, word: str = "seeds below") -> str:
     """``7/8 seeds below`` with, where any fresh seed diverged, the count of those apart from the ones that
     trained and ended above: ``4/8 seeds below (4 diverged)``, ``5/8 seeds below (2 converged above, 1 diverged)``."""
     errs = fresh_errors(row)
@@ -51,36 +334,37 @@ def seeds_below(row: dict, threshold: float, word: str = "seeds below") -> str:
     return f"{n_below}/{len(errs)} {word}" + (f" ({', '.join(notes)})" if notes else "")
 
 
-def majority_below(row: dict, threshold: float) -> bool:
+def majority_below(row: Row, threshold: float) -> bool:
     n_below, n = below(row, threshold)
     return n_below * 2 > n
 
 
-def plotted_error(row: dict) -> float:
+def plotted_error(row: Row) -> float:
     """The number a figure draws for a point (static and interactive alike, and the tables' ``plotted``
     column): the median over fresh initialisation seeds, and for a (last)/(ntk) point the better of that
     and its exact kernel solution (every competitor at its best)."""
     med = median_error(row)
-    exact = row.get("exact_test_error")
+    exact = as_row(row).exact_test_error
     if is_finite(exact) and not (is_finite(med) and med <= exact):
         return exact
     return med
 
 
-def best_error(row: dict) -> float:
+def best_error(row: Row) -> float:
     """A competitor's best shot: the lowest of its seeds and of its exact kernel solution."""
-    vals = [e for e in seed_errors(row) + [row.get("exact_test_error")] if is_finite(e)]
+    vals = [e for e in seed_errors(row) + [as_row(row).exact_test_error] if is_finite(e)]
     return min(vals) if vals else math.nan
 
 
-def median_error(row: dict) -> float:
+def median_error(row: Row) -> float:
     """The median over the fresh seeds that did not diverge (NaN when all diverged)."""
     return median_of(fresh_errors(row))
 
 
-def has_number(row: dict) -> bool:
+def has_number(row: Row) -> bool:
     """Whether a point produced any finite error (its grid did not diverge entirely, or it has an exact solution)."""
-    return is_finite(row.get("test_error")) or is_finite(row.get("exact_test_error"))
+    row = as_row(row)
+    return is_finite(row.test_error) or is_finite(row.exact_test_error)
 
 def verdict_word(ok: bool | None) -> str:
     """How a summary ends: the verdict True / False / None in words."""
@@ -110,22 +394,23 @@ def seed_words(errors: list[float], threshold: float, extra: tuple[str, ...] = (
     return f"{b}/{len(errors)} below" + (f" ({', '.join(notes)})" if notes else "")
 
 
-def robust_errors(row: dict) -> dict | None:
+def robust_errors(row: Row) -> dict | None:
     """The robust rule's choice for a point whose grid ran several seeds in every cell
     (:func:`resnetlearn.learners.selection.robust_cell`, on the point's ``runs``): its cell and its seeds' errors in
     seed order (seed 0 first); None where the point has no such grid (then only the paper's rule applies)."""
-    key = "val_error" if row.get("select") == "val" else "test_error"
-    got = robust_cell(row.get("runs") or [], key) if row.get("runs") else None
+    row = as_row(row)
+    key = "val_error" if row.select == "val" else "test_error"
+    got = robust_cell(row.runs or [], key) if row.runs else None
     if got is None:
         return None
     if key != "test_error":  # chosen on validation: report the chosen cell's test errors
-        tests = {r["seed"]: r["test_error"] for r in row["runs"] if r.get("role", "grid") == "grid"
-                 and (r["lr"], r["wd"]) == got["cell"]}
+        runs = [Run.of(r) for r in row.runs]
+        tests = {r.seed: r.test_error for r in runs if (r.role or "grid") == "grid" and (r.lr, r.wd) == got["cell"]}
         got = dict(got, errors={s: tests.get(s, math.nan) for s in got["errors"]})
     return got
 
 
-def rules_side_by_side(row: dict, threshold: float) -> str:
+def rules_side_by_side(row: Row, threshold: float) -> str:
     """The paper's test-best rule and the robust rule on one point, printed where they disagree on whether a
     majority of the seeds other than seed 0 is below ``threshold`` (empty where they agree or the robust rule
     cannot be applied)."""
@@ -137,7 +422,7 @@ def rules_side_by_side(row: dict, threshold: float) -> str:
     if robust_ok == majority_below(row, threshold):
         return ""
     lr, wd = rob["cell"]
-    return (f" [rules disagree: test-best lr {row.get('lr'):g}, wd {row.get('wd'):g}: "
+    return (f" [rules disagree: test-best lr {as_row(row).lr:g}, wd {as_row(row).wd:g}: "
             f"{seed_words(fresh_errors(row), threshold)}; robust lr {lr:g}, wd {wd:g}: "
             f"{seed_words(fresh, threshold)}, median {median_of(fresh):.4f}]")
 

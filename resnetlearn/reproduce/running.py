@@ -24,6 +24,7 @@ from .figure_tables import FigureResult
 from .figures import judge, point_records
 from .point import Point
 from .points import run_point
+from .rows import Row
 from .store import ResultsStore
 from .work_estimate import point_work
 
@@ -214,7 +215,7 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
         raise
     finally:
         bar.close()
-    rows = [dict(c, **r) for c, r in zip(configs, results)]
+    rows = [Row.of(dict(c, **r)) for c, r in zip(configs, results)]
     summary, verdict = judge(figure, rows)
     return FigureResult(figure, rows, summary=summary, reproduced=verdict.ok, wall_time=time.perf_counter() - t0,
                         skipped=skipped, verdict=verdict)

@@ -18,65 +18,8 @@ from .figures import SCALES, judge, optional_points, point_label
 from .figures import points as figure_points
 from .learner import kind_of
 from .point import point_id
+from .rows import Row, Run, read_csv
 from .store import rerun_out, verify_table
-
-
-def _parse(row: dict, ints=(), floats=(), bools=(), where: str = "") -> None:
-    """CSV strings back to values in place: empty or "None" cells become None (booleans: False),
-    booleans are "True"/"False"; any other cell raises a ValueError naming ``where`` and the column."""
-    def to_bool(v):
-        if v not in ("True", "False"):
-            raise ValueError(v)
-        return v == "True"
-
-    def cell(k, convert, kind):
-        v = row.get(k)
-        if v in (None, "", "None"):
-            return None
-        try:
-            return convert(v)
-        except ValueError:
-            raise ValueError(f"{where}: column {k!r} holds {v!r}, not {kind}") from None
-
-    for k in ints:
-        row[k] = cell(k, int, "an integer")
-    for k in floats:
-        row[k] = cell(k, float, "a number")
-    for k in bools:
-        row[k] = bool(cell(k, to_bool, "True or False"))
-
-
-def _read_csv(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
-    """(line number, row) of a table written by :func:`write_outputs`; empty, cut-short and
-    malformed files raise a ValueError naming the file and the line."""
-    import csv
-    import io
-
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path} cannot be read: {e}") from None
-    if not text.strip():
-        raise ValueError(f"{path} is empty (no header, no rows)")
-    if not text.endswith("\n"):
-        raise ValueError(f"{path} is truncated: its last line ends without a line break")
-    try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        header = reader.fieldnames or []
-        absent = [c for c in required if c not in header]
-        if absent:
-            raise ValueError(f"{path} lacks the column(s) {', '.join(absent)} (header: {','.join(header)})")
-        rows = []
-        for r in reader:
-            if None in r:
-                raise ValueError(f"{path}, line {reader.line_num}: more fields than the header's {len(header)}")
-            if any(v is None for v in r.values()):
-                n = sum(v is not None for v in r.values())
-                raise ValueError(f"{path}, line {reader.line_num}: {n} of {len(header)} fields (truncated)")
-            rows.append((reader.line_num, r))
-    except csv.Error as e:
-        raise ValueError(f"{path} is not a valid CSV table: {e}") from None
-    return rows
 
 
 def rerun_command(name: str, directory, scale: str | None = None) -> str:
@@ -118,15 +61,15 @@ def _expected_points(name: str, directory: Path, prov: dict) -> list[dict]:
     return expected
 
 
-def _match_points(path: Path, rows: list[tuple[int, dict]], *, name: str, scale: str, expected: list[dict],
-                  one_row_each: bool) -> dict[tuple, list[dict]]:
+def _match_points(path: Path, rows: list[tuple[int, Row | Run]], *, name: str, scale: str, expected: list[dict],
+                  one_row_each: bool) -> dict[tuple, list[Row | Run]]:
     """Rows grouped by the point they belong to; rows of another figure, scale or point, duplicated
     points (``one_row_each``) and missing points raise a ValueError naming the file and the points."""
     by_id = {point_id(p): p for p in expected}
     groups: dict[tuple, list[dict]] = {}
     for line, r in rows:
-        if r["figure"] != name or r["scale"] != scale:
-            raise ValueError(f"{path}, line {line}: a row of {r['figure']} at scale {r['scale']!r}, "
+        if r.figure != name or r.scale != scale:
+            raise ValueError(f"{path}, line {line}: a row of {r.figure} at scale {r.scale!r}, "
                              f"expected {name} at scale {scale!r}")
         pid = point_id(r)
         if pid not in by_id:
@@ -163,40 +106,30 @@ def load_figure(name: str, directory) -> FigureResult:
     raises a ValueError that names the file and the problem.
     """
     directory, path, prov, expected = _open_table(name, directory, f"{name}.csv", "results")
-    rows = _read_csv(path, ("figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "d", "wd",
-                            "test_error"))
+    rows = read_csv(path, Row, ("figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "d", "wd",
+                                  "test_error"))
     for line, r in rows:
         where = f"{path}, line {line}"
-        _parse(r, ("m", "n_train", "epochs", "diverged", "grid_size", "d", "n_seeds"),
-               ("test_error", "train_error", "frobenius_W", "lr", "wd", "beta", "alpha", "seconds", "median",
-                "seed_min", "seed_max", "exact_test_error", "exact_ridge_rel", "plotted", "ridge_rel"),
-               ("lr_at_grid_edge", "wd_at_grid_edge", "exact_ridge_at_grid_edge", "ridge_at_grid_edge",
-                "param_at_grid_edge"), where=where)
-        if r["test_error"] is None:
+        if r.test_error is None:
             raise ValueError(f"{where}: no test_error")
-        for k in ("grid", "seed_errors", "grid_edges"):
-            try:
-                r[k] = json.loads(r[k]) if r.get(k) else None
-            except ValueError:
-                raise ValueError(f"{where}: column {k!r} is not valid JSON") from None
-        if r["seed_errors"] is not None and len(r["seed_errors"]) != r["n_seeds"]:
-            raise ValueError(f"{where}: {len(r['seed_errors'])} seed errors but n_seeds = {r['n_seeds']}")
-        r["panel"] = r.get("panel") or None
+        if r.seed_errors is not None and len(r.seed_errors) != r.n_seeds:
+            raise ValueError(f"{where}: {len(r.seed_errors)} seed errors but n_seeds = {r.n_seeds}")
+        r.panel = r.panel or None
     groups = _match_points(path, rows, name=name, scale=prov["scale"], expected=expected, one_row_each=True)
     for p in expected:
         r = groups[point_id(p)][0]
         want = (len(p["grid_seeds"]) if p.get("grid_seeds") else 1 + len(p.get("rerun_seeds") or [])) \
             if kind_of(p).grid_searched else None
-        if want is not None and r.get("n_seeds") is not None and r["n_seeds"] not in (0, want):
-            raise ValueError(f"{path}: {point_label(p)} has {r['n_seeds']} seeds, its configuration has {want}")
+        if want is not None and r.n_seeds is not None and r.n_seeds not in (0, want):
+            raise ValueError(f"{path}: {point_label(p)} has {r.n_seeds} seeds, its configuration has {want}")
     verify_table(path, prov["scale"])  # last, so that a damaged table is named for what is wrong with it
     table = [r for _, r in rows]
     if any(p.get("grid_seeds") for p in expected):  # the robust rule reads every seed of every cell: attach the runs
-        runs: dict[tuple, list[dict]] = {}
+        runs: dict[tuple, list[Run]] = {}
         for run in load_runs(name, directory):
             runs.setdefault(point_id(run), []).append(run)
         for r in table:
-            r["runs"] = runs.get(point_id(r), [])
+            r.runs = runs.get(point_id(r), [])
     summary, verdict = judge(name, table)
     return FigureResult(name, table, summary=summary, reproduced=verdict.ok,
                         wall_time=prov.get("wall_time_s", math.nan), provenance=prov, verdict=verdict)
@@ -221,7 +154,7 @@ def load_latest(name: str, root, scales=("paper", "cpu", "quick")) -> FigureResu
                      + ("; " + "; ".join(why) if why else ""))
 
 
-def load_runs(name: str, directory) -> list[dict]:
+def load_runs(name: str, directory) -> list[Run]:
     """Every run of a figure's grids (``FIG_runs.csv``), numbers parsed.
 
     Checked like :func:`load_figure`: every point of the figure is present,
@@ -230,53 +163,51 @@ def load_runs(name: str, directory) -> list[dict]:
     file's checksum is the one recorded when it was written.
     """
     directory, path, prov, expected = _open_table(name, directory, f"{name}_runs.csv", "per-run table")
-    rows = _read_csv(path, tuple(c for c in POINT_COLS if c not in ("init", "panel")) + ("wd", "selected"))
-    for line, r in rows:
-        _parse(r, ("m", "n_train", "epochs", "seed", "d"),
-               ("lr", "wd", "beta", "alpha", "ridge_rel", "train_error", "test_error", "val_error", "frobenius_W"),
-               ("selected", "diverged"), where=f"{path}, line {line}")
-        r["role"] = r.get("role") or "grid"
-        r["panel"] = r.get("panel") or None
+    rows = read_csv(path, Run, tuple(c for c in POINT_COLS if c not in ("init", "panel")) + ("wd", "selected"))
+    for _, r in rows:
+        r.role = r.role or "grid"
+        r.panel = r.panel or None
     groups = _match_points(path, rows, name=name, scale=prov["scale"], expected=expected, one_row_each=False)
     for p in expected:
         runs = groups[point_id(p)]
         kind = kind_of(p)  # a grid search has its whole grid, a construction one run, a kernel at least one
         want = len(p["lrs"]) * len(p["wds"]) * len(p.get("grid_seeds") or [0]) if kind.grid_searched \
             else 1 if kind.constructed else None
-        n_grid = sum(r.get("role") != "rerun" for r in runs)
+        n_grid = sum(r.role != "rerun" for r in runs)
         if want is not None and n_grid != want:
             raise ValueError(f"{path}: {point_label(p)} has {n_grid} runs, its grid has {want}")
         n_rerun, seeds = len(runs) - n_grid, len(p.get("rerun_seeds") or [])
-        if n_rerun not in (0, seeds) or (n_rerun == 0 and seeds and any(r["selected"] for r in runs)):
+        if n_rerun not in (0, seeds) or (n_rerun == 0 and seeds and any(r.selected for r in runs)):
             raise ValueError(f"{path}: {point_label(p)} has {n_rerun} seed reruns of its selected cell, "
                              f"expected {seeds}")
-        if sum(r["selected"] for r in runs) > 1:
-            raise ValueError(f"{path}: {point_label(p)} has {sum(r['selected'] for r in runs)} selected runs")
+        if sum(r.selected for r in runs) > 1:
+            raise ValueError(f"{path}: {point_label(p)} has {sum(r.selected for r in runs)} selected runs")
     verify_table(path, prov["scale"])
     return [r for _, r in rows]
 
 
-def grid_table(runs: list[dict], **point) -> str:
+def grid_table(runs: list[Run], **point) -> str:
     """The lr × wd grid of one point as text (test error per cell; ``*`` marks
     the selected run, ``div`` a diverged one), e.g.
     ``grid_table(runs, model="3resnet", mode="all", m=200)``."""
+    runs = [Run.of(r) for r in runs]
     matching = [r for r in runs if all(r.get(k) == v for k, v in point.items())]
     if not matching:
         raise ValueError(f"no runs match {point}")
-    sel = [r for r in matching if r.get("role") != "rerun"]
-    reruns = [r for r in matching if r.get("role") == "rerun"]
-    lrs, wds = sorted({r["lr"] for r in sel}), sorted({r["wd"] for r in sel})
-    cell = {(r["lr"], r["wd"]): r for r in sel}
+    sel = [r for r in matching if r.role != "rerun"]
+    reruns = [r for r in matching if r.role == "rerun"]
+    lrs, wds = sorted({r.lr for r in sel}), sorted({r.wd for r in sel})
+    cell = {(r.lr, r.wd): r for r in sel}
     lines = ["lr \\ wd".rjust(8) + "".join(f"{wd:>10g}" for wd in wds)]
     for lr in lrs:
         row = f"{lr:>8g}"
         for wd in wds:
             r = cell.get((lr, wd))
-            mark = "*" if r is not None and r["selected"] else ""
-            txt = "" if r is None else "div" if r["diverged"] else f"{r['test_error']:.3f}{mark}"
+            mark = "*" if r is not None and r.selected else ""
+            txt = "" if r is None else "div" if r.diverged else f"{r.test_error:.3f}{mark}"
             row += f"{txt:>10}"
         lines.append(row)
     if reruns:
-        errs = ", ".join("div" if r["diverged"] else f"{r['test_error']:.3f}" for r in reruns)
-        lines.append(f"selected cell (*) retrained with seeds {', '.join(str(r['seed']) for r in reruns)}: {errs}")
+        errs = ", ".join("div" if r.diverged else f"{r.test_error:.3f}" for r in reruns)
+        lines.append(f"selected cell (*) retrained with seeds {', '.join(str(r.seed) for r in reruns)}: {errs}")
     return "\n".join(lines)

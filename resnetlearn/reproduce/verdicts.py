@@ -24,6 +24,8 @@ from ..targets.concept import companion_figure1, parity_instance
 from ..validation import is_finite
 from .learner import Network, kind_of, label_of
 from .rows import (
+    Row,
+    as_row,
     below,
     best_error,
     fresh_errors,
@@ -53,20 +55,20 @@ def parity_zero() -> float:
 
 
 # ----------------------------------------------------------------- what every part records
-def _scale(rows: list[dict]) -> str:
-    return span(r.get("scale") for r in rows)
+def _scale(rows: list[Row]) -> str:
+    return span(r.scale for r in rows)
 
 
-def _seeds(rows: list[dict]) -> str:
+def _seeds(rows: list[Row]) -> str:
     """``0 chose, 1-8 judged``: the seeds of the selected cells (seed 0 chose the cell, the fresh ones judge it)."""
-    n = max((len(seed_errors(r)) for r in rows if r.get("seed_errors")), default=1)
+    n = max((len(seed_errors(r)) for r in rows if r.seed_errors), default=1)
     return (f"0 chose the cell, {'1' if n == 2 else f'1-{n - 1}'} judged" if n > 1
             else "0 only (no fresh seeds)")
 
 
-def _where(rows: list[dict]) -> dict:
+def _where(rows: list[Row]) -> dict:
     """The scale, N, widths and seeds a part was measured at, read from its rows."""
-    return dict(scale=_scale(rows), n=span(r.get("n_train") for r in rows), widths=span(r.get("m") for r in rows),
+    return dict(scale=_scale(rows), n=span(r.n_train for r in rows), widths=span(r.m for r in rows),
                 seeds=_seeds(rows))
 
 
@@ -75,38 +77,39 @@ def _top(values) -> tuple:
     return vals[0], vals[-1]
 
 
-def grid_edge_notes(rows: list[dict], lrs: list[float]) -> str:
+def grid_edge_notes(rows: list[Row], lrs: list[float]) -> str:
     """Every network trained in mode all or hidden whose selected lr or wd sits on an end of its grid (the flags
     the search stored), named with the reason it stays there or with what its grid extension found
     (:data:`EDGE_PANELS`): wd = 0 is the natural bound of weight decay; the other ends were either extended or not
     extended at this scale. ``lrs``: the points' lr grid."""
-    nets = [r for r in rows if kind_of(r).grid_searched and r.get("mode") in ("all", "hidden") and has_number(r)]
+    rows = [as_row(r) for r in rows]
+    nets = [r for r in rows if kind_of(r).grid_searched and r.mode in ("all", "hidden") and has_number(r)]
     if not nets:
         return ""
     lo_lr, hi_lr = _top(lrs)
-    extended: dict[tuple, list[dict]] = {}
+    extended: dict[tuple, list[Row]] = {}
     for r in nets:
         if is_edge(r):
             extended.setdefault(_same_point(r), []).append(r)
     out: dict[tuple, list[str]] = {}
     for r in (r for r in nets if not is_edge(r)):
-        where = f"m={r['m']}" + (f" N={r['n_train']}" if r.get("n_train") is not None else "") + (
-            f" β={r['beta']:g}" if is_finite(r.get("beta")) and r.get("figure") == "fig3" else "")
+        where = f"m={r.m}" + (f" N={r.n_train}" if r.n_train is not None else "") + (
+            f" β={r.beta:g}" if is_finite(r.beta) and r.figure == "fig3" else "")
         exts = extended.get(_same_point(r), [])
-        lr_past = EDGE_LRS_BOTTOM if r.get("lr_at_grid_edge") and r["lr"] == lo_lr else EDGE_LRS_TOP
+        lr_past = EDGE_LRS_BOTTOM if r.lr_at_grid_edge and r.lr == lo_lr else EDGE_LRS_TOP
         axes = []  # (the edge, the extension rows past it)
-        if r.get("lr_at_grid_edge"):
-            side = "bottom" if r["lr"] == lo_lr else "top" if r["lr"] == hi_lr else "edge"
-            axes.append((f"lr {r['lr']:g} ({side})", [e for e in exts if e["panel"] in LR_EDGE_PANELS]))
-        if r.get("wd_at_grid_edge"):
-            axes.append((f"wd {r['wd']:g} (top)", [e for e in exts if e["panel"] in WD_EDGE_PANELS]))
+        if r.lr_at_grid_edge:
+            side = "bottom" if r.lr == lo_lr else "top" if r.lr == hi_lr else "edge"
+            axes.append((f"lr {r.lr:g} ({side})", [e for e in exts if e.panel in LR_EDGE_PANELS]))
+        if r.wd_at_grid_edge:
+            axes.append((f"wd {r.wd:g} (top)", [e for e in exts if e.panel in WD_EDGE_PANELS]))
         if len(axes) == 2 and all(past for _, past in axes):  # a corner extended past both of its edges
             axes = [(" and ".join(edge for edge, _ in axes),
-                     [e for e in exts if e["panel"] in LR_EDGE_PANELS | WD_EDGE_PANELS])]
+                     [e for e in exts if e.panel in LR_EDGE_PANELS | WD_EDGE_PANELS])]
         for edge, past in axes:
             why = _extension_words(r, past, (lo_lr, hi_lr, lr_past)) if past else "not extended at this scale"
             out.setdefault((label_of(r), edge, why), []).append(where)
-        if not r.get("wd_at_grid_edge") and r.get("wd") == 0.0:
+        if not r.wd_at_grid_edge and r.wd == 0.0:
             out.setdefault((label_of(r), "wd 0 (bottom)", "the natural bound of weight decay"), []).append(where)
     if not out:
         return " Grid edges: no selected cell of a network trained in mode all or hidden sits on an edge."
@@ -124,23 +127,23 @@ EDGE_WORDS = {EDGE_PANEL: "wd past the grid", "edge-lr": "lr past the grid", "ed
 """How tables, plots and verdicts name a grid extension point, by its panel."""
 
 
-def is_edge(r: dict) -> bool:
+def is_edge(r: Row) -> bool:
     """Whether a row is a grid extension point's (:data:`EDGE_PANELS`)."""
-    return r.get("panel") in EDGE_WORDS
+    return r.panel in EDGE_WORDS
 
 
 def _same_point(r: dict) -> tuple:
-    return label_of(r), r.get("m"), r.get("n_train"), r.get("beta")
+    return label_of(r), r.m, r.n_train, r.beta
 
 
-def _extension_words(r: dict, exts: list[dict], lr_grid: tuple) -> str:
+def _extension_words(r: Row, exts: list[Row], lr_grid: tuple) -> str:
     """What the extensions of a point's grid past its edges found: whether seed 0 chose a cell there, and where.
     ``lr_grid``: the scale's lowest and highest lr and the lr values the extensions go past them with."""
     lo_lr, hi_lr, lr_past = lr_grid
     here = seed_errors(r)[0]
     ext = min(exts, key=lambda e: seed_errors(e)[0] if is_finite(seed_errors(e)[0]) else math.inf)
     there = seed_errors(ext)[0]
-    panels = {e["panel"] for e in exts}
+    panels = {e.panel for e in exts}
     grid = " and ".join(([f"lr {', '.join(f'{v:g}' for v in lr_past)}"] if panels & LR_EDGE_PANELS else [])
                         + ([f"wd {', '.join(f'{w:g}' for w in EDGE_WDS)}"] if panels & WD_EDGE_PANELS else []))
     if not is_finite(there) or there >= here:
@@ -148,19 +151,19 @@ def _extension_words(r: dict, exts: list[dict], lr_grid: tuple) -> str:
                 f"{here:.3f} at the edge, so the selection stays (interior for seed 0)")
     ends = []
     if panels & WD_EDGE_PANELS:
-        ends.append("wd still on the top of the extended grid" if ext.get("wd") == max(EDGE_WDS) else
+        ends.append("wd still on the top of the extended grid" if ext.wd == max(EDGE_WDS) else
                     "wd now interior")
     if panels & LR_EDGE_PANELS:
         outer = {min((lo_lr, *lr_past)), max((hi_lr, *lr_past))}
-        ends.append("lr still on an end of the extended grid" if ext.get("lr") in outer else "lr now interior")
+        ends.append("lr still on an end of the extended grid" if ext.lr in outer else "lr now interior")
     top = ", ".join(ends) + (", not extended further" if any("still" in e for e in ends) else "")
-    if ext.get("lr_at_grid_edge") and not panels & LR_EDGE_PANELS:
-        top += f", lr {ext['lr']:g} on an end of its grid"
+    if ext.lr_at_grid_edge and not panels & LR_EDGE_PANELS:
+        top += f", lr {ext.lr:g} on an end of its grid"
     fresh = (f"fresh seeds there: {seeds_below(ext, parity_threshold())}, lowest {best_error(ext):.3f}"
-             if r.get("figure") != "companion" else
+             if r.figure != "companion" else
              f"fresh seeds there: median {median_error(ext):.3f}, lowest {best_error(ext):.3f}")
-    return (f"extended to {grid}: seed 0's best there {there:.3f} (lr {ext['lr']:g}, wd "
-            f"{ext['wd']:g}) beats {here:.3f} at the edge; {top}; {fresh}")
+    return (f"extended to {grid}: seed 0's best there {there:.3f} (lr {ext.lr:g}, wd "
+            f"{ext.wd:g}) beats {here:.3f} at the edge; {top}; {fresh}")
 
 
 EDGE_WDS = (0.02, 0.05)
@@ -179,26 +182,27 @@ WD_EDGE_PANELS = {EDGE_PANEL, "edge-lr-wd"}
 FIG2_PANEL = {"all": "Figure 2(a)", "hidden": "Figure 2(b)"}
 
 
-def _resnet_part(mine: list[dict], thr: float, name: str, claim: str) -> Part:
+def _resnet_part(mine: list[Row], thr: float, name: str, claim: str) -> Part:
     """A ResNet below ``thr`` robustly: at some width a strict majority of its fresh seeds."""
     if not mine:
         return Part(name, claim, "—", "no finite point", f"kα² = {thr:.2f}", NOT_JUDGED,
                     reason="the ResNet has no finite point")
     wins = [r for r in mine if majority_below(r, thr)]
-    measured = "; ".join(f"m={r['m']}: {seeds_below(r, thr)} (median {median_error(r):.3f}; seed 0, test-best "
+    measured = "; ".join(f"m={r.m}: {seeds_below(r, thr)} (median {median_error(r):.3f}; seed 0, test-best "
                          f"rule: {seed_errors(r)[0]:.3f})" for r in mine)
     return Part(name, claim, "at some width, a strict majority of the fresh seeds of the cell seed 0 chose are below "
                 "(out of sample; a diverged seed is not below)", measured, f"kα² = {thr:.2f}",
                 HOLDS if wins else FAILS, **_where(mine),
-                reason=f"at m = {', '.join(str(r['m']) for r in wins)}" if wins else "")
+                reason=f"at m = {', '.join(str(r.m) for r in wins)}" if wins else "")
 
 
 def fig2_verdict(train_mode: str):
-    def verdict(rows: list[dict]) -> tuple[str, list[Part]]:
+    def verdict(rows: list[Row]) -> tuple[str, list[Part]]:
+        rows = [as_row(r) for r in rows]
         thr = parity_threshold()
         winner = Network("3resnet", train_mode, m=1).label  # the learner §8.1 says wins, named by its record
         finite = [r for r in rows if has_number(r)]
-        mine = sorted((r for r in finite if label_of(r) == winner), key=lambda r: r["m"])
+        mine = sorted((r for r in finite if label_of(r) == winner), key=lambda r: r.m)
         others = [r for r in finite if label_of(r) != winner]
         source = f"arXiv v3 §8.1, {FIG2_PANEL[train_mode]}"
         parts = [_resnet_part(mine, thr, f"{winner} below kα² robustly",
@@ -210,10 +214,10 @@ def fig2_verdict(train_mode: str):
         else:
             against = [r for r in others if is_finite(best_error(r)) and best_error(r) < thr]
             best = min(others, key=lambda r: best_error(r) if is_finite(best_error(r)) else math.inf)
-            exact = " (exact kernel solution)" if best.get("exact_test_error") == best_error(best) else ""
-            measured = f"best competitor {label_of(best)} at m={best['m']}: {best_error(best):.3f}{exact}"
+            exact = " (exact kernel solution)" if best.exact_test_error == best_error(best) else ""
+            measured = f"best competitor {label_of(best)} at m={best.m}: {best_error(best):.3f}{exact}"
             if against:
-                measured += "; below kα²: " + ", ".join(f"{label_of(r)} m={r['m']} ({best_error(r):.3f})"
+                measured += "; below kα²: " + ", ".join(f"{label_of(r)} m={r.m} ({best_error(r):.3f})"
                                                          for r in against)
             parts.append(Part("every competitor above kα²", claim,
                               "any seed of a competitor (seed 0 included) or its exact kernel solution below kα² "
@@ -242,9 +246,9 @@ def fig3_zero(beta: float) -> float:
     return parity_instance(alpha=FIG3_ALPHA, beta=beta).reference_errors().zero
 
 
-def _at(r: dict) -> str:
+def _at(r: Row) -> str:
     """``m=200``, or ``m=200 (wd past the grid)`` for a grid extension's row."""
-    return f"m={r['m']}" + (f" ({EDGE_WORDS[r['panel']]})" if is_edge(r) else "")
+    return f"m={r.m}" + (f" ({EDGE_WORDS[r.panel]})" if is_edge(r) else "")
 
 
 def _fig3_row_words(beta: float, sel: list[dict], thr: float, learned: list[dict]) -> str:
@@ -258,10 +262,10 @@ def _fig3_row_words(beta: float, sel: list[dict], thr: float, learned: list[dict
     return f"β={beta:g}: not learned (best {_at(top)}: {seeds_below(top, thr)}, median {median_error(top):.3f}{note})"
 
 
-def _fig3_parts(mode: str, n: int | None, rows: list[dict], thr: float, in_verdict: bool) -> list[Part]:
+def _fig3_parts(mode: str, n: int | None, rows: list[Row], thr: float, in_verdict: bool) -> list[Part]:
     """The two statements of one panel of Figure 3 at one N: α ≲ β learned, α ≳ β (β = α included) not learned."""
     where_n = f", N={n}" if not in_verdict else ""
-    by_beta = {b: sorted((r for r in rows if r["beta"] == b and has_number(r)), key=lambda r: r["m"])
+    by_beta = {b: sorted((r for r in rows if r.beta == b and has_number(r)), key=lambda r: r.m)
                for b in FIG3_BETAS}
     src = "arXiv v3 §8.1, Experiment 2 and Figure 3"
     parts = []
@@ -310,10 +314,11 @@ def _fig3_parts(mode: str, n: int | None, rows: list[dict], thr: float, in_verdi
     return parts
 
 
-def fig3_verdict(rows: list[dict]) -> tuple[str, list[Part]]:
+def fig3_verdict(rows: list[Row]) -> tuple[str, list[Part]]:
+    rows = [as_row(r) for r in rows]
     thr = parity_threshold()
     parts = []
-    groups = sorted({(r["mode"], r.get("n_train")) for r in rows},
+    groups = sorted({(r.mode, r.n_train) for r in rows},
                     key=lambda g: (FIG3_MODES.index(g[0]) if g[0] in FIG3_MODES else 2,
                                    g[1] != FIG3_FIXED_N.get(g[0]), g[1] or 0))
     for mode in FIG3_MODES:
@@ -322,7 +327,7 @@ def fig3_verdict(rows: list[dict]) -> tuple[str, list[Part]]:
                               f"kα² = {thr:.2f}", NOT_JUDGED, n=str(FIG3_FIXED_N[mode]),
                               reason=f"no rows at the fixed N = {FIG3_FIXED_N[mode]}"))
     for mode, n in groups:
-        sel = [r for r in rows if (r["mode"], r.get("n_train")) == (mode, n)]
+        sel = [r for r in rows if (r.mode, r.n_train) == (mode, n)]
         parts += _fig3_parts(mode, n, sel, thr, in_verdict=n == FIG3_FIXED_N.get(mode))
     fixed = ", ".join(f"({m}) N = {n}" for m, n in FIG3_FIXED_N.items())
     return (f"(The N fixed before the runs: {fixed}, ours, as Figures 2(a) and 2(b); arXiv v3 gives no N for "
@@ -340,10 +345,11 @@ def norm_verdict(paper_best: float, paper_widths: int):
     """§8.2's two statements on these rows: SGD's best test error stays above what a near-minimal-norm fit would
     give (against the paper's best and against predicting 0), and a hand-built solution fits at least as well as
     SGD with a smaller ‖W‖_F."""
-    def verdict(rows: list[dict]) -> tuple[str, list[Part]]:
+    def verdict(rows: list[Row]) -> tuple[str, list[Part]]:
+        rows = [as_row(r) for r in rows]
         hand = [r for r in rows if kind_of(r).constructed]
         sgd = [r for r in rows if not kind_of(r).constructed]
-        runs = [g for r in sgd for g in (r.get("grid") or []) if all(is_finite(v) for v in g)]  # (train, test, ‖W‖_F)
+        runs = [g for r in sgd for g in (r.grid or []) if all(is_finite(v) for v in g)]  # (train, test, ‖W‖_F)
         where = _where(sgd or rows)
         src = "arXiv v3 §8.2"
         claim1 = (f"SGD finds no test error that a near-minimal-norm fit would give, below {FIG4_GENERALISES}; "
@@ -355,7 +361,7 @@ def norm_verdict(paper_best: float, paper_widths: int):
                              reason=why, **where),
                         Part("a smaller-norm fit SGD does not find", claim2, "—", why, "-", NOT_JUDGED, reason=why,
                              **where)]
-        reruns = [e for r in sgd for e in fresh_errors(r) if is_finite(e)] if any(r.get("seed_errors")
+        reruns = [e for r in sgd for e in fresh_errors(r) if is_finite(e)] if any(r.seed_errors
                                                                                    for r in sgd) else []
         best_test = min([g[1] for g in runs] + reruns)  # every searched run and every fresh seed of a selected cell
         status = (FAILS if best_test <= FIG4_GENERALISES else TRIVIAL if best_test >= FIG4_ZERO else HOLDS)
@@ -368,17 +374,17 @@ def norm_verdict(paper_best: float, paper_widths: int):
                   reason=(f"SGD does no better than predicting 0, where the paper's SGD reached {paper_best}"
                           if status == TRIVIAL else ""))
         fit = min(runs, key=lambda g: g[0])  # SGD's best training fit
-        cheaper = [h for h in hand if h["test_error"] <= fit[0] and h["frobenius_W"] < fit[2]]
-        finite_hand = [h for h in hand if is_finite(h.get("test_error"))] or hand
-        h = (min(cheaper, key=lambda h: h["frobenius_W"]) if cheaper
-             else min(finite_hand, key=lambda h: h["test_error"]))
+        cheaper = [h for h in hand if h.test_error <= fit[0] and h.frobenius_W < fit[2]]
+        finite_hand = [h for h in hand if is_finite(h.test_error)] or hand
+        h = (min(cheaper, key=lambda h: h.frobenius_W) if cheaper
+             else min(finite_hand, key=lambda h: h.test_error))
         p2 = Part("a smaller-norm fit SGD does not find", claim2,
                   "a hand-built solution (footnote 16) at least as accurate as SGD's best training fit has a smaller "
                   "‖W‖_F", f"SGD's best training fit {fit[0]:.3f} at ‖W‖_F {fit[2]:.1f}; hand-built error "
-                  f"{h['test_error']:.3f} at ‖W‖_F {h['frobenius_W']:.1f}", f"‖W‖_F {fit[2]:.1f}",
+                  f"{h.test_error:.3f} at ‖W‖_F {h.frobenius_W:.1f}", f"‖W‖_F {fit[2]:.1f}",
                   HOLDS if cheaper else FAILS, **where)
-        d, n, epochs = sgd[0].get("d"), sgd[0].get("n_train"), span(r.get("epochs") for r in sgd)
-        notes = (f"(d = {d}, N = {n}; SGD's widths that ran: {span(r['m'] for r in sgd)}, the paper's up to "
+        d, n, epochs = sgd[0].d, sgd[0].n_train, span(r.epochs for r in sgd)
+        notes = (f"(d = {d}, N = {n}; SGD's widths that ran: {span(r.m for r in sgd)}, the paper's up to "
                  f"{paper_widths}; §8.2 leaves the initialisation, epochs and mini-batch unstated: ours are §8.1's "
                  f"initialisation, {epochs} epochs and §8.1's mini-batch, or §8.2's where it states one.)"
                  + _fit_note(runs) + _selected_cells(sgd))
@@ -386,17 +392,17 @@ def norm_verdict(paper_best: float, paper_widths: int):
     return verdict
 
 
-def _selected_cells(sgd: list[dict]) -> str:
+def _selected_cells(sgd: list[Row]) -> str:
     """The lr/wd cell seed 0 chose at each SGD width, with its grid-edge flags."""
     def edge(r):  # wd = 0 is no edge (the natural bound), so a flagged wd is the top of its grid
-        flags = (["lr on an end of its grid"] if r.get("lr_at_grid_edge") else []) + (
-            ["wd on the top of its grid"] if r.get("wd_at_grid_edge") else [])
-        near_zero = r.get("wd_at_grid_edge") and is_finite(r.get("train_error")) and r["train_error"] > 0.9
-        why = (f": its training error {r['train_error']:.3f} says the cell nearly predicts 0, and a larger wd "
+        flags = (["lr on an end of its grid"] if r.lr_at_grid_edge else []) + (
+            ["wd on the top of its grid"] if r.wd_at_grid_edge else [])
+        near_zero = r.wd_at_grid_edge and is_finite(r.train_error) and r.train_error > 0.9
+        why = (f": its training error {r.train_error:.3f} says the cell nearly predicts 0, and a larger wd "
                "only shrinks W further toward predicting 0" if near_zero else "")
         return f" ({', '.join(flags)}, not extended{why})" if flags else ""
-    cells = "; ".join(f"m={r['m']}: lr {r['lr']:g}, wd {r['wd']:g}{edge(r)}" for r in sorted(sgd, key=lambda r: r["m"])
-                      if is_finite(r.get("lr")) and is_finite(r.get("wd")))
+    cells = "; ".join(f"m={r.m}: lr {r.lr:g}, wd {r.wd:g}{edge(r)}" for r in sorted(sgd, key=lambda r: r.m)
+                      if is_finite(r.lr) and is_finite(r.wd))
     return f" Selected cells: {cells}." if cells else ""
 
 
@@ -442,23 +448,24 @@ THM3_BOUND_ARXIV = THM3_ALPHA ** 2 / 16
 """arXiv v3 §7.1's different theorem (any Mercer kernel, any weights, N ≤ C(d₁, k)/1000): error above α²/16."""
 
 
-def thm3_verdict(rows: list[dict]) -> tuple[str, list[Part]]:
+def thm3_verdict(rows: list[Row]) -> tuple[str, list[Part]]:
+    rows = [as_row(r) for r in rows]
     bound = THM3_BOUND_NEURIPS
     kern = [r for r in rows if not kind_of(r).trained_by_sgd and has_number(r)]
-    net_all = [r for r in rows if kind_of(r).trained_by_sgd and r.get("panel") != THM3_FRESH_PANEL]  # the 3resnet
-    judging = {r["n_train"]: r for r in rows if kind_of(r).trained_by_sgd and r.get("panel") == THM3_FRESH_PANEL
+    net_all = [r for r in rows if kind_of(r).trained_by_sgd and r.panel != THM3_FRESH_PANEL]  # the 3resnet
+    judging = {r.n_train: r for r in rows if kind_of(r).trained_by_sgd and r.panel == THM3_FRESH_PANEL
                and has_number(r)}
-    net = sorted((r for r in net_all if has_number(r)), key=lambda r: r["n_train"])
+    net = sorted((r for r in net_all if has_number(r)), key=lambda r: r.n_train)
     unmeasured = [r for r in net_all if not has_number(r)]
     src = "our illustration of NeurIPS §7 Theorem 2 and arXiv v3 §7.1"
     thr = f"α²/4 = {bound:.4f}"
     if kern:
-        best_k = min(kern, key=lambda r: r["test_error"] if is_finite(r["test_error"]) else math.inf)
+        best_k = min(kern, key=lambda r: r.test_error if is_finite(r.test_error) else math.inf)
         kernel = Part("kernel half", f"every kernel method errs by more than α²/4 with few samples ({src})",
                       "every kernel, each tuned over its own parameters and the ridge, stays above α²/4 at every N",
-                      f"best kernel {best_k['model']} at N={best_k['n_train']}: {best_k['test_error']:.3f} "
+                      f"best kernel {best_k.model} at N={best_k.n_train}: {best_k.test_error:.3f} "
                       f"(arXiv v3 §7.1's α²/16 = {THM3_BOUND_ARXIV:.4f} is lower still)", thr,
-                      HOLDS if best_k["test_error"] > bound else FAILS, **_where(kern),
+                      HOLDS if best_k.test_error > bound else FAILS, **_where(kern),
                       reason=f"far outside the theorem's N range ({thm3_n_range():.1f})")
     else:
         kernel = Part("kernel half", f"every kernel method errs by more than α²/4 ({src})", "—", "no kernel rows",
@@ -469,10 +476,10 @@ def thm3_verdict(rows: list[dict]) -> tuple[str, list[Part]]:
                       reason="no finite 3resnet point")
         return "", [kernel, resnet]
     test_best = "; ".join(_seed_count(r, bound) for r in net) + _unmeasured(unmeasured)
-    robust = {r["n_train"]: robust_errors(r) for r in net}
+    robust = {r.n_train: robust_errors(r) for r in net}
     status, where = NOT_JUDGED, _where(net)
     if all(v is not None for v in robust.values()):
-        in_sample = "; ".join(_robust_line(r, robust[r["n_train"]], bound) for r in net)
+        in_sample = "; ".join(_robust_line(r, robust[r.n_train], bound) for r in net)
         measured = (f"test-best rule (arXiv v3 §8.1: seed 0 chooses the cell, seeds 1-8 counted): {test_best}; "
                     f"robust rule in sample (ours: among the cells whose seeds 0-8 all converged, the lowest median; "
                     f"the same seeds 1-8 counted): {in_sample}")
@@ -480,8 +487,8 @@ def thm3_verdict(rows: list[dict]) -> tuple[str, list[Part]]:
                   "trained at the chosen cell, so its counts are in sample; the test-best rule's fresh seeds 1-8 "
                   f"{'are' if all(majority_below(r, bound) for r in net) else 'are not'} below for a majority at "
                   "every N")
-        ns = [r["n_train"] for r in net]
-        other = [n for n in ns if n in judging and (judging[n].get("lr"), judging[n].get("wd")) != robust[n]["cell"]]
+        ns = [r.n_train for r in net]
+        other = [n for n in ns if n in judging and (judging[n].lr, judging[n].wd) != robust[n]["cell"]]
         if other:
             reason = ("the fresh seeds ran at another cell than the one the robust rule chooses at N = "
                       + ", ".join(map(str, other)))
@@ -512,22 +519,22 @@ def _robust_line(r: dict, rob: dict, bound: float) -> str:
     fresh = [e for s, e in rob["errors"].items() if s != 0]
     lr, wd = rob["cell"]
     flag = "" if rob["all_converged"] else ", no cell converged for every seed"
-    return (f"N={r['n_train']}: {seed_words(fresh, bound)}, median {median_of(fresh):.4f} (lr {lr:g}, wd {wd:g}; "
+    return (f"N={r.n_train}: {seed_words(fresh, bound)}, median {median_of(fresh):.4f} (lr {lr:g}, wd {wd:g}; "
             f"{rob['cells_converged']}/{rob['cells']} cells converged for every seed{flag})")
 
 
-def _seed_count(row: dict, bound: float) -> str:
+def _seed_count(row: Row, bound: float) -> str:
     """``N=250: 4/8 below (4 diverged, lr 0.2 at its grid edge), median 0.0067``: the 3resnet at one N."""
     errs = fresh_errors(row)
-    edge = [f"{h} {row[h]:g} at its grid edge" for h in ("lr", "wd")
-            if row.get(f"{h}_at_grid_edge") and seed_counts(errs, bound)[2]]
-    return (f"N={row['n_train']}: {seed_words(errs, bound, tuple(edge))}, median {median_error(row):.4f}"
-            + (f" (lr {row['lr']:g}, wd {row['wd']:g})" if is_finite(row.get("lr")) and is_finite(row.get("wd"))
+    edge = [f"{h} {getattr(row, h):g} at its grid edge" for h in ("lr", "wd")
+            if getattr(row, f"{h}_at_grid_edge") and seed_counts(errs, bound)[2]]
+    return (f"N={row.n_train}: {seed_words(errs, bound, tuple(edge))}, median {median_error(row):.4f}"
+            + (f" (lr {row.lr:g}, wd {row.wd:g})" if is_finite(row.lr) and is_finite(row.wd)
                else ""))
 
 
-def _unmeasured(rows: list[dict]) -> str:
-    return f"; no finite 3resnet(all) at N={', '.join(str(r['n_train']) for r in rows)}" if rows else ""
+def _unmeasured(rows: list[Row]) -> str:
+    return f"; no finite 3resnet(all) at N={', '.join(str(r.n_train) for r in rows)}" if rows else ""
 
 
 # ----------------------------------------------------------------- companion Figure 1
@@ -535,11 +542,12 @@ COMPANION_WINNER = Network("3layer", "hidden", m=1)
 """The learner the companion figure says learns best; rows are matched to it by its record's label."""
 
 
-def companion_verdict(rows: list[dict]) -> tuple[str, list[Part]]:
-    n_max = max(r["n_train"] for r in rows)
+def companion_verdict(rows: list[Row]) -> tuple[str, list[Part]]:
+    rows = [as_row(r) for r in rows]
+    n_max = max(r.n_train for r in rows)
     name = COMPANION_WINNER.label  # 3layer(hidden)
-    at_n = [r for r in rows if r["n_train"] == n_max and has_number(r)]
-    main = [r for r in at_n if r.get("panel") != "width"]
+    at_n = [r for r in rows if r.n_train == n_max and has_number(r)]
+    main = [r for r in at_n if r.panel != "width"]
     three = [r for r in main if label_of(r) == name]
     others = [r for r in at_n if label_of(r) != name]  # every competitor at the largest N, width panel included
     src = "companion paper §4 and Figure 1"
@@ -553,19 +561,19 @@ def companion_verdict(rows: list[dict]) -> tuple[str, list[Part]]:
     ok = is_finite(mine) and mine < best
 
     def who(r):
-        return label_of(r) + (f" {_at(r)}" if r.get("panel") == "width" or is_edge(r) else "")
+        return label_of(r) + (f" {_at(r)}" if r.panel == "width" or is_edge(r) else "")
     part = Part(f"{name} below every competitor", claim,
-                f"at the largest N, {name}'s median over its fresh seeds (m = {three[0]['m']}) is below every "
+                f"at the largest N, {name}'s median over its fresh seeds (m = {three[0].m}) is below every "
                 "competitor's best (its lowest seed, seed 0 included, or its exact kernel solution), at every width "
                 "run", f"{name} median {mine:.3f}; best competitor {who(best_other)} {best:.3f}; margin "
                 f"{best - mine:.3f} ({best / mine:.0f}×)" if ok else f"{name} median {mine:.3f}; best competitor "
                 f"{who(best_other)} {best:.3f}", f"{best:.3f}", HOLDS if ok else FAILS, **_where(at_n))
     seeds = "; ".join(f"{who(r)} " + ", ".join(f"{e:.3f}" for e in sorted(e for e in seed_errors(r) if is_finite(e)))
-                      + (f", exact {r['exact_test_error']:.3f}" if is_finite(r.get("exact_test_error")) else "")
+                      + (f", exact {r.exact_test_error:.3f}" if is_finite(r.exact_test_error) else "")
                       for r in sorted(others, key=best_error))
-    width = sorted([r for r in rows if r.get("panel") == "width" and label_of(r) == name] + three,
-                   key=lambda r: r["m"])
-    trend = ", ".join(f"m={r['m']}: {median_error(r):.3f}" for r in width)
+    width = sorted([r for r in rows if r.panel == "width" and label_of(r) == name] + three,
+                   key=lambda r: r.m)
+    trend = ", ".join(f"m={r.m}: {median_error(r):.3f}" for r in width)
     return (f"(Every competitor's seeds at N={n_max}, lowest first: {seeds}; predicting 0 gives "
             f"{companion_zero():.3f}. Width panel, {name}: {trend}.)"), [part]
 

@@ -39,7 +39,7 @@ import sympy
 import torch
 from sympy.core.function import AppliedUndef
 
-from .. import validation as V
+from ..validation import Interval, Reals, validate_params
 
 Z = sympy.Symbol("z", real=True)
 
@@ -424,19 +424,21 @@ def _lambdify(expr: sympy.Expr) -> Callable[[torch.Tensor], torch.Tensor]:
     return lambda t: torch.full_like(t, value)
 
 
+@validate_params({"coeffs": Reals()})
 def _poly(coeffs) -> sympy.Expr:
-    coeffs = V.reals("coeffs", coeffs)
     if len(coeffs) > MAX_EXPONENT + 1:
         raise ValueError(f"coeffs must hold at most {MAX_EXPONENT + 1} values, got {len(coeffs)}")
     return sum(sympy.nsimplify(c) * Z**i for i, c in enumerate(coeffs))
 
 
+@validate_params({"c": Interval(float)})
 def _c(c) -> sympy.Expr:
-    return sympy.nsimplify(V.real("c", c))
+    return sympy.nsimplify(c)
 
 
+@validate_params({"c": Interval(float), "p": Interval(int, 0, MAX_EXPONENT)})
 def _power(p=2, c=1) -> sympy.Expr:
-    return _c(c) * Z ** V.integer("p", p, lo=0, hi=MAX_EXPONENT)
+    return _c(c) * Z ** p
 
 
 # name -> (builder from keyword parameters, description)

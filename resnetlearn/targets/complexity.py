@@ -42,10 +42,12 @@ import numpy as np
 import sympy
 
 from .. import validation as V
+from ..validation import Boolean, Custom, Interval, NoneOr, Options, validate_params
 from .activations import Activation, Z, activation, resolve  # noqa: F401  (activation re-exported)
 from .power_series import DPS
 from .radius import radius_text
 from .taylor import (
+    BUDGET_RULE,
     HEAD,
     TIME_BUDGET,
     NonConvergentSeriesError,
@@ -54,7 +56,6 @@ from .taylor import (
     budget,
     radius_of_convergence,
     series_of,
-    time_budget_seconds,
 )
 from .weighted_sums import Weight, weighted_sum
 
@@ -103,24 +104,23 @@ class Complexity:
 # --------------------------------------------------------------------------------------------
 
 
-def _eps(eps, *, name="eps"):
-    return V.real(name, eps, lo=0, hi=1, lo_open=True, hi_open=True)
-
-
-def _R(R):
-    return V.real("R", R, lo=0)
-
-
-def _C_star(C_star):
+def _C_star(name, C_star):
     if isinstance(C_star, (int, float)) and C_star == math.inf:
-        raise ValueError("C_star must be a finite number in (0, inf), got inf: C* is a large but fixed "
+        raise ValueError(f"{name} must be a finite number in (0, inf), got inf: C* is a large but fixed "
                          "constant of §4 (e.g. 10^4), and with C* = ∞ every non-polynomial measure is infinite")
-    return V.real("C_star", C_star, lo=0, lo_open=True)
+    return V.real(name, C_star, lo=0, lo_open=True)
 
 
-def _common(*, R, C_star, tol, max_terms, max_degree):
-    return (_R(R), _C_star(C_star), V.real("tol", tol, lo=0, hi=1, lo_open=True, hi_open=True),
-            V.integer("max_terms", max_terms, lo=1), V.integer("max_degree", max_degree, lo=1))
+EPS = Interval(float, 0, 1, closed="neither")
+"""An accuracy ε in (0, 1)."""
+RADIUS = Interval(float, 0)
+"""The radius R of the interval [−R, R] the measures look at: at least 0."""
+C_STAR_RULE = Custom(_C_star, [0, -1.0, math.inf, math.nan, "1"], "Interval(float, (0, inf))")
+"""C* of §4: a finite number above 0."""
+VARIANT = Options(VARIANTS)
+SERIES = {"tol": Interval(float, 0, 1, closed="neither"), "max_terms": Interval(int, 1),
+          "max_degree": Interval(int, 1), "time_budget": BUDGET_RULE}
+"""How far a series is summed: its relative tolerance, its number of terms, its degree, its time budget."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,6 +128,7 @@ def _common(*, R, C_star, tol, max_terms, max_degree):
 # --------------------------------------------------------------------------------------------
 
 
+@validate_params({"eps": EPS, "R": RADIUS, "max_degree": Interval(int, 1)})
 def truncation_degree(act, eps: float, *, R: float = 1.0, max_degree: int = 400) -> int:
     """Smallest D with max_{|z|≤R} |phi(z) − Σ_{i≤D} c_i z^i| ≤ ε (Example 4.1).
 
@@ -139,9 +140,6 @@ def truncation_degree(act, eps: float, *, R: float = 1.0, max_degree: int = 400)
     suffices.
     """
     act = resolve(act, {}, "act")
-    eps = _eps(eps)
-    R = _R(R)
-    max_degree = V.integer("max_degree", max_degree, lo=1)
     return _truncation_degree(act, series_of(act, max_degree), eps=eps, R=R, max_degree=max_degree)
 
 
@@ -223,6 +221,7 @@ def _truncated(act: Activation, eps: float, *, R: float, max_degree: int):
 # --------------------------------------------------------------------------------------------
 
 
+@validate_params({"eps": EPS, "R": RADIUS, "C_star": C_STAR_RULE, "truncate": Boolean(), **SERIES})
 def complexity_eps(
     act,
     eps: float,
@@ -248,11 +247,6 @@ def complexity_eps(
     :class:`SeriesBudgetError` naming it.
     """
     act = resolve(act, {}, "act")
-    eps = _eps(eps)
-    R, C_star, tol, max_terms, max_degree = _common(R=R, C_star=C_star, tol=tol, max_terms=max_terms,
-                                                    max_degree=max_degree)
-    truncate = V.boolean("truncate", truncate)
-    time_budget = time_budget_seconds(time_budget)
     with budget(time_budget, f"ℭ_ε of {act.name}"):
         return _complexity_eps(act, eps, R=R, C_star=C_star, truncate=truncate, tol=tol, max_terms=max_terms,
                                max_degree=max_degree)
@@ -274,6 +268,7 @@ def _complexity_eps(act, eps, *, R, C_star, truncate, tol, max_terms, max_degree
                       radius=float(series.radius))
 
 
+@validate_params({"R": RADIUS, "C_star": C_STAR_RULE, "variant": VARIANT, "truncate_eps": NoneOr(EPS), **SERIES})
 def complexity_s(
     act,
     *,
@@ -296,12 +291,6 @@ def complexity_s(
     ``time_budget`` as in :func:`complexity_eps` (the zero function has ℭ_s = 0).
     """
     act = resolve(act, {}, "act")
-    R, C_star, tol, max_terms, max_degree = _common(R=R, C_star=C_star, tol=tol, max_terms=max_terms,
-                                                    max_degree=max_degree)
-    variant = V.choice("variant", variant, VARIANTS)
-    if truncate_eps is not None:
-        truncate_eps = _eps(truncate_eps, name="truncate_eps")
-    time_budget = time_budget_seconds(time_budget)
     with budget(time_budget, f"ℭ_s of {act.name}"):
         return _complexity_s(act, R=R, C_star=C_star, variant=variant, truncate_eps=truncate_eps, tol=tol,
                              max_terms=max_terms, max_degree=max_degree)
@@ -333,6 +322,7 @@ def compose(outer, inner) -> Activation:
     return Activation.custom(f"({outer.name})∘({inner.name})", outer.expr.subs(Z, inner.expr))
 
 
+@validate_params({"eps": EPS, "R": RADIUS, "C_star": C_STAR_RULE, "variant": VARIANT})
 def composition_blowup(outer, inner, *, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR,
                        variant: str = "resnet") -> dict[str, dict[str, Complexity]]:
     """ℭ_ε and ℭ_s of inner (F), outer (G) and their composition G∘F.
@@ -340,8 +330,6 @@ def composition_blowup(outer, inner, *, eps: float = 0.01, R: float = 1.0, C_sta
     The point of ResNet paper §2.1: ℭ(G∘F) can be far larger than ℭ(F) and
     ℭ(G); kernel methods pay for ℭ(G∘F), the ResNet only for ℭ(F), ℭ(G).
     """
-    eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
-    variant = V.choice("variant", variant, VARIANTS)
     out = {}
     for label, a in (("F", resolve(inner, {}, "inner")), ("G", resolve(outer, {}, "outer")),
                      ("G∘F", compose(outer, inner))):
@@ -352,6 +340,7 @@ def composition_blowup(outer, inner, *, eps: float = 0.01, R: float = 1.0, C_sta
     return out
 
 
+@validate_params({"d": Interval(int, 1), "degree": Interval(int, 1, 1000)})
 def linear_power_example(d: int, *, degree: int = 10, **kw) -> dict[str, dict[str, Complexity]]:
     """The running example of ResNet paper §2.1 and the talk: F(x) = √d·⟨w, x⟩
     with ‖w‖ = 1 (a linear map of norm √d) and G(z) = z^degree.
@@ -360,20 +349,16 @@ def linear_power_example(d: int, *, degree: int = 10, **kw) -> dict[str, dict[st
     (degree+1)C* stay small while ℭ_s(G∘F) = (degree+1)C*·d^{degree/2}
     (d^5 times ℭ_s(G) for degree 10, as in the talk).
     """
-    d = V.integer("d", d, lo=1)
-    degree = V.integer("degree", degree, lo=1, hi=1000)
     inner = Activation.custom(f"sqrt({d})*z", sympy.sqrt(d) * Z)
     outer = resolve("power", {"p": degree}, "degree")
     return composition_blowup(outer, inner, **kw)
 
 
+@validate_params({"eps": EPS, "R": RADIUS, "C_star": C_STAR_RULE, "variant": VARIANT, "truncate": Boolean()})
 def concept_complexity(concept, *, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR,
                        variant: str = "resnet", truncate: bool = False) -> dict[str, dict[str, Complexity]]:
     """ℭ(F) and ℭ(G) of a Concept 1 target: the maximum over its
     activations F_{r,i} (resp. G_{r,i}) (ResNet paper §5)."""
-    eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
-    variant = V.choice("variant", variant, VARIANTS)
-    truncate = V.boolean("truncate", truncate)
     out = {}
     for part in ("F", "G"):
         acts = getattr(getattr(concept, part, None), "activations", None)
@@ -386,13 +371,14 @@ def concept_complexity(concept, *, eps: float = 0.01, R: float = 1.0, C_star: fl
     return out
 
 
+@validate_params({"eps": EPS, "R": RADIUS, "C_star": C_STAR_RULE}, convert=False)
 def describe(act, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR) -> str:
     """One line with ℭ_s and ℭ_ε of an activation (Def. 2.1 / eq. 2.2), for the
     notebook sliders; where ℭ_ε's series diverges (tanh, sigmoid) it reports
     the truncated measure of Example 4.1 and says so instead of failing."""
     shown_R = R
     act = resolve(act, {}, "act")
-    eps, R, C_star = _eps(eps), _R(R), _C_star(C_star)
+    eps, R, C_star = EPS.check("eps", eps), RADIUS.check("R", R), C_STAR_RULE.check("C_star", C_star)
     try:
         cs = complexity_s(act, R=R, C_star=C_star)
         cs_text = f"C_s({cs.activation}, R={shown_R}) = {cs}"

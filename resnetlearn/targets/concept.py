@@ -27,6 +27,7 @@ import torch
 
 from .. import validation as V
 from ..device import select_device
+from ..validation import FloatDtype, Interval, validate_params
 from .activations import Activation, activation
 
 DISTRIBUTIONS = {
@@ -40,13 +41,18 @@ WEIGHT_NORM = 1 / math.sqrt(2)
 
 
 # ----------------------------------------------------------------- validation
-def _check_int(name: str, value, low: int = 1) -> int:
-    return V.integer(name, value, lo=low)
+POSITIVE = Interval(int, 1)
+SEED = Interval(int, 0, V.MAX_SEED)
+"""A seed of torch's generator (a signed 64-bit integer)."""
+ALPHA = Interval(float, 0, 1, closed="left")
+"""α of eq 2.2: in [0, 1)."""
+BETA = Interval(float, 0)
+"""β of Figure 3: at least 0."""
 
 
 def check_alpha_beta(alpha, beta) -> tuple[float, float]:
     """α ∈ [0, 1) (eq 2.2) and β ≥ 0 (Figure 3); anything else raises (numpy/torch scalars accepted)."""
-    return V.real("alpha", alpha, lo=0, hi=1, hi_open=True), V.real("beta", beta, lo=0)
+    return ALPHA.check("alpha", alpha), BETA.check("beta", beta)
 
 
 def _check_dist(dist: str) -> str:
@@ -56,19 +62,18 @@ def _check_dist(dist: str) -> str:
 
 
 def _generator(seed) -> torch.Generator:
-    return torch.Generator().manual_seed(V.integer("seed", seed, lo=0, hi=V.MAX_SEED))
+    return torch.Generator().manual_seed(SEED.check("seed", seed))
 
 
 
 # ----------------------------------------------------------------- inputs
+@validate_params({"n": POSITIVE, "d": POSITIVE, "seed": SEED, "dtype": FloatDtype()})
 def sample_inputs(dist: str, n: int, d: int, *, seed: int = 0, device=None,
                   dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """n seeded inputs in R^d from one of :data:`DISTRIBUTIONS`."""
     _check_dist(dist)
-    _check_int("n", n)
-    _check_int("d", d)
     x = _draw(dist, n, d, _generator(seed))
-    return x.to(device=select_device(device), dtype=V.float_dtype(dtype))
+    return x.to(device=select_device(device), dtype=dtype)
 
 
 def _draw(dist: str, n: int, d: int, gen: torch.Generator) -> torch.Tensor:
@@ -182,10 +187,10 @@ class Split:
         return Split(move(self.train), move(self.val), move(self.test))
 
 
+@validate_params({"val_fraction": Interval(float, 0, 1, closed="neither")})
 def hold_out(train: Sample, val_fraction: float) -> tuple[Sample, Sample]:
     """(fit, validation): the last round(val_fraction·N) of the N training samples are held out for
     choosing hyperparameters, the rest (a prefix) is fitted. The one validation rule of every learner."""
-    val_fraction = V.real("val_fraction", val_fraction, lo=0, hi=1, lo_open=True, hi_open=True)
     n_train = train.x.shape[-2]
     n_val = round(val_fraction * n_train)
     if not 1 <= n_val < n_train:
@@ -194,6 +199,8 @@ def hold_out(train: Sample, val_fraction: float) -> tuple[Sample, Sample]:
     return _cut(train, slice(0, n_train - n_val)), _cut(train, slice(n_train - n_val, None))
 
 
+@validate_params({"n_train": POSITIVE, "n_test": POSITIVE, "seed": Interval(int, 0),
+                  "val_fraction": Interval(float, 0, 1, closed="left")})
 def data_split(target, n_train: int, *, n_test: int, seed: int = 0, val_fraction: float = 0.0,
                device=None, dtype: torch.dtype = torch.float32) -> Split:
     """The project's one train / validation / test split, shared by every learner.
@@ -206,10 +213,6 @@ def data_split(target, n_train: int, *, n_test: int, seed: int = 0, val_fraction
     a prefix of the full ones, so every learner, network or kernel, sees the
     same numbers for the same (target, n_train, seed).
     """
-    n_train = _check_int("n_train", n_train)
-    n_test = _check_int("n_test", n_test)
-    seed = _check_int("seed", seed, 0)
-    val_fraction = V.real("val_fraction", val_fraction, lo=0, hi=1, hi_open=True)
     train = target.sample(n_train, seed=seed, device=device, dtype=dtype)
     test = target.sample(n_test, seed=seed + 1, device=device, dtype=dtype)
     if val_fraction == 0:
@@ -264,10 +267,10 @@ class Target:
         base, comp = self.components(self.inputs(x))
         return comp if base is None else base + comp
 
+    @validate_params({"n": POSITIVE, "seed": SEED, "dtype": FloatDtype()})
     def sample(self, n: int, *, seed: int = 0, device=None, dtype: torch.dtype = torch.float32) -> Sample:
         """n i.i.d. pairs (x, y = H(x)); same seed → same numbers on any device."""
-        _check_int("n", n)
-        dev, dtype = select_device(device), V.float_dtype(dtype)
+        dev = select_device(device)
         x = _draw(self.input_dist, n, self.d, _generator(seed))
         base, comp = self.components(x)
         y = comp if base is None else base + comp
@@ -277,10 +280,10 @@ class Target:
 
         return Sample(move(x), move(y), move(base), move(comp))
 
+    @validate_params({"n_mc": Interval(int, 2)})
     def reference_errors(self, *, n_mc: int = 200_000, seed: int = 12345) -> ReferenceErrors:
         """Monte Carlo estimates from ``n_mc`` fresh samples (subclasses with
         a closed form override this)."""
-        _check_int("n_mc", n_mc, 2)
         s = self.sample(n_mc, seed=seed, device="cpu", dtype=torch.float64)
         zero = (s.y**2).sum(dim=1)
         f_only = None if s.base is None else (s.composite**2).sum(dim=1)
@@ -333,6 +336,8 @@ def _unit_rows(shape, gen) -> torch.Tensor:
     return WEIGHT_NORM * w / w.norm(dim=-1, keepdim=True)
 
 
+@validate_params({"d": POSITIVE, "k": POSITIVE, "p_F": POSITIVE, "p_G": POSITIVE, "alpha": ALPHA, "beta": BETA,
+                  "seed": SEED})
 def random_concept(d: int, k: int, *, p_F: int = 4, p_G: int = 4, act_F="sin", act_G="sin",
                    alpha: float = 0.3, beta: float = 1.0, input_dist: str = "unit_sphere",
                    seed: int = 0) -> Concept1:
@@ -340,10 +345,6 @@ def random_concept(d: int, k: int, *, p_F: int = 4, p_G: int = 4, act_F="sin", a
     to norm 1, so it is not a member of Concept 1 as stated): weight directions uniform on
     the sphere of radius 1/√2, coefficients a uniform in [−1, 1], activations
     from the registry (a list cycles over the units i ∈ [p])."""
-    _check_int("d", d)
-    _check_int("k", k)
-    _check_int("p_F", p_F)
-    _check_int("p_G", p_G)
     gen = _generator(seed)
     acts_F = act_F if isinstance(act_F, (list, tuple)) else [act_F]
     acts_G = act_G if isinstance(act_G, (list, tuple)) else [act_G]
@@ -444,6 +445,7 @@ class ParityInstance(Concept1):
         return ReferenceErrors(f_only, zero, True)
 
 
+@validate_params({"d": POSITIVE, "k": POSITIVE, "alpha": ALPHA, "beta": BETA})
 def parity_instance(d: int = 30, k: int = 15, *, alpha: float = 0.3, beta: float = 1.0) -> ParityInstance:
     """The experiment of arXiv v3 §8.1: x uniform on {±1}^d,
     F(x) = (x1x2, x3x4, …, x_{2k−1}x_{2k}), G_i(y) = (−1)^i·y1y2y3y4.
@@ -452,8 +454,6 @@ def parity_instance(d: int = 30, k: int = 15, *, alpha: float = 0.3, beta: float
     learns F but not G errs by kα² (= 1.35 at the paper's d = 30, k = 15,
     α = 0.3). Needs 4 ≤ k ≤ d/2.
     """
-    _check_int("d", d)
-    _check_int("k", k)
     if 2 * k > d:
         raise ValueError(f"parity instance needs k <= d/2 (F pairs up coordinates); got k={k}, d={d}")
     if k < 4:
@@ -464,10 +464,10 @@ def parity_instance(d: int = 30, k: int = 15, *, alpha: float = 0.3, beta: float
                           name=f"parity(d={d}, k={k})")
 
 
+@validate_params({"d": POSITIVE, "alpha": ALPHA, "beta": BETA})
 def talk_instance(d: int = 30, *, alpha: float = 0.3, beta: float = 1.0) -> ParityInstance:
     """The talk's variant: x ∈ {±1}^30, k = 8, F = (x1x2, …, x15x16) and
     G = (y1y2y3y4 four times, y5y6y7y8 four times); kα² = 0.72 at α = 0.3."""
-    _check_int("d", d)
     if d < 16:
         raise ValueError(f"talk instance needs d >= 16 (F uses x1..x16); got d={d}")
     f_sets = [(2 * r, 2 * r + 1) for r in range(8)]
@@ -476,14 +476,13 @@ def talk_instance(d: int = 30, *, alpha: float = 0.3, beta: float = 1.0) -> Pari
                           name=f"talk(d={d}, k=8)")
 
 
+@validate_params({"d": POSITIVE, "k": POSITIVE, "alpha": ALPHA, "beta": BETA, "seed": SEED})
 def hard_instance(d: int, k: int, *, alpha: float = 0.3, beta: float = 1.0, seed: int = 0) -> ParityInstance:
     """The hard distribution of §7 (Theorem 2): x uniform on {±1/√d}^d,
     F(x) = W*x with W* = √d(e_{i1}, …, e_{ik}) for distinct random indices,
     and every output of G the product y1⋯yk. So F_j(x) = ±1 and G(F(x)) is a
     degree-k parity of x: kernels need ~d^{k/2} samples, the ResNet ~d
     (Theorem 2 wants k ≥ 4 and large d; any 1 ≤ k ≤ d is accepted here)."""
-    _check_int("d", d)
-    _check_int("k", k)
     if k > d:
         raise ValueError(f"hard instance needs k <= d (distinct coordinates); got k={k}, d={d}")
     idx = torch.randperm(d, generator=_generator(seed))[:k].tolist()
@@ -497,8 +496,9 @@ class FunctionTarget(Target):
     """A target given by a formula, without the F/G split (``base`` and the
     β·F-only error are ``None``)."""
 
+    @validate_params({"d": POSITIVE, "k": POSITIVE})
     def __init__(self, fn, *, d: int, k: int, input_dist: str, name: str, formula: str):
-        self.fn, self.d, self.k = fn, _check_int("d", d), _check_int("k", k)
+        self.fn, self.d, self.k = fn, d, k
         self.input_dist, self.name, self.formula = _check_dist(input_dist), name, formula
 
     def components(self, x):
@@ -521,10 +521,10 @@ def companion_figure1() -> FunctionTarget:
                           formula="(sin 3x1 + sin 3x2 + sin 3x3 − 2)^2 · cos 7x4")
 
 
+@validate_params({"d": POSITIVE})
 def parity6_target(d: int = 40) -> FunctionTarget:
     """arXiv v3 §8.2 (Figure 4): x uniform on {±1/√d}^d and the label
     y = d³·x1x2x3x4x5x6 ∈ {±1}, a degree-6 parity of a unit-norm input."""
-    _check_int("d", d)
     if d < 6:
         raise ValueError(f"the §8.2 target needs d >= 6, got d={d}")
 

@@ -30,7 +30,7 @@ import sympy
 from sympy.polys.ring_series import rs_series
 from sympy.series.formal import Coeff, FormalPowerSeries
 
-from .. import validation as V
+from ..validation import Interval, NoneOr, validate_params
 from .activations import Activation, Z, resolve
 from .power_series import DPS, MPMATH, Unsupported, jet
 from .radius import NoClosedForm, radius_fit, structural_radius
@@ -56,8 +56,12 @@ cell; every call of the notebooks answers well within it (notebook 02's code run
 _deadline_state = threading.local()
 
 
+BUDGET_RULE = NoneOr(Interval(float, 0, closed="right"))
+"""What ``time_budget`` accepts: seconds above 0, or None (no budget)."""
+
+
 def time_budget_seconds(value) -> float | None:
-    return None if value is None else V.real("time_budget", value, lo=0, lo_open=True)
+    return BUDGET_RULE.check("time_budget", value)
 
 
 @contextlib.contextmanager
@@ -270,11 +274,11 @@ def series_of(act: Activation, max_degree: int) -> TaylorSeries:
     return _series_for(act.expr, max_degree)
 
 
+@validate_params({"max_degree": Interval(int, 1)})
 def radius_of_convergence(act, *, max_degree: int = 400) -> float:
     """Radius of convergence of the Taylor series of an activation at 0
     (math.inf for entire functions); :mod:`resnetlearn.targets.radius` says how it is
     found (exact for the known activations and rational / polynomial arguments,
     an estimate from the coefficients otherwise)."""
     act = resolve(act, {}, "act")
-    max_degree = V.integer("max_degree", max_degree, lo=1)
     return float(series_of(act, max_degree).radius)
