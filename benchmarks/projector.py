@@ -2,6 +2,7 @@
 real browser (headless Chromium) at 1280×720 and 1024×768, written to ``benchmarks/results/projector.json``.
 
     OMP_NUM_THREADS=1 python benchmarks/projector.py [--notebooks 03_hierarchical_learning ...] [--no-deck]
+        [--screenshots DIR]
 
 JupyterLab runs on a temporary copy (its Jupyter folders in a temporary folder too). Each lab notebook is opened
 as a student opens it (file browser open), every cell run, then measured at each viewport; the deck is opened
@@ -17,7 +18,9 @@ How a picture's smallest text is measured on screen:
 
 ``cut_off``: the picture, or one of a plotly figure's texts, runs past the right edge of its output area or of
 the window, or the legend scrolls (entries hidden). Each record: ``picture``, ``where`` ("deck" or "lab"),
-``viewport``, ``smallest_text_px``, ``cut_off``, and how it was shown (notebook, cell, kind, widths).
+``viewport``, ``smallest_text_px``, ``cut_off``, and how it was shown (notebook, cell, kind, widths). With
+``--screenshots DIR``, a screenshot of the window with each measured cell in view (lab) and of each slide (deck),
+to look at.
 """
 
 from __future__ import annotations
@@ -86,10 +89,16 @@ def _hover_plots(page) -> None:
     for el in page.locator(".jp-RenderedPlotly").all():
         try:
             el.scroll_into_view_if_needed(timeout=5000)
-            box = el.bounding_box()
-            if box:
+            for _ in range(3):  # until the interactive figure is drawn (a pointer that entered too early: again)
+                box = el.bounding_box()
+                if not box:
+                    break
                 page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 100))
-                time.sleep(0.4)
+                try:
+                    el.locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=3000)
+                    break
+                except Exception:
+                    page.mouse.move(0, 0)
         except Exception:  # an output hidden on this slide
             continue
     page.mouse.move(0, 0)
