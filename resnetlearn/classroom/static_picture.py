@@ -159,9 +159,13 @@ def _to_matplotlib(fig: go.Figure, *, size, stacked: bool = False):
         _apply_axis(axes[i], "x", fig.layout[f"xaxis{xa[1:]}"])
         _apply_axis(axes[i], "y", fig.layout[f"yaxis{ya[1:]}"])
         axes[i].grid(True, which="major", color="#e6e6e6", linewidth=0.8)
+    if rows > 1:  # panels side by side that title their shared x once: stacked, each row shows it
+        shared_x = next((ax.get_xlabel() for ax in axes if ax.get_xlabel()), "")
+        for ax in axes:
+            ax.set_xlabel(ax.get_xlabel() or shared_x)
     titles = [a.text for a in (fig.layout.annotations or []) if a.text and a.yref == "paper" and (a.y or 0) >= 1]
-    for ax, t in zip(axes, titles if len(titles) == n else []):
-        ax.set_title(mpl_text(t))
+    for ax, t in zip(axes, titles if len(titles) == n else []):  # a full-width row needs no break fitted to a panel
+        ax.set_title(mpl_text(t.replace("<br>", " ") if rows > 1 else t))
     if fig.layout.title and fig.layout.title.text:
         title = mpl_text(fig.layout.title.text)
         if stacked:  # a narrow picture: long titles wrapped, not cut at its edge
