@@ -2,6 +2,7 @@
 real browser (headless Chromium) at 1280×720 and 1024×768, written to ``course/results/projector.json``.
 
     OMP_NUM_THREADS=1 python course/projector.py [--notebooks 03_hierarchical_learning ...] [--no-deck]
+        [--screenshots DIR]
 
 JupyterLab runs on a temporary copy (its Jupyter folders in a temporary folder too). Each lab notebook is opened
 as a student opens it (file browser open), every cell run, then measured at each viewport; the deck is opened
@@ -17,7 +18,9 @@ How a picture's smallest text is measured on screen:
 
 ``cut_off``: the picture, or one of a plotly figure's texts, runs past the right edge of its output area or of
 the window, or the legend scrolls (entries hidden). Each record: ``picture``, ``where`` ("deck" or "lab"),
-``viewport``, ``smallest_text_px``, ``cut_off``, and how it was shown (notebook, cell, kind, widths).
+``viewport``, ``smallest_text_px``, ``cut_off``, and how it was shown (notebook, cell, kind, widths). With
+``--screenshots DIR``, a screenshot of the window with each measured cell in view (lab) and of each slide (deck),
+to look at.
 """
 
 from __future__ import annotations
@@ -86,10 +89,16 @@ def _hover_plots(page) -> None:
     for el in page.locator(".jp-RenderedPlotly").all():
         try:
             el.scroll_into_view_if_needed(timeout=5000)
-            box = el.bounding_box()
-            if box:
+            for _ in range(3):  # until the interactive figure is drawn (a pointer that entered too early: again)
+                box = el.bounding_box()
+                if not box:
+                    break
                 page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 100))
-                time.sleep(0.4)
+                try:
+                    el.locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=3000)
+                    break
+                except Exception:
+                    page.mouse.move(0, 0)
         except Exception:  # an output hidden on this slide
             continue
     page.mouse.move(0, 0)
@@ -107,12 +116,25 @@ def _unique(records: list[dict]) -> list[dict]:
     return list(best.values())
 
 
-def measure_lab(p, base: str, token: str, notebook: str) -> list[dict]:
+def _open_and_run(p, url: str):
+    """A headless browser and its page at the first of :data:`VIEWPORTS`, showing the notebook at JupyterLab
+    ``url`` with every cell run."""
     browser = B.launch_chromium(p)
-    page = browser.new_page(viewport={"width": VIEWPORTS[0][0], "height": VIEWPORTS[0][1]})
-    page.goto(f"{base}/lab/workspaces/{notebook}/tree/notebooks/{notebook}.ipynb?reset&token={token}")
+    page, _ = B.open_lab(browser, url, timeout=120_000, viewport=VIEWPORTS[0])
     page.wait_for_selector(".jp-Notebook", timeout=120_000)
-    page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
+    return browser, page
+
+
+def _shoot(page, shots: Path | None, name: str) -> None:
+    """A screenshot of the window as it is now, ``shots/NAME.png`` (nothing when ``shots`` is None)."""
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / f"{name}.png"))
+
+
+def measure_lab(p, base: str, token: str, notebook: str, shots: Path | None = None) -> list[dict]:
+    browser, page = _open_and_run(p, f"{base}/lab/workspaces/{notebook}/tree/notebooks/{notebook}.ipynb"
+                                     f"?reset&token={token}")
     page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")  # as a student sees it
     B.run_all_and_wait(page)
     time.sleep(2)
@@ -123,29 +145,30 @@ def measure_lab(p, base: str, token: str, notebook: str) -> list[dict]:
             time.sleep(2)
             if hovered:
                 _hover_plots(page)
-            records += _records(page, page.evaluate(B.MEASURE_JS, False), where="lab", viewport=vp,
-                                notebook=notebook)
+            items = page.evaluate(B.MEASURE_JS, False)
+            records += _records(page, items, where="lab", viewport=vp, notebook=notebook)
+            for index in sorted({it["index"] for it in items}):  # each picture's cell in view, as a student sees it
+                page.locator(".jp-Notebook .jp-Cell").nth(index).scroll_into_view_if_needed()
+                _shoot(page, shots, f"{notebook}_cell{index:02d}_{vp[0]}x{vp[1]}_{'plotly' if hovered else 'static'}")
     browser.close()
     return records
 
 
-def measure_deck(p, base: str, token: str) -> list[dict]:
-    browser = B.launch_chromium(p)
-    page = browser.new_page(viewport={"width": VIEWPORTS[0][0], "height": VIEWPORTS[0][1]})
-    page.goto(f"{base}/lab/tree/{L.COPY_NAME}?token={token}")
-    page.wait_for_selector(".jp-Notebook", timeout=120_000)
-    page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
+def measure_deck(p, base: str, token: str, shots: Path | None = None) -> list[dict]:
+    browser, page = _open_and_run(p, f"{base}/lab/tree/{L.COPY_NAME}?token={token}")
     B.run_all_and_wait(page)
     time.sleep(2)
     records = []
     for hovered in (False, True):  # the static pictures first (a hovered figure stays interactive)
         for vp in VIEWPORTS:
             page.set_viewport_size({"width": vp[0], "height": vp[1]})
-            for _ in B.deck_slides(page, settle=1.5):
+            for step, index in enumerate(B.deck_slides(page, settle=1.5), 1):
                 if hovered and page.locator(".jp-deck-mod-onscreen .jp-RenderedPlotly").count():
                     _hover_plots(page)
                 records += _records(page, page.evaluate(B.MEASURE_JS, True), where="deck", viewport=vp,
                                     notebook="lecture")
+                _shoot(page, shots, f"deck_{step:02d}_cell{index:02d}_{vp[0]}x{vp[1]}_"
+                                    f"{'plotly' if hovered else 'static'}")
     browser.close()
     return records
 
@@ -156,6 +179,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-deck", action="store_true", help="skip the deck")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--merge", action="store_true", help="keep the records of notebooks not measured now")
+    ap.add_argument("--screenshots", type=Path, default=None,
+                    help="a folder for a screenshot of every measured picture's cell (lab) and slide (deck)")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -173,7 +198,7 @@ def main(argv=None) -> int:
                 try:
                     for name in args.notebooks:
                         print("measuring", name, flush=True)
-                        records += measure_lab(p, base, token, name)
+                        records += measure_lab(p, base, token, name, args.screenshots)
                 finally:
                     B.stop(proc)
             if not args.no_deck:
@@ -181,7 +206,7 @@ def main(argv=None) -> int:
                 proc, base, token = B.serve(L.lab_arguments(tmp / "lecture"), env, tmp / "deck.log")
                 try:
                     print("measuring the deck", flush=True)
-                    records += measure_deck(p, base, token)
+                    records += measure_deck(p, base, token, args.screenshots)
                 finally:
                     B.stop(proc)
         if args.merge and args.out.exists():

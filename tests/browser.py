@@ -18,10 +18,10 @@ def launch_chromium(p):
     return p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
 
 
-def open_lab(browser, url: str, *, timeout: int) -> tuple:
-    """A 1280×800 page of ``browser`` at JupyterLab ``url``, once the app has started (within ``timeout`` ms), and
-    the list it collects the page's console errors into (a test asserts it stays empty)."""
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+def open_lab(browser, url: str, *, timeout: int, viewport: tuple[int, int] = (1280, 800)) -> tuple:
+    """A page of ``browser`` (``viewport``: width, height) at JupyterLab ``url``, once the app has started (within
+    ``timeout`` ms), and the list it collects the page's console errors into (a test asserts it stays empty)."""
+    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(url)

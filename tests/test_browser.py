@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser import CHROMIUM, NO_CHROMIUM, launch_chromium, open_lab
+from browser import CHROMIUM, NO_CHROMIUM, launch_chromium, open_lab, serve, stop
 from jupyter_home import jupyter_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,37 +42,14 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def _serve_lab(work: Path):
-    """JupyterLab serving ``work`` on a free loopback port with a fresh token; yields (base URL, token)."""
-    port, token = _free_port(), secrets.token_hex(16)
-    log = open(work / "lab.log", "w")
-    # its own Jupyter folders (workspace, settings, runtime), never the user's; one thread leaves a core for the
-    # browser
+    """JupyterLab serving ``work`` on a free loopback port with a fresh token (:func:`browser.serve`), its Jupyter
+    folders its own, never the user's, one torch thread (a core left for the browser); yields (base URL, token)."""
     env = jupyter_env(work.with_name(work.name + "-jupyter"), OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}", "--allow-root",
-         "--LabApp.expose_app_in_browser=True"],
-        stdout=log, stderr=subprocess.STDOUT, env=env)
-    base = f"http://127.0.0.1:{port}"
+    proc, base, token = serve([f"--ServerApp.root_dir={work}", "--allow-root"], env, work / "lab.log")
     try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    raise RuntimeError("JupyterLab exited: " + (work / "lab.log").read_text()[-2000:]) from None
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("JupyterLab did not start within 60 s")
         yield base, token
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop(proc)
 
 
 @pytest.fixture(scope="module")

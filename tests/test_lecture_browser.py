@@ -18,6 +18,7 @@ from browser import (
     deck_slides,
     jupyter_env,
     launch_chromium,
+    open_lab,
     run_all_and_wait,
     serve,
     stop,
@@ -57,11 +58,9 @@ def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with playwright.sync_playwright() as p:
         browser = launch_chromium(p)
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(f"{base}/lab/tree/{L.COPY_NAME}?token={token}")  # what make lecture opens (its default URL)
-        page.wait_for_function("window.jupyterapp !== undefined", timeout=120_000)
+        # what make lecture opens (its default URL)
+        page, errors = open_lab(browser, f"{base}/lab/tree/{L.COPY_NAME}?token={token}", timeout=120_000,
+                                viewport=(1280, 720))
         page.wait_for_selector(".jp-Notebook", timeout=120_000)
         page.wait_for_selector("body[data-jp-deck-mode='presenting']", state="attached", timeout=60_000)  # presenting
         run_all_and_wait(page)

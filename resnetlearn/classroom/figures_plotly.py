@@ -232,16 +232,19 @@ TITLE_CHARACTERS = 60
 
 def wrap_title(title: str, width: int = TITLE_CHARACTERS) -> str:
     """``title`` with plotly line breaks (``<br>``) so that no line is longer than ``width`` characters, broken
-    before a parenthesis where it can be (a parenthesised remark stays on one line), else between words."""
+    before a parenthesis where it can be (a parenthesised remark stays on one line), else between words, never
+    inside a word or a setting such as ``m = 200``."""
     import re
     import textwrap
 
+    keep = "\u2060"  # a placeholder for the spaces around "=" while wrapping (never in a title)
     out = []
 
     def close(text):  # a piece longer than a line (a long remark) is broken between words
-        out.extend(textwrap.wrap(text, width) if len(text) > width else [text])
+        out.extend(textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+                   if len(text) > width else [text])
 
-    for line in title.split("<br>"):
+    for line in title.replace(" = ", f"{keep}={keep}").split("<br>"):
         current = ""
         for part in re.split(r"\s+(?=\()", line):
             joined = f"{current} {part}" if current else part
@@ -251,22 +254,88 @@ def wrap_title(title: str, width: int = TITLE_CHARACTERS) -> str:
                 close(current)
                 current = part
         close(current)
-    return "<br>".join(out)
+    return "<br>".join(out).replace(keep, " ")
 
 
-def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = None) -> go.Figure:
-    """Shared layout; the width follows the notebook's output area (``width`` is kept for callers, unused).
-    The title sits below the mode bar (subplot titles get the room between it and the panels), and the
-    figure grows until the whole legend fits beside the plot area."""
-    subplot_titles = any(a.yref == "paper" and (a.y or 0) >= 1 for a in fig.layout.annotations or ())
+NARROW_PX = 592
+"""Width in px of a notebook's output area at 1024×768 with the file browser open (measured by
+``benchmarks/projector.py``): the narrowest a figure is shown at in the lab, so the one its texts are fitted to
+(plotly sizes a figure to its output area but never wraps a text)."""
+SUBPLOT_TITLE_FONT = 14
+"""Pixel size of a subplot title in the lab's figures (plotly's own, 16, wraps a narrow panel's title to more
+lines)."""
+CHARACTER_EM = 0.55
+"""About the width of a character in the figures' font (DejaVu Sans), in units of its size: a text of n characters
+at s px is at most about 0.55·n·s px wide (lower-case letters, digits and spaces; measured in Chromium)."""
+
+
+def text_px(text: str, size: float) -> float:
+    """About the width in px of the longest line of a plotly ``text`` (lines split at ``<br>``) at ``size`` px."""
+    import re
+
+    lines = re.sub(r"</?su[bp]>", "", text).split("<br>")
+    return max(len(line) for line in lines) * CHARACTER_EM * size
+
+
+def fit_subplot_titles(fig: go.Figure, width_px: float, size: float) -> int:
+    """Wrap every subplot title of ``fig`` (an annotation above a panel) to the width of its panel when the figure
+    is ``width_px`` wide (at the title's own font size, else ``size`` px), so that neighbouring titles never run
+    into each other; returns the most lines a title takes (0 without subplot titles)."""
+    margin = fig.layout.margin
+    inner = width_px - (margin.l if margin.l is not None else 80) - (margin.r if margin.r is not None else 80)
+    domains = [fig.layout[k].domain for k in fig.layout if k.startswith("xaxis") and fig.layout[k].domain]
+    lines = 0
+    for a in fig.layout.annotations or ():
+        if not (a.text and a.yref == "paper" and (a.y or 0) >= 1):
+            continue
+        panel = next((d for d in domains if d[0] <= (a.x if a.x is not None else 0.5) <= d[1]), (0.0, 1.0))
+        chars = max(8, int(inner * (panel[1] - panel[0]) / (CHARACTER_EM * (a.font.size or size))))
+        a.text = wrap_title(a.text.replace("<br>", " "), chars)
+        lines = max(lines, a.text.count("<br>") + 1)
+    return lines
+
+
+def legend_below(fig: go.Figure, width_px: float, size: float) -> int:
+    """Put ``fig``'s legend in rows under the plot area, at the bottom of the figure, and return the px it takes
+    when the figure is ``width_px`` wide and its legend text ``size`` px (entries packed row by row; each about
+    its text, a 40-px line sample and a gap wide). Below, the legend takes no width from the plot."""
+    shown = [t.name for t in fig.data if t.showlegend is not False and t.visible is not False and t.name]
+    title = fig.layout.legend.title.text if fig.layout.legend and fig.layout.legend.title else None
+    entries = [text_px(n, size) + 50 for n in shown]  # the title has a line of its own
+    margin = fig.layout.margin
+    inner = width_px - (margin.l if margin.l is not None else 80) - (margin.r if margin.r is not None else 80)
+    rows, used = 1, 0.0
+    for w in entries:  # plotly wraps the entries at the plot area's width, where they start
+        if used and used + w > inner:
+            rows, used = rows + 1, 0.0
+        used += w
+    fig.update_layout(legend=dict(orientation="h", x=0.0, xanchor="left", xref="paper", y=0.0,
+                                  yanchor="bottom", yref="container", font=dict(size=size),
+                                  title=dict(side="top", font=dict(size=size))))
+    return int((rows + bool(title)) * (size + 10) + 10)
+
+
+def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = None,
+            legend: str = "beside") -> go.Figure:
+    """Shared layout; the width follows the notebook's output area (``width`` is kept for callers, unused), and
+    the texts are fitted to the narrowest one (:data:`NARROW_PX`). The title sits below the mode bar, subplot titles
+    are wrapped to their panels and get the room between it and the panels; ``legend``: ``"beside"`` the plot
+    (the figure grows until the whole legend fits) or ``"below"`` it, in rows (for panels side by side, which
+    need the width)."""
     title = wrap_title(title)
-    top = (84 if subplot_titles else 60) + 18 * title.count("<br>")
-    height = max(height + top - 60, top + 60 + legend_height(fig))
-    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0,
-                                                    yanchor="top", pad=dict(t=MODEBAR_CLEARANCE),
-                                                    font=dict(size=15)),
-                      legend=LEGEND_OUTSIDE, height=height, autosize=True, hovermode="closest",
-                      margin=dict(l=70, r=20, t=top, b=60))
+    fig.update_layout(template=TEMPLATE, margin=dict(l=70, r=20, t=60, b=60), legend=LEGEND_OUTSIDE)
+    fig.update_annotations(selector=lambda a: a.yref == "paper" and (a.y or 0) >= 1, font_size=SUBPLOT_TITLE_FONT)
+    sub = fit_subplot_titles(fig, NARROW_PX, SUBPLOT_TITLE_FONT)
+    top = 60 + 18 * title.count("<br>") + (6 + 20 * sub if sub else 0)
+    bottom = 60
+    if legend == "below":
+        bottom += legend_below(fig, NARROW_PX, TEMPLATE.layout.font.size)
+        height = height + top - 60 + bottom - 60
+    else:
+        height = max(height + top - 60, top + 60 + legend_height(fig))
+    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top",
+                                 pad=dict(t=MODEBAR_CLEARANCE), font=dict(size=15)),
+                      height=height, autosize=True, hovermode="closest", margin=dict(t=top, b=bottom))
     return fig
 
 
@@ -534,8 +603,8 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
     colours = {b: BETA_COLOURS[round(i * (len(BETA_COLOURS) - 1) / max(1, len(betas) - 1))]
                for i, b in enumerate(betas)}
     fig = make_subplots(1, len(panels), shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=[f"{trained_layers(m)} trained (3resnet({m}))"
-                                        + (f", N = {n}" if several else "") for m, n in panels])
+                        subplot_titles=[f"{trained_layers(m)} trained" + (f", N\u00a0=\u00a0{n}" if several else "")
+                                        for m, n in panels])  # no line break inside "N = 1000"
     fields = _present(rows)
     xs = sorted({r["m"] for r in rows})
     thr = next((v for v, label in reference_lines(spec.name) if label == "kα²"), None) or parity_instance().threshold
@@ -552,11 +621,12 @@ def _beta_panels(rows: list[dict], spec, head: str) -> go.Figure:
         fig.add_trace(threshold_trace(thr, xs[0] / 1.25, xs[-1] * 1.25, showlegend=j == 1), 1, j)
     ys = [r.get(k) for r in rows for k in ("test_error", "test_error_min", "test_error_max")]  # bars inside
     lo, hi = _headroom(*_value_range(ys + [thr]))
+    middle = (len(panels) + 1) // 2  # the panels share their x quantity: titled once, under the middle one
     for j in range(1, len(panels) + 1):
-        fig.update_xaxes(log_axis(values=xs, title=X_TITLES["m"]), row=1, col=j)
+        fig.update_xaxes(log_axis(values=xs, title=X_TITLES["m"] if j == middle else ""), row=1, col=j)
         fig.update_yaxes(log_axis(lo=lo, hi=hi, title=ERROR_TITLE if j == 1 else ""), row=1, col=j)
-    fig.update_layout(legend_title_text="β (α = 0.3)")
-    return _finish(fig, head, width=1100 if len(panels) <= 2 else 1400)
+    fig.update_layout(legend_title_text="3resnet, β (α = 0.3)")
+    return _finish(fig, head, width=1100 if len(panels) <= 2 else 1400, legend="below")
 
 
 def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.Figure:
@@ -588,33 +658,40 @@ def _norm_vs_error(rows: list[dict], runs: list[dict] | None, head: str) -> go.F
     lo, hi = _headroom(*_value_range(xs, floor))
     ws = [p[2] for p in pts] + [r["frobenius_W"] for r in hand]
     wlo, whi = _headroom(*_value_range(ws))
-    fig.update_layout(xaxis=log_axis(lo=lo, hi=hi, title=f"error E‖out − y‖²  (values below {floor:g} drawn at "
+    fig.update_layout(xaxis=log_axis(lo=lo, hi=hi, title=f"error E‖out − y‖²<br>(values below {floor:g} drawn at "
                                                            f"{floor:g})"),
                       yaxis=log_axis(lo=wlo, hi=whi, title="‖W‖_F (Frobenius norm of the first layer)"))
-    return _finish(fig, head)
+    return _finish(fig, head, legend="below")
 
 
 PROJECTOR_FONT = 18
 """Pixel size of every text of a figure shown on a slide (:func:`for_projector`): plotly's fonts are fixed pixel
 sizes at the figure's layout width, which follows the width it is shown at, so 18 px stays 18 px on screen."""
+DECK_PX = 799
+"""Width in px of the deck's output area at 1024×768 (measured by ``benchmarks/projector.py``; the slideshow shows
+no file browser): the narrowest a slide's figure is shown at, so the one its texts are fitted to."""
 
 
 def for_projector(fig: go.Figure, *, title: str | None = None, size: int = PROJECTOR_FONT) -> go.Figure:
     """``fig`` for a slide read from the back of a room: every text (title, axis titles, ticks, legend, subplot
-    titles, hover labels) at ``size`` px or more, the legend below the plot area (so it takes no width), a
-    shorter ``title`` when given (a long one would run off a 1024-px-wide screen). Rendering only: the traces
-    are untouched."""
+    titles, hover labels) at ``size`` px or more, subplot titles wrapped to their panels and the legend in rows
+    below the plot area (so it takes no width) at the deck's narrowest width (:data:`DECK_PX`), a shorter
+    ``title`` when given (a long one would run off a 1024-px-wide screen). Rendering only: the traces are
+    untouched."""
     fig = go.Figure(fig)
     if title is not None:
         fig.update_layout(title_text=title)
-    fig.update_layout(font=dict(size=size), title_font_size=size + 4, legend=dict(
-        font=dict(size=size), orientation="h", x=0.0, xanchor="left", y=-0.22, yanchor="top",
-        grouptitlefont=dict(size=size)), hoverlabel=dict(font=dict(size=size)))
+    fig.update_layout(font=dict(size=size), title_font_size=size + 4, legend=dict(grouptitlefont=dict(size=size)),
+                      hoverlabel=dict(font=dict(size=size)), margin=dict(l=90, r=20))
     fig.update_xaxes(tickfont_size=size, title_font_size=size)
     fig.update_yaxes(tickfont_size=size, title_font_size=size)
     fig.update_annotations(font_size=size)
-    rows = max(1, math.ceil(legend_height(fig) / 20 / 3))  # about three entries a row
-    fig.update_layout(height=560 + 30 * rows, margin=dict(l=90, r=20, t=90, b=110 + 30 * rows))
+    sub = fit_subplot_titles(fig, DECK_PX, size)
+    legend = legend_below(fig, DECK_PX, size)
+    extra = (fig.layout.xaxis.title.text or "").count("<br>")  # the lines of an axis title after its first
+    top = 70 + 26 * (fig.layout.title.text or "").count("<br>") + (8 + (size + 6) * sub if sub else 0)
+    bottom = 80 + (size + 6) * extra + legend
+    fig.update_layout(height=360 + top + bottom, margin=dict(t=top, b=bottom))
     return fig
 
 

@@ -61,7 +61,7 @@ from .race import (
     race_state,
     run_race,
 )
-from .static_picture import to_matplotlib
+from .static_picture import NOTEBOOK_WIDTH, notebook_picture, to_matplotlib
 from .styles import style_for
 
 WIDTHS = (20, 50, 100, 200, 500, 1000)
@@ -373,7 +373,7 @@ class LiveRace(Panel):
         self.controls = [self.alpha, self.beta, self.m, self.n]
         empty = race_state(cfg, parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold)
         view_ = make_view(view, png_placeholder=lambda: placeholder_figure(
-            "press Train to start the race", empty["threshold"], large=large, size=(11, 3.4)),
+            "press Train to start the race", empty["threshold"], large=large, size=(NOTEBOOK_WIDTH, 3.4)),
             plotly_placeholder=lambda: race_figure(empty, large=large, title="press Train to start the race"))
         self.view = view_
         self.job = LiveRun(self._run, self._frame, done=self._done, view=view_, min_interval=min_interval)
@@ -406,9 +406,9 @@ class LiveRace(Panel):
         return run_race(cfg, device=self.device, cancel=ctx.cancelled, on_frame=on_frame)
 
     def _frame(self, state: dict, cfg: RaceConfig):
-        # the one renderer: the PNG view is the plotly figure drawn
+        # the one renderer: the PNG view is the plotly figure drawn, at a notebook's width
         fig = race_figure(state, large=self.large)
-        return fig if self.view.kind == "plotly" else to_matplotlib(fig, large=self.large)
+        return fig if self.view.kind == "plotly" else notebook_picture(fig, large=self.large)
 
     def _has_data(self, data: dict) -> bool:
         return any(c["epochs"] for c in data["curves"].values())
@@ -421,7 +421,7 @@ class LiveRace(Panel):
         empty = race_state(cfg, parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold)
         if self.view.kind == "plotly":
             return race_figure(empty, large=self.large, title=text)
-        return placeholder_figure(text, empty["threshold"], large=self.large, size=(9.4, 3.4))
+        return placeholder_figure(text, empty["threshold"], large=self.large, size=(NOTEBOOK_WIDTH, 3.4))
 
     def final_frame(self) -> tuple[dict, str] | None:
         """(state, where from) of the finished race the static picture shows: this widget's latest finished
@@ -445,7 +445,7 @@ class LiveRace(Panel):
             cfg = self.current_config()
             fig = placeholder_figure("press Train to start the race (needs a running kernel)",
                                      parity_instance(alpha=cfg.alpha, beta=cfg.beta).threshold,
-                                     large=self.large, size=(9.4, 3.4))
+                                     large=self.large, size=(NOTEBOOK_WIDTH, 3.4))
             return to_png(fig), (f"The race ({self.describe(cfg)}, {cfg.epochs} epochs): run the notebook and "
                                  "press Train to see it.")
         state, _ = got
@@ -453,7 +453,7 @@ class LiveRace(Panel):
         title = (f"Finished race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
                  f"β = {state['beta']:.2f}, m = {state['m']}, {state['epochs_total']} epochs<br>"
                  + _short_outcome(state))
-        png = to_png(to_matplotlib(race_figure(state, large=self.large, title=title), large=self.large))
+        png = to_png(notebook_picture(race_figure(state, large=self.large, title=title), large=self.large))
         return png, f"The race ({outcome}). {LIVE_NOTE}"
 
     def _done(self, res: RaceResult, cfg: RaceConfig, ctx: RunContext) -> str:

@@ -33,8 +33,19 @@ from ..learners.networks import ARCHITECTURES
 from ..learners.training import Protocol, RunOptions, train_models, training_bytes
 from ..reproduce.learner import Kernel, Network
 from ..targets.concept import data_split, parity_instance
-from .figures_plotly import ERROR_TITLE, LEGEND_OUTSIDE, TEMPLATE, epoch_axis, hline, log_axis, wrap_title
-from .plots import has_threshold, threshold_label
+from .figures_plotly import (
+    CHARACTER_EM,
+    ERROR_TITLE,
+    LEGEND_OUTSIDE,
+    TEMPLATE,
+    epoch_axis,
+    hline,
+    legend_below,
+    log_axis,
+    wrap_title,
+)
+from .plots import DPI, has_threshold, threshold_label
+from .static_picture import NOTEBOOK_WIDTH
 from .styles import style_for
 
 RUN_RULES = {
@@ -424,6 +435,13 @@ def race_outcome(state: dict) -> str:
     return f"{settings}: {'; '.join(words)}"
 
 
+RACE_PX = round(NOTEBOOK_WIDTH * DPI)
+"""The race's width in px (576): a plotly ``FigureWidget`` keeps the width it is first drawn at (anywidget draws it
+before JupyterLab puts it on the page, where plotly cannot read the output area's width, and nothing redraws it
+when the window changes), so it is drawn no wider than a notebook's output area at 1024×768 with the file
+browser open; the same width on a slide, with larger text for ``large``."""
+
+
 def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     """The race as a plotly figure: test error (log) against epochs for every learner, the kernel
     reference and kα² as horizontal lines. Always the same traces (empty until data arrive), so a
@@ -460,12 +478,14 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     if not has_threshold(thr):
         head += " (α = 0: no kα² line)"
     size = 16 if large else 13
-    head = wrap_title(head)
-    # the legend below the plot: beside it, it ran past a narrow output area (1024×768 with the file browser open)
-    legend = dict(LEGEND_OUTSIDE, orientation="h", x=0.0, xanchor="left", y=-0.2, yanchor="top")
+    head = wrap_title(head, int((RACE_PX - 40) / (CHARACTER_EM * (size + 2))))
     layout = dict(template=TEMPLATE, title=dict(text=head, x=0, xanchor="left", font=dict(size=size + 2)),
-                  xaxis=epoch_axis(E), yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE),
-                  legend=legend, font=dict(size=size), height=560 if large else 520, autosize=True,
-                  uirevision="race", margin=dict(l=70, r=20, t=50 + 18 * head.count("<br>"), b=150),
-                  hovermode="closest")
-    return go.Figure(data=traces, layout=layout, _validate=False)
+                  xaxis=epoch_axis(E), yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE), legend=LEGEND_OUTSIDE,
+                  font=dict(size=size), width=RACE_PX, autosize=False, uirevision="race", hovermode="closest")
+    fig = go.Figure(data=traces, layout=layout, _validate=False)
+    # the legend in rows below the plot (beside it, it would take the plot's width)
+    legend = legend_below(fig, RACE_PX, size)
+    top = 40 + (size + 8) * (head.count("<br>") + 1)
+    fig.update_layout(height=(380 if large else 340) + top + 2 * size + 40 + legend,
+                      margin=dict(l=70, r=20, t=top, b=2 * size + 40 + legend))
+    return fig

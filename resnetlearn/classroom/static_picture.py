@@ -1,7 +1,8 @@
 """The static picture of a plotly figure: :func:`to_matplotlib` draws a figure of
 :mod:`resnetlearn.classroom.figures_plotly` (scatter traces, subplots, log axes, titles, legend outside) with
-matplotlib, so every picture has one renderer: the PNG beside each interactive figure in the notebooks, the live
-widgets' PNG view and the command line's ``FIG.png`` are all derived from the plotly figure (issue 26 item 3).
+matplotlib. Every picture has one renderer: the PNG beside each interactive figure in the notebooks, the live
+widgets' PNG view and the command line's ``FIG.png`` are all drawn from the plotly figure, never by a second
+plotting routine of their own.
 """
 
 from __future__ import annotations
@@ -101,7 +102,18 @@ def notebook_picture(fig: go.Figure, *, large: bool = False):
     entries = len({t.name for t in fig.data if t.showlegend is not False and t.visible is not False and t.name
                    and t.x is not None and len(t.x)})
     line = 0.3 if large else 0.24
-    return to_matplotlib(fig, large=large, stacked=True, size=(NOTEBOOK_WIDTH, 3.0 * n + line * entries + 0.9))
+    points = style(large)["figure.titlesize"]
+    title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else ""
+    lines = _wrap_suptitle(mpl_text(title), NOTEBOOK_WIDTH, points).count("\n") + 1 if title else 0
+    height = 3.0 * n + line * entries + 0.9 + lines * points * 1.3 / 72
+    return to_matplotlib(fig, large=large, stacked=True, size=(NOTEBOOK_WIDTH, height))
+
+
+def _wrap_suptitle(title: str, inches: float, points: float) -> str:
+    """``title`` wrapped between words to a picture ``inches`` wide at ``points`` (a character about 0.55 of its
+    size wide), its own line breaks kept."""
+    chars = int(inches * 72 / (0.55 * points))
+    return "\n".join(textwrap.fill(line, chars, break_on_hyphens=False) for line in title.split("\n"))
 
 
 def _to_matplotlib(fig: go.Figure, *, size, stacked: bool = False):
@@ -147,13 +159,17 @@ def _to_matplotlib(fig: go.Figure, *, size, stacked: bool = False):
         _apply_axis(axes[i], "x", fig.layout[f"xaxis{xa[1:]}"])
         _apply_axis(axes[i], "y", fig.layout[f"yaxis{ya[1:]}"])
         axes[i].grid(True, which="major", color="#e6e6e6", linewidth=0.8)
+    if rows > 1:  # panels side by side that title their shared x once: stacked, each row shows it
+        shared_x = next((ax.get_xlabel() for ax in axes if ax.get_xlabel()), "")
+        for ax in axes:
+            ax.set_xlabel(ax.get_xlabel() or shared_x)
     titles = [a.text for a in (fig.layout.annotations or []) if a.text and a.yref == "paper" and (a.y or 0) >= 1]
-    for ax, t in zip(axes, titles if len(titles) == n else []):
-        ax.set_title(mpl_text(t))
+    for ax, t in zip(axes, titles if len(titles) == n else []):  # a full-width row needs no break fitted to a panel
+        ax.set_title(mpl_text(t.replace("<br>", " ") if rows > 1 else t))
     if fig.layout.title and fig.layout.title.text:
         title = mpl_text(fig.layout.title.text)
-        if stacked:  # a narrow picture: long titles wrapped (about 11 characters an inch), not cut at its edge
-            title = "\n".join(textwrap.fill(line, int(size[0] * 11)) for line in title.split("\n"))
+        if stacked:  # a narrow picture: long titles wrapped, not cut at its edge
+            title = _wrap_suptitle(title, size[0], float(plt.rcParams["figure.titlesize"]))
         mfig.suptitle(title, x=0.01, ha="left")
     if handles:  # handles long enough to show each entry's dash (dotted, dashed, solid)
         mfig.legend(list(handles.values()), [mpl_text(h) for h in handles], frameon=False, handlelength=3.5,

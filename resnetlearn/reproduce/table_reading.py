@@ -49,12 +49,16 @@ def _provenance(name: str, directory: Path) -> dict:
 
 
 def _expected_points(name: str, directory: Path, prov: dict) -> list[dict]:
-    """The figure's own point list at the scale its provenance records; without its optional points
-    (:func:`resnetlearn.reproduce.figures.optional_points`) where the provenance records that fewer points ran."""
+    """The figure's own point list at the scale its provenance records; without those of its optional points
+    (:func:`resnetlearn.reproduce.figures.optional_points`) that did not run: all of them where the provenance
+    records that many fewer points, else those at a width its settings do not list."""
     expected = figure_points(name, prov["scale"])
     optional = {point_id(p) for p in optional_points(name, prov["scale"])}
+    widths = (prov.get("settings") or {}).get("widths")
     if optional and prov.get("points") == len(expected) - len(optional):
         expected = [p for p in expected if point_id(p) not in optional]
+    elif optional and widths is not None:
+        expected = [p for p in expected if point_id(p) not in optional or p["m"] in widths]
     if prov.get("points") is not None and prov["points"] != len(expected):
         raise ValueError(f"{directory / (name + '.provenance.json')} records {prov['points']} points, but {name} "
                          f"at scale {prov['scale']!r} has {len(expected)} (written by another version of the scales?)")
