@@ -84,22 +84,25 @@ def _records(page, items: list[dict], *, where: str, viewport, notebook: str) ->
     return out
 
 
-def _hover_plots(page) -> None:
-    """Move the pointer over every static plotly picture so that jupyterlab-plotly draws the interactive one."""
-    for el in page.locator(".jp-RenderedPlotly").all():
+def _hover_plots(page, selector: str = ".jp-RenderedPlotly") -> None:
+    """Move the pointer over every shown static plotly picture (``selector``) so that jupyterlab-plotly draws the
+    interactive one, waiting until it is drawn (a pointer that entered too early: once more)."""
+    for el in page.locator(selector).all():
         try:
-            el.scroll_into_view_if_needed(timeout=5000)
-            for _ in range(3):  # until the interactive figure is drawn (a pointer that entered too early: again)
+            if not el.is_visible():  # an output on another slide
+                continue
+            el.scroll_into_view_if_needed(timeout=2000)
+            for _ in range(2):
                 box = el.bounding_box()
                 if not box:
                     break
                 page.mouse.move(box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 100))
                 try:
-                    el.locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=3000)
+                    el.locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=2500)
                     break
                 except Exception:
                     page.mouse.move(0, 0)
-        except Exception:  # an output hidden on this slide
+        except Exception:  # an output hidden meanwhile
             continue
     page.mouse.move(0, 0)
     time.sleep(1.0)
@@ -164,7 +167,7 @@ def measure_deck(p, base: str, token: str, shots: Path | None = None) -> list[di
             page.set_viewport_size({"width": vp[0], "height": vp[1]})
             for step, index in enumerate(B.deck_slides(page, settle=1.5), 1):
                 if hovered and page.locator(".jp-deck-mod-onscreen .jp-RenderedPlotly").count():
-                    _hover_plots(page)
+                    _hover_plots(page, ".jp-deck-mod-onscreen .jp-RenderedPlotly")
                 records += _records(page, page.evaluate(B.MEASURE_JS, True), where="deck", viewport=vp,
                                     notebook="lecture")
                 _shoot(page, shots, f"deck_{step:02d}_cell{index:02d}_{vp[0]}x{vp[1]}_"

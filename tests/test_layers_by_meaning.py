@@ -1,4 +1,4 @@
-"""What each layer holds, measured on the package itself (benchmarks/code_metrics.py): presentation lives in the
+"""What each layer holds, measured on the package itself (tools/code_metrics.py): presentation lives in the
 classroom alone, the plain learners name no record of the reproduction, and the training and search entry points
 take records instead of long argument lists."""
 
@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("code_metrics", ROOT / "benchmarks" / "code_metrics.py")
+_spec = importlib.util.spec_from_file_location("code_metrics", ROOT / "tools" / "code_metrics.py")
 cm = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cm)
 METRICS = cm.measure(ROOT)

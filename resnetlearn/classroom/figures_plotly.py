@@ -299,20 +299,28 @@ def legend_below(fig: go.Figure, width_px: float, size: float) -> int:
     """Put ``fig``'s legend in rows under the plot area, at the bottom of the figure, and return the px it takes
     when the figure is ``width_px`` wide and its legend text ``size`` px (entries packed row by row; each about
     its text, a 40-px line sample and a gap wide). Below, the legend takes no width from the plot."""
-    shown = [t.name for t in fig.data if t.showlegend is not False and t.visible is not False and t.name]
+    shown = [t for t in fig.data if t.showlegend is not False and t.visible is not False and t.name]
     title = fig.layout.legend.title.text if fig.layout.legend and fig.layout.legend.title else None
-    entries = [text_px(n, size) + 50 for n in shown]  # the title has a line of its own
+    groups: dict = {}  # plotly stacks the entries of a legend group, and lays the groups out side by side
+    for t in shown:
+        g = groups.setdefault(t.legendgroup or t.name, {"width": 0.0, "lines": 0})
+        heading = t.legendgrouptitle.text if t.legendgrouptitle and t.legendgrouptitle.text else None
+        if heading and not g["lines"]:
+            g["width"], g["lines"] = text_px(heading, size) + 10, 1
+        g["width"] = max(g["width"], text_px(t.name, size) + 50)
+        g["lines"] += 1
     margin = fig.layout.margin
     inner = width_px - (margin.l if margin.l is not None else 80) - (margin.r if margin.r is not None else 80)
-    rows, used = 1, 0.0
-    for w in entries:  # plotly wraps the entries at the plot area's width, where they start
-        if used and used + w > inner:
-            rows, used = rows + 1, 0.0
-        used += w
+    lines, used, row = 0, 0.0, 0  # rows of groups: each as high as its tallest group
+    for g in groups.values():  # plotly wraps the groups at the plot area's width, where they start
+        if used and used + g["width"] > inner:
+            lines, used, row = lines + row, 0.0, 0
+        used, row = used + g["width"], max(row, g["lines"])
+    lines += row
     fig.update_layout(legend=dict(orientation="h", x=0.0, xanchor="left", xref="paper", y=0.0,
                                   yanchor="bottom", yref="container", font=dict(size=size),
                                   title=dict(side="top", font=dict(size=size))))
-    return int((rows + bool(title)) * (size + 10) + 10)
+    return int((lines + bool(title)) * (size + 10) + 10)
 
 
 def _finish(fig: go.Figure, title: str, *, height: int = 460, width: int | None = None,

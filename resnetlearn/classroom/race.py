@@ -483,9 +483,10 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
                   xaxis=epoch_axis(E), yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE), legend=LEGEND_OUTSIDE,
                   font=dict(size=size), width=RACE_PX, autosize=False, uirevision="race", hovermode="closest")
     fig = go.Figure(data=traces, layout=layout, _validate=False)
-    # the legend in rows below the plot (beside it, it would take the plot's width)
+    # the legend in rows below the plot (beside it, it would take the plot's width); large (a slide): a lower
+    # plot, so that the race's controls, plot and legend fit a 768-px-high screen together
     legend = legend_below(fig, RACE_PX, size)
     top = 40 + (size + 8) * (head.count("<br>") + 1)
-    fig.update_layout(height=(380 if large else 340) + top + 2 * size + 40 + legend,
+    fig.update_layout(height=(300 if large else 340) + top + 2 * size + 40 + legend,
                       margin=dict(l=70, r=20, t=top, b=2 * size + 40 + legend))
     return fig

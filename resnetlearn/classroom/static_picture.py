@@ -70,6 +70,8 @@ def _apply_axis(ax, which: str, spec) -> None:
     elif not log and isinstance(spec.dtick, (int, float)):  # evenly spaced ticks, e.g. whole epochs
         (ax.xaxis if which == "x" else ax.yaxis).set_major_locator(MultipleLocator(spec.dtick))
     text = spec.title.text if spec.title is not None else None
+    if text and which == "y" and len(text) > 30:  # a long y title runs past a short panel: its remark below
+        text = re.sub(r"\s+\(", "<br>(", text, count=1)
     if text:
         (ax.set_xlabel if which == "x" else ax.set_ylabel)(mpl_text(text))
 
@@ -163,6 +165,10 @@ def _to_matplotlib(fig: go.Figure, *, size, stacked: bool = False):
         shared_x = next((ax.get_xlabel() for ax in axes if ax.get_xlabel()), "")
         for ax in axes:
             ax.set_xlabel(ax.get_xlabel() or shared_x)
+        ys = [ax.get_ylabel() for ax in axes]
+        if ys[0] and not any(ys[1:]):  # a shared y titled once: along the whole picture, not one short row
+            axes[0].set_ylabel("")
+            mfig.supylabel(ys[0], fontsize=plt.rcParams["axes.labelsize"])
     titles = [a.text for a in (fig.layout.annotations or []) if a.text and a.yref == "paper" and (a.y or 0) >= 1]
     for ax, t in zip(axes, titles if len(titles) == n else []):  # a full-width row needs no break fitted to a panel
         ax.set_title(mpl_text(t.replace("<br>", " ") if rows > 1 else t))
