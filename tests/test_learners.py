@@ -51,7 +51,10 @@ def test_every_figure_point_round_trips_through_its_record(name):
 
 def test_a_row_names_one_learner_record_of_its_kind():
     net = from_row({"model": "3layer", "mode": "hidden", "m": 50, "init": "companion"})
-    assert net == Network("3layer", "hidden", m=50, init="companion") and isinstance(net, Learner)
+    assert net == Network("3layer", "hidden", m=50, init="companion") == Learner("3layer", "hidden", m=50,
+                                                                                 init="companion")
+    assert net != Network("3layer", "hidden", m=50) and hash(net) == hash(Learner("3layer", "hidden", m=50,
+                                                                                  init="companion"))
     assert net.label == "3layer(hidden)" and net.row_fields() == {"model": "3layer", "mode": "hidden",
                                                                    "init": "companion"}
     kern = from_row({"model": "ntk_inf:2layer", "mode": "kernel", "m": 500})

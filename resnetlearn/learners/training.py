@@ -80,6 +80,16 @@ class Learner:
         object.__setattr__(self, "m", V.integer("m (width)", self.m, lo=1))
         V.choice("init", self.init, networks.INITS)
 
+    def __eq__(self, other) -> bool:
+        """Two learners are equal when they train the same network (architecture, mode, width, initialisation),
+        whichever record holds them (the reproduction's record of a network is this learner)."""
+        if not isinstance(other, Learner):
+            return NotImplemented
+        return (self.arch, self.mode, self.m, self.init) == (other.arch, other.mode, other.m, other.init)
+
+    def __hash__(self) -> int:
+        return hash((self.arch, self.mode, self.m, self.init))
+
     @staticmethod
     def check(value) -> None:
         """Refuse anything but a Learner (a function taking one names it ``learner``)."""
