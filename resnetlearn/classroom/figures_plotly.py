@@ -259,7 +259,7 @@ def wrap_title(title: str, width: int = TITLE_CHARACTERS) -> str:
 
 NARROW_PX = 592
 """Width in px of a notebook's output area at 1024×768 with the file browser open (measured by
-``benchmarks/projector.py``): the narrowest a figure is shown at in the lab, so the one its texts are fitted to
+``course/projector.py``): the narrowest a figure is shown at in the lab, so the one its texts are fitted to
 (plotly sizes a figure to its output area but never wraps a text)."""
 SUBPLOT_TITLE_FONT = 14
 """Pixel size of a subplot title in the lab's figures (plotly's own, 16, wraps a narrow panel's title to more
@@ -676,7 +676,7 @@ PROJECTOR_FONT = 18
 """Pixel size of every text of a figure shown on a slide (:func:`for_projector`): plotly's fonts are fixed pixel
 sizes at the figure's layout width, which follows the width it is shown at, so 18 px stays 18 px on screen."""
 DECK_PX = 799
-"""Width in px of the deck's output area at 1024×768 (measured by ``benchmarks/projector.py``; the slideshow shows
+"""Width in px of the deck's output area at 1024×768 (measured by ``course/projector.py``; the slideshow shows
 no file browser): the narrowest a slide's figure is shown at, so the one its texts are fitted to."""
 
 

@@ -161,7 +161,7 @@ def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_ev
 TRAINER_SIZE = {False: (5.4, 7.6), True: (5.4, 9.6)}
 """Inches of :class:`LiveTrainer`'s picture (panels stacked, legend below), normal and ``large``: 5.4 in at
 90 dpi is 486 px. The widget shows it at the width of its output area (about 470 px at 1024×768 with the file
-browser open, measured by ``benchmarks/projector.py``), so its text stays near the size it is drawn at."""
+browser open, measured by ``course/projector.py``), so its text stays near the size it is drawn at."""
 
 
 def _slider_widths(m: int) -> list[int]:

@@ -155,7 +155,7 @@ def placeholder_figure(text: str, threshold: float | None = None, large: bool = 
 
 SMALLEST_FONT_KEY = "resnetlearn smallest font pt"
 """The PNG text chunk in which :func:`to_png` records the picture's smallest font, in points: on screen it is
-that × :data:`DPI` / 72 × shown width / natural width px (``benchmarks/projector.py`` measures it)."""
+that × :data:`DPI` / 72 × shown width / natural width px (``course/projector.py`` measures it)."""
 
 
 def smallest_font_pt(fig: Figure) -> float | None:

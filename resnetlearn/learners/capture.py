@@ -10,7 +10,7 @@ tensors, updated in place by the graph, so the engine's evaluation, divergence h
 read them as usual.
 
 The recorded kernels are the eager engine's (:meth:`resnetlearn.learners.engine.State.step`), so a replayed
-epoch is meant to give the same numbers as an eager one on the same GPU; ``benchmarks/gpu_check.py``
+epoch is meant to give the same numbers as an eager one on the same GPU; ``gpu/gpu_check.py``
 checks that equality on a real GPU for every mode. On the CPU and MPS there is nothing to record and the
 engine runs eagerly. Constructed with ``record=False`` (any device), the same static-buffer epoch runs
 eagerly: the test suite uses that to check the bookkeeping (warm-up restored, buffers refilled) against
