@@ -105,10 +105,8 @@ class _Record(Mapping):
 
 
 @dataclass(eq=False)
-class Row(_Record):
-    """One point of a figure after it ran: its configuration (:meth:`resnetlearn.reproduce.point.Point.config`), the
-    result its learner's search stored (:func:`resnetlearn.reproduce.points.run_point`) and, read back from
-    ``FIG.csv``, the columns the table derives (``median``, ``seed_min``, ``seed_max``, ``n_seeds``, ``plotted``)."""
+class _PointColumns(_Record):
+    """The columns of a point's configuration that both a figure's rows and its runs carry, in table order."""
 
     figure: str | None = None
     scale: str | None = None
@@ -125,6 +123,14 @@ class Row(_Record):
     panel: str | None = None
     validation: str | None = None
     n_val: int | None = None
+
+
+@dataclass(eq=False)
+class Row(_PointColumns):
+    """One point of a figure after it ran: its configuration (:meth:`resnetlearn.reproduce.point.Point.config`), the
+    result its learner's search stored (:func:`resnetlearn.reproduce.points.run_point`) and, read back from
+    ``FIG.csv``, the columns the table derives (``median``, ``seed_min``, ``seed_max``, ``n_seeds``, ``plotted``)."""
+
     k: int | None = None
     n_test: int | None = None
     target: str | None = None
@@ -171,26 +177,11 @@ class Row(_Record):
 
 
 @dataclass(eq=False)
-class Run(_Record):
+class Run(_PointColumns):
     """One trained model or kernel candidate of a point's search, with the point's columns (a line of
     ``FIG_runs.csv``): its role (``grid`` cell or ``rerun`` of the selected cell), lr, wd, seed or kernel setting
     and ridge, its errors, whether it diverged and whether it was selected."""
 
-    figure: str | None = None
-    scale: str | None = None
-    model: str | None = None
-    mode: str | None = None
-    m: int | None = None
-    n_train: int | None = None
-    beta: float | None = None
-    alpha: float | None = None
-    epochs: int | None = None
-    select: str | None = None
-    d: int | None = None
-    init: str | None = None
-    panel: str | None = None
-    validation: str | None = None
-    n_val: Any = None
     role: str | None = None
     lr: float | None = None
     wd: float | None = None
