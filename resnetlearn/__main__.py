@@ -110,6 +110,9 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                          "(training on all N)")
     rp.add_argument("--workers", type=int, default=0,
                     help="run points in this many local processes (0, the default: in this process)")
+    rp.add_argument("--checkpoint-models", type=int, default=None, metavar="K",
+                    help="train at most K models of a grid at once and keep each finished group in the store,\n"
+                         "so a point that takes hours resumes part-way after Ctrl-C (same numbers)")
     return ap, rp
 
 
@@ -143,6 +146,9 @@ def _check(args):
     """Every argument checked before the first point starts; returns the output directory and the device."""
     if args.workers < 0:
         raise ValueError(f"--workers must be an integer >= 0 (0: run in this process), got {args.workers}")
+    if args.checkpoint_models is not None and args.checkpoint_models < 1:
+        raise ValueError(f"--checkpoint-models must be an integer >= 1 (models trained at once), "
+                         f"got {args.checkpoint_models}")
     if args.figure != "all" and args.scale not in SPECS[args.figure].scales:
         raise ValueError(f"{args.figure} is defined at --scale {', '.join(SPECS[args.figure].scales)} only, "
                          f"not at --scale {args.scale}")
@@ -190,7 +196,7 @@ def main(argv=None) -> int:
         _announce_work(args, figures, device=device, out=out, workers=workers)
         for fig in figures:
             res = run_figure(fig, args.scale, args.device, out=out / "store", executor=executor,
-                             select=args.select)
+                             select=args.select, checkpoint_models=args.checkpoint_models)
             paths = write_outputs(res, out, picture=result_png)
             write_provenance(res, out, args.scale, command)
             finished.append(fig)
@@ -260,8 +266,10 @@ def _report_interrupt(e: KeyboardInterrupt, finished: list[str], *, out: Path, c
     if finished:
         lines.append(f"finished and written to {out}: {', '.join(finished)}")
     if isinstance(e, FigureInterrupted):
+        kept = (f"; {e.kept_groups} finished group(s) of their models are kept beside them (*.partial) and "
+                f"reused" if e.kept_groups else "")
         lines.append(f"{e.figure}: {e.saved} of {e.total} points are stored in {e.store}; the point(s) in progress "
-                     f"were discarded, and the tables of {e.figure} were not written.")
+                     f"were discarded{kept}, and the tables of {e.figure} were not written.")
     lines.append(f"resume with the same command (stored points are reused):\n  {command}")
     print("\n".join(lines), file=sys.stderr, flush=True)
 

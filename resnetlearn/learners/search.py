@@ -103,7 +103,8 @@ class GridResult:
     for the selected cell retrained with a fresh initialisation seed) and
     whether it was selected. ``reruns`` are the rerun rows alone: they show
     whether the selected result survives a new initialisation. ``trained`` holds, row by row, the trained
-    result that holds the row's model and its index there: :meth:`predict` evaluates any row's model.
+    result that holds the row's model and its index there (None for a row read back from a ``chunk_log``):
+    :meth:`predict` evaluates the row's model.
     """
 
     rows: list[dict]
@@ -112,7 +113,7 @@ class GridResult:
     interrupted: bool
     wall_time: float
     reruns: list[dict] = field(default_factory=list)
-    trained: list[tuple[TrainResult, int]] = field(default_factory=list, repr=False, compare=False)
+    trained: list[tuple[TrainResult, int] | None] = field(default_factory=list, repr=False, compare=False)
 
     def predict(self, row: dict, x: torch.Tensor) -> torch.Tensor:
         """The outputs (n, k) on ``x`` of the model of ``row`` (one of :attr:`rows`, e.g. :attr:`best`), as
@@ -121,6 +122,9 @@ class GridResult:
         i = next((i for i, r in enumerate(self.rows) if r is row), None)
         if i is None or i >= len(self.trained):
             raise ValueError("row must be one of this grid's rows (its trained model is kept with it)")
+        if self.trained[i] is None:
+            raise ValueError("this row's model was trained by an earlier run of the search, which kept its errors "
+                             "and norm but not its weights (a chunk_log): it cannot be evaluated")
         result, g = self.trained[i]
         return result.predict(x, model=g)[0]
 
@@ -131,7 +135,10 @@ def chunk_size(n_models: int, fits: int) -> int | None:
     plentiful) when all fit, else the chunk size of the fewest chunks, ⌈n / ⌈n / fits⌉⌉ (90 models of which 60 fit:
     2 chunks of 45; 10 of which 3 fit: 3, 3, 3 and 1). At least 1: a model that does not fit alone is refused by
     the training's own check (:func:`~resnetlearn.learners.training.train_models`) before anything is trained. The
-    models of a batch are independent, so chunks change no number (tests/test_training.py: batched == sequential)."""
+    models of a batch are independent, so chunks change no number beyond rounding: on the CPU the two-layer
+    networks' rows are bit for bit those of one batched program (tests/test_memory_chunks.py), the three-layer
+    ResNet's (``3resnet``) differ in the last float32 bits, since its batched kernels round differently for another
+    number of models (tests/test_checkpoints.py); a run is repeated exactly with the same chunks."""
     if fits >= n_models:
         return None
     return math.ceil(n_models / math.ceil(n_models / max(fits, 1)))
@@ -226,14 +233,25 @@ def search_split(split: Split, learner: Learner, *, lrs, wds, protocol: Protocol
 
 def _train_chunks(split, learner, combos, *, max_batch, kw, rows, role, trained) -> bool:
     """Train (lr, wd, seed) combinations of ``learner`` in batches of at most ``max_batch``;
-    append rows, and to ``trained`` each row's (result, index); True if interrupted."""
+    append rows, and to ``trained`` each row's (result, index); True if interrupted. With the options'
+    ``chunk_log``, a batch whose rows it kept from an earlier run is read back instead of trained (``trained`` gets
+    None for those rows), and each batch that finishes is handed to it."""
     size = max_batch or len(combos)
+    log = kw["options"].chunk_log
     for start in range(0, len(combos), size):
         chunk = combos[start:start + size]
+        kept = log.rows(role, chunk) if log is not None else None
+        if kept is not None:  # trained by an earlier run of this search: its rows, without the models
+            rows += [dict(r, role=role) for r in kept]
+            trained += [None] * len(chunk)
+            continue
+        t0 = time.perf_counter()
         res = train_models(split.train, split.test, learner, lrs=[c[0] for c in chunk],
                            wds=[c[1] for c in chunk], seeds=[c[2] for c in chunk], **kw)
         rows += [dict(r, role=role) for r in res.rows()]
         trained += [(res, g) for g in range(len(chunk))]
         if res.interrupted:
             return True
+        if log is not None:
+            log.keep(role, chunk, res.rows(), time.perf_counter() - t0)
     return False

@@ -315,7 +315,10 @@ class RunOptions:
       lazy regime; 1 is the paper's initialisation), ``gate`` trains the frozen-gate network
       (:class:`~resnetlearn.learners.engine.FrozenGate`; modes ``all`` and ``hidden``) in place of the ReLU
       network, ``order_seeds`` are the seeds of the models' mini-batch orders (default: derived from the
-      initialisation seeds, apart from them).
+      initialisation seeds, apart from them);
+    * ``chunk_log``: where a search keeps its finished batches of models so that a later run resumes part-way
+      (None: nowhere), anything with ``rows(role, combos)`` (the kept rows of those (lr, wd, seed) models, or None)
+      and ``keep(role, combos, rows, seconds)``; read by the searches, as ``max_batch`` is.
     """
 
     device: object = None
@@ -328,6 +331,7 @@ class RunOptions:
     init_scale: float = 1.0
     gate: FrozenGate | None = None
     order_seeds: object = None
+    chunk_log: object = None
 
 
 def train_models(train, test, learner: Learner, *, lrs, wds, seeds, protocol: Protocol = Protocol(),

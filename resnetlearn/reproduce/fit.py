@@ -140,6 +140,7 @@ class NetworkFit:
     exact: dict | None = None
     interrupted: bool = False
     device: str = "cpu"
+    reused_seconds: float = 0.0
 
     def predict(self, x: torch.Tensor) -> torch.Tensor:
         """The selected run's outputs (n, k) on ``x``
@@ -166,7 +167,8 @@ class NetworkFit:
         return {**out, **(self.exact or {})}
 
 
-def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=None, cancel=None) -> NetworkFit:
+def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=None, cancel=None,
+                checkpoints=None) -> NetworkFit:
     """The search of a network figure point (arXiv v3 §8.1): every lr × wd cell of ``search`` (a
     :class:`resnetlearn.reproduce.point.Search`) trained by SGD for ``schedule.epochs`` epochs in mini-batches of
     ``schedule.batch_size`` (None: :data:`BATCH`) on ``samples`` drawn in float32 on ``device``
@@ -174,7 +176,9 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
     retrained with the fresh ``rerun_seeds``; with ``grid_seeds`` every cell trains those seeds and seed 0 alone
     selects (:func:`_seed0_choice`). A (last)/(ntk) network also gets the exact kernel solution it stands for
     (:func:`_exact_kernel`, float64). An interrupted search (Ctrl-C, or ``cancel``: an Event or a callable returning
-    True, looked at between SGD steps) returns at once, marked ``interrupted``."""
+    True, looked at between SGD steps) returns at once, marked ``interrupted``. ``checkpoints`` (a
+    :class:`~resnetlearn.reproduce.checkpoints.Checkpoints`; None: none) trains at most its ``models`` at once and
+    keeps each finished group, reading back the groups an earlier run kept: the same rows, bit for bit."""
     Learner.check(learner)
     samples = _checked_samples(samples, search)
     schedule = checked_schedule(schedule)
@@ -188,7 +192,11 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
     selection = Selection(seeds=grid_seeds or (0,), rerun_seeds=search.rerun_seeds, select=search.select,
                           validation=samples.validation or "fresh", data_seed=samples.data_seed)
     n_models = len(search.lrs) * len(search.wds) * len(grid_seeds or (0,))
-    options = RunOptions(device=device, max_batch=_max_batch(learner, split, n_models, device=device), cancel=cancel)
+    max_batch = _max_batch(learner, split, n_models, device=device)
+    log = None
+    if checkpoints is not None:
+        max_batch, log = min(max_batch or n_models, checkpoints.models), checkpoints.log()
+    options = RunOptions(device=device, max_batch=max_batch, cancel=cancel, chunk_log=log)
     g = search_split(split, learner, lrs=search.lrs, wds=search.wds, protocol=protocol, selection=selection,
                      progress=False, options=options)
     fit = dict(lrs=search.lrs, wds=search.wds, device=str(select_device(device)))
@@ -199,15 +207,17 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
         best, reruns = _seed0_choice([r for r in g.rows if r["role"] == "grid"],
                                      "test_error" if search.select == "test" else "val_error")
     exact = _exact_kernel(learner, samples, select=search.select) if learner.kernel_method else None
-    return NetworkFit(g, best, reruns, exact=exact, **fit)
+    return NetworkFit(g, best, reruns, exact=exact, reused_seconds=log.reused_seconds if log else 0.0, **fit)
 
 
 def _max_batch(learner: Learner, split: Split, n_models: int, *, device) -> int | None:
     """How many of the grid's ``n_models`` networks train at once: all of them as one batched program where they fit
     in the memory this process may plan with on ``device`` (:func:`resnetlearn.memory.available_bytes`, its share of
     a GPU shared by several workers), else the fewest chunks that fit, all of one size but the last
-    (:func:`~resnetlearn.learners.search.chunk_size`), said on stderr. No number changes: the models are
-    independent."""
+    (:func:`~resnetlearn.learners.search.chunk_size`), said on stderr. The models are independent, so a chunk
+    changes which models share a batched program, not what each learns: the two-layer networks' numbers are bit for
+    bit those of one program, the three-layer ResNet's agree to float32 rounding (its batched kernels round
+    differently for another number of models; :func:`~resnetlearn.learners.search.chunk_size`)."""
     if n_models < 1:  # an empty grid: refused by the search, naming it
         return None
     fits = models_that_fit(learner, n_models, **sample_sizes(split.train, split.test, split.val),

@@ -90,14 +90,16 @@ class Network(Learner):
         groups = [len(search.lrs) * len(search.wds) * len(search.grid_seeds or [0]), len(search.rerun_seeds or [])]
         return self, [(g, steps, params) for g in groups if g], batch_size
 
-    def fit(self, samples: Samples, search, *, schedule, device=None, cancel=None) -> NetworkFit:
+    def fit(self, samples: Samples, search, *, schedule, device=None, cancel=None, checkpoints=None) -> NetworkFit:
         """This network fitted to ``samples`` by ``search`` (a :class:`resnetlearn.reproduce.point.Search`; arXiv
         v3 §8.1): the lr × wd grid trained by SGD for ``schedule`` on samples drawn in float32 on ``device``, the
         selected cell retrained on fresh seeds, and for a (last)/(ntk) network its exact kernel solution
         (:func:`resnetlearn.reproduce.fit.fit_network`); the result's ``predict(x)`` is the selected run's outputs.
         ``cancel`` (an Event or a callable returning True) stops the training between two SGD steps; the fit is
-        then marked ``interrupted``."""
-        return fit_network(self, samples, search, schedule=schedule, device=device, cancel=cancel)
+        then marked ``interrupted``. ``checkpoints`` (:class:`~resnetlearn.reproduce.checkpoints.Checkpoints`) keeps
+        each finished group of models, so a later run resumes part-way."""
+        return fit_network(self, samples, search, schedule=schedule, device=device, cancel=cancel,
+                           checkpoints=checkpoints)
 
 
 # ----------------------------------------------------------------- kernels
@@ -138,11 +140,12 @@ class Kernel:
         """How a stored row names it: ``model`` (its spec) and ``mode`` ``"kernel"``."""
         return dict(model=self.spec, mode=KERNEL_MODE)
 
-    def fit(self, samples: Samples, search, *, schedule=None, device=None, cancel=None) -> KernelFit:
+    def fit(self, samples: Samples, search, *, schedule=None, device=None, cancel=None,
+            checkpoints=None) -> KernelFit:
         """This kernel fitted to ``samples`` by the ridge and parameter search that ``search.select`` chooses
         (arXiv v3 §3.1, the §7 hard instance; :func:`resnetlearn.reproduce.fit.fit_kernel`), in float64; a network
-        point's ``schedule`` and ``device`` play no part, nor ``cancel`` (a kernel's solve is not stopped part-way).
-        Its ``predict(x)`` is the selected ridge solution."""
+        point's ``schedule`` and ``device`` play no part, nor ``cancel`` (a kernel's solve is not stopped part-way) or
+        ``checkpoints`` (it is one solve). Its ``predict(x)`` is the selected ridge solution."""
         if self.m is None:
             raise ValueError(f"kernel {self.spec!r} needs m, the width of the network behind a finite kernel")
         return fit_kernel(self.spec, samples, search, m=self.m)
@@ -203,10 +206,12 @@ class HandBuilt:
         params = sum(math.prod(s) for s in param_shapes(hb.arch, hb.d, 1, hb.m).values())
         return Network(hb.arch, hb.mode, m=hb.m), [(1, hb.steps(point.protocol.epochs), params)], hb.batch_size
 
-    def fit(self, samples: Samples, search=None, *, schedule, device=None, cancel=None) -> HandBuiltFit:
+    def fit(self, samples: Samples, search=None, *, schedule, device=None, cancel=None,
+            checkpoints=None) -> HandBuiltFit:
         """The footnote-16 construction (:func:`resnetlearn.reproduce.fit.fit_hand_built`) for ``samples``' target
         dimension d, trained for ``schedule.epochs`` epochs with this record's ``wd`` and widened to its ``m``: a
-        construction, not a search (``search`` and ``device`` play no part; it is trained in float64 on the CPU).
+        construction, not a search (``search``, ``device`` and ``checkpoints`` play no part; it is trained in float64
+        on the CPU).
         Its ``predict(x)`` is the d-dimensional network it describes."""
         if not isinstance(samples, Samples):
             raise TypeError(f"samples must be a resnetlearn.reproduce.fit.Samples, got {type(samples).__name__}")

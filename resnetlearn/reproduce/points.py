@@ -22,7 +22,7 @@ from .point import Point
 __all__ = ["run_point", "samples_of", "validation_of", "target_of", "BATCH", "RUN_KEYS"]
 
 
-def run_point(point: Point | dict, cancel=None) -> dict:
+def run_point(point: Point | dict, cancel=None, checkpoints=None) -> dict:
     """Train one point (a learner at one width, its whole search) and return what the results store keeps, with
     the wall time and the device. ``point``: a :class:`~resnetlearn.reproduce.point.Point`, or its flat
     configuration (:meth:`Point.config <resnetlearn.reproduce.point.Point.config>`: what a worker process, a stored
@@ -32,16 +32,18 @@ def run_point(point: Point | dict, cancel=None) -> dict:
     catches Ctrl-C and returns ``interrupted=True``) this raises
     KeyboardInterrupt instead of returning numbers from a half-trained grid. So does ``cancel`` (a
     ``threading.Event`` or a callable returning True: a run in a thread, which Ctrl-C does not reach), looked at
-    between SGD steps."""
+    between SGD steps. ``checkpoints`` (a :class:`~resnetlearn.reproduce.checkpoints.Checkpoints`; None: none)
+    keeps each finished group of a network's models, so that an interrupted point resumes part-way: the point is
+    still stored only when it finished, and its ``seconds`` add the kept groups' training time."""
     if not isinstance(point, Point):
         point = Point.of_config(point)
     t0 = time.perf_counter()
     fit = point.learner.fit(samples_of(point), point.search, schedule=point.protocol, device=point.device,
-                            cancel=cancel)
+                            cancel=cancel, checkpoints=checkpoints)
     if fit.interrupted:
         raise KeyboardInterrupt(f"{point_label(point.config())} was interrupted during training")
     return {**fit.stored(keeps_grid=figure_spec(point.figure).keeps_grid),
-            "seconds": round(time.perf_counter() - t0, 2), "device": fit.device}
+            "seconds": round(time.perf_counter() - t0 + getattr(fit, "reused_seconds", 0.0), 2), "device": fit.device}
 
 
 def samples_of(point: Point) -> Samples:

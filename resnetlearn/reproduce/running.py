@@ -5,7 +5,8 @@ others (:func:`resnetlearn.reproduce.points.run_point`) in the figure's own orde
 paper's claim (:func:`resnetlearn.reproduce.figures.summarise`). Points run through an executor seam: in-process
 by default, or any object with ``submit(fn, *args)`` returning futures — a ``concurrent.futures`` pool,
 a ``dask.distributed.Client``, or a submitit executor for Slurm. Only finished points are stored:
-Ctrl-C discards the point in progress (:class:`FigureInterrupted`); worker processes leave Ctrl-C to
+Ctrl-C discards the point in progress (:class:`FigureInterrupted`), except the finished groups of models that
+``checkpoint_models`` keeps (:mod:`resnetlearn.reproduce.checkpoints`); worker processes leave Ctrl-C to
 the parent and never outlive it (:func:`worker_init`, :func:`stop_process_pool`).
 """
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from .. import memory
 from .. import validation as V
+from .checkpoints import Checkpoints, partial_folder
 from .figure_tables import FigureResult
 from .figures import judge, point_records
 from .point import Point
@@ -31,11 +33,13 @@ from .work_estimate import point_work
 
 class FigureInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped :func:`run_figure`: ``saved`` of the ``total`` points of ``figure``
-    are in the store under ``store`` (None: no store); the point(s) in progress were discarded."""
+    are in the store under ``store`` (None: no store); the point(s) in progress were discarded, but for the
+    ``kept_groups`` finished groups of their models that checkpoints keep (:mod:`resnetlearn.reproduce.checkpoints`)."""
 
-    def __init__(self, figure: str, saved: int, total: int, store: Path | None):
+    def __init__(self, figure: str, saved: int, total: int, store: Path | None, kept_groups: int = 0):
         super().__init__(f"{figure}: interrupted with {saved} of {total} points stored")
         self.figure, self.saved, self.total, self.store = figure, saved, total, store
+        self.kept_groups = kept_groups
 
 
 class WorkersUnavailable(RuntimeError):
@@ -135,7 +139,8 @@ def _work_bar(figure: str, scale: str, pts: list[Point], todo: list[int], *, pro
 
 
 def run_figure(figure: str, scale: str = "quick", device=None, out=None, executor=None,
-               select: str = "test", progress: bool = True, cancel=None, on_point=None) -> FigureResult:
+               select: str = "test", progress: bool = True, cancel=None, on_point=None,
+               checkpoint_models: int | None = None) -> FigureResult:
     """Run (or resume) every point of a figure and summarise it against the paper's claim.
 
     ``out``: a directory for the :class:`ResultsStore` (finished points are
@@ -155,13 +160,22 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
     ``on_point(done, todo, share)`` is called after each point computed here:
     ``done`` of the ``todo`` points not in the store, ``share`` the fraction
     of their work (SGD steps × networks × parameters) done.
+    ``checkpoint_models`` (needs ``out``): a network point trains at most that many models at once and keeps
+    each finished group in the store (:mod:`resnetlearn.reproduce.checkpoints`), so a point that takes hours
+    resumes part-way after Ctrl-C: its numbers are those of an uninterrupted run in the same groups, bit for bit.
     Any other exception does the same before it propagates; an ``OSError``
     from ``executor.submit`` (the system refused a new worker process)
     becomes :class:`WorkersUnavailable`.
     """
+    if checkpoint_models is not None:
+        V.integer("checkpoint_models", checkpoint_models, lo=1)
+        if out is None:
+            raise ValueError("checkpoint_models needs out: the store folder that keeps the finished groups")
     store = ResultsStore(out) if out is not None else None
     pts = point_records(figure, scale, device=device, select=select)
     configs = [p.config() for p in pts]  # the store's keys, the rows' fields, what a worker process receives
+    checkpoints = [Checkpoints(str(partial_folder(out, c["figure"], store.key(c))), store.key(c), checkpoint_models)
+                   if checkpoint_models is not None else None for c in configs]
     t0 = time.perf_counter()
     results: list[dict | None] = []
     for c in configs:
@@ -173,7 +187,13 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
     def record(i: int, res: dict) -> None:
         if store:
             store.put(configs[i], res)
+            if checkpoints[i] is not None:  # the point is stored: its kept groups have done their work
+                checkpoints[i].log().clear()
         results[i] = res
+
+    def run_here(i: int) -> dict:
+        kw = dict(cancel=cancel) if cancel is not None else {}
+        return run_point(pts[i], **kw, checkpoints=checkpoints[i]) if checkpoints[i] else run_point(pts[i], **kw)
 
     bar, advance = _work_bar(figure, scale, pts, todo, progress=progress, on_point=on_point)
 
@@ -186,12 +206,13 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
         if executor is None:
             for i in todo:
                 stop_if_cancelled()
-                record(i, run_point(pts[i], cancel=cancel) if cancel is not None else run_point(pts[i]))
+                record(i, run_here(i))
                 advance(i)
         else:
             for i in todo:  # one by one, so that a failure part-way leaves the submitted ones cancellable
                 try:
-                    futures[i] = executor.submit(run_point, configs[i])
+                    futures[i] = (executor.submit(run_point, configs[i], None, checkpoints[i]) if checkpoints[i]
+                                  else executor.submit(run_point, configs[i]))
                 except OSError as e:  # fork/spawn refused: BlockingIOError (process limit), ENOMEM
                     raise WorkersUnavailable(
                         f"{figure}: the system refused to start a worker process after {len(futures)} of "
@@ -211,7 +232,9 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
                     record(i, res)
         if isinstance(e, KeyboardInterrupt):
             saved = sum(r is not None for r in results)
-            raise FigureInterrupted(figure, saved, len(pts), store.root if store else None) from None
+            kept = sum(len(list(Path(c.folder).glob("*.json"))) for c, r in zip(checkpoints, results)
+                       if c is not None and r is None)
+            raise FigureInterrupted(figure, saved, len(pts), store.root if store else None, kept) from None
         raise
     finally:
         bar.close()
