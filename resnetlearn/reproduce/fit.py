@@ -192,10 +192,12 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
     selection = Selection(seeds=grid_seeds or (0,), rerun_seeds=search.rerun_seeds, select=search.select,
                           validation=samples.validation or "fresh", data_seed=samples.data_seed)
     n_models = len(search.lrs) * len(search.wds) * len(grid_seeds or (0,))
-    max_batch = _max_batch(learner, split, n_models, device=device)
+    max_batch = _max_batch(learner, split, n_models, device=device, quiet=checkpoints is not None)
     log = None
     if checkpoints is not None:
         max_batch, log = min(max_batch or n_models, checkpoints.models), checkpoints.log()
+        print(f"{learner.label} m = {learner.m}: training {n_models} models at most {max_batch} at a time, each "
+              f"finished group kept in {checkpoints.folder}", file=sys.stderr, flush=True)
     options = RunOptions(device=device, max_batch=max_batch, cancel=cancel, chunk_log=log)
     g = search_split(split, learner, lrs=search.lrs, wds=search.wds, protocol=protocol, selection=selection,
                      progress=False, options=options)
@@ -210,20 +212,20 @@ def fit_network(learner: Learner, samples: Samples, search, *, schedule, device=
     return NetworkFit(g, best, reruns, exact=exact, reused_seconds=log.reused_seconds if log else 0.0, **fit)
 
 
-def _max_batch(learner: Learner, split: Split, n_models: int, *, device) -> int | None:
+def _max_batch(learner: Learner, split: Split, n_models: int, *, device, quiet: bool = False) -> int | None:
     """How many of the grid's ``n_models`` networks train at once: all of them as one batched program where they fit
     in the memory this process may plan with on ``device`` (:func:`resnetlearn.memory.available_bytes`, its share of
     a GPU shared by several workers), else the fewest chunks that fit, all of one size but the last
-    (:func:`~resnetlearn.learners.search.chunk_size`), said on stderr. The models are independent, so a chunk
-    changes which models share a batched program, not what each learns: the two-layer networks' numbers are bit for
-    bit those of one program, the three-layer ResNet's agree to float32 rounding (its batched kernels round
-    differently for another number of models; :func:`~resnetlearn.learners.search.chunk_size`)."""
+    (:func:`~resnetlearn.learners.search.chunk_size`), said on stderr unless ``quiet``. The models are independent,
+    so a chunk changes which models share a batched program, not what each learns: the two-layer networks' numbers
+    are bit for bit those of one program, the three-layer ResNet's agree to float32 rounding (its batched kernels
+    round differently for another number of models; :func:`~resnetlearn.learners.search.chunk_size`)."""
     if n_models < 1:  # an empty grid: refused by the search, naming it
         return None
     fits = models_that_fit(learner, n_models, **sample_sizes(split.train, split.test, split.val),
                            device=select_device(device))
     size = chunk_size(n_models, fits)
-    if size is not None and fits:
+    if size is not None and fits and not quiet:
         print(f"{learner.label} m = {learner.m}: training {n_models} models in {math.ceil(n_models / size)} chunks "
               f"of ≤ {size} (memory)", file=sys.stderr, flush=True)
     return size
