@@ -13,11 +13,26 @@ def _mps_available() -> bool:
 
 
 def select_device(device=None) -> torch.device:
-    """Resolve ``device``: ``None``/``"auto"`` picks cuda, then mps, then cpu.
+    """Resolve a device request to a :class:`torch.device`.
 
-    An explicit request for a device that is not present raises a
-    ValueError (never a silent fall-back to the CPU), so a "paper scale on
-    the GPU" run cannot quietly take hours on a laptop.
+    An explicit request for a device that is not present raises an error rather than falling back to the CPU, so a
+    run meant for a GPU cannot quietly take hours on a laptop.
+
+    Parameters
+    ----------
+    device : str, torch.device or None, default None
+        ``None`` or ``"auto"`` picks CUDA when present, then Apple MPS, then the CPU; otherwise one of ``"cpu"``,
+        ``"cuda"``, ``"cuda:N"``, ``"mps"`` (or a :class:`torch.device` naming one of them).
+
+    Returns
+    -------
+    torch.device
+        The device to use.
+
+    Raises
+    ------
+    ValueError
+        If ``device`` is not one of the allowed values, or names CUDA or MPS where it is not available.
     """
     if isinstance(device, torch.device):
         device = str(device)
@@ -41,7 +56,18 @@ def select_device(device=None) -> torch.device:
 
 
 def describe_device(device=None) -> str:
-    """A one-line human description, e.g. for a notebook banner."""
+    """A one-line human description of a device, e.g. for a notebook banner.
+
+    Parameters
+    ----------
+    device : str, torch.device or None, default None
+        The request, resolved by :func:`select_device`.
+
+    Returns
+    -------
+    str
+        ``"GPU: <name>"`` for CUDA, ``"GPU: Apple MPS"``, or ``"CPU (<n> threads)"`` with torch's thread count.
+    """
     dev = select_device(device)
     if dev.type == "cuda":
         return f"GPU: {torch.cuda.get_device_name(dev)}"

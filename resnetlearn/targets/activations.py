@@ -250,8 +250,29 @@ def _pow(base, exponent):
 
 
 def parse_expression(text, name: str = "expression") -> sympy.Expr:
-    """Read an expression in z without evaluating any code (see the module docstring
-    for the grammar). Raises ValueError naming ``name`` and listing what is allowed."""
+    """Read an expression in z without evaluating any code.
+
+    The grammar is the one in the module docstring; nothing outside it is accepted.
+
+    Parameters
+    ----------
+    text : str
+        The expression, at most :data:`MAX_LENGTH` characters, e.g. ``"sin(3*z)"`` or ``"log(1+z)"``.
+    name : str, default "expression"
+        The argument's name, used in error messages.
+
+    Returns
+    -------
+    sympy.Expr
+        The expression, built from sympy objects directly.
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a string.
+    ValueError
+        If ``text`` is too long or cannot be read; the message names ``name`` and lists what is allowed.
+    """
     if not isinstance(text, str):
         raise TypeError(f"{name} must be a string, got {type(text).__name__}")
     if len(text) > MAX_LENGTH:
@@ -266,11 +287,20 @@ def parse_expression(text, name: str = "expression") -> sympy.Expr:
 
 @dataclass(frozen=True)
 class Activation:
-    """A scalar activation phi(z) with an exact symbolic form.
+    """A scalar activation phi(z) with an exact symbolic form (§5, eq 5.2).
 
-    ``expr`` is a sympy expression in :data:`Z`, analytic at 0; ``fn`` maps a
-    tensor elementwise. Build instances with :func:`activation` (registry
-    names, expression strings) or :meth:`Activation.custom`.
+    Build instances with :func:`activation` (registry names, expression strings) or :meth:`Activation.custom`;
+    calling an instance applies ``fn``.
+
+    Parameters
+    ----------
+    name : str
+        A label for tables and legends.
+    expr : sympy.Expr
+        The activation as a sympy expression in :data:`Z`, analytic at 0 (the measures of §4 read its Taylor
+        coefficients there).
+    fn : callable
+        Maps a tensor elementwise; excluded from comparisons and the repr.
     """
 
     name: str
@@ -284,9 +314,28 @@ class Activation:
     def custom(cls, name: str, expr, fn: Callable | None = None) -> Activation:
         """An activation from a sympy expression (or an expression string) in ``z``.
 
-        When ``fn`` is given it is checked against ``expr`` at a few points,
-        so a callable whose symbolic form is wrong is rejected instead of
-        silently giving complexities of a different function.
+        Parameters
+        ----------
+        name : str
+            The activation's label.
+        expr : str or sympy.Expr
+            Its symbolic form; a string is parsed by :func:`parse_expression`, never evaluated. It must depend only on
+            z and be analytic at z = 0.
+        fn : callable or None, default None
+            A tensor function for the same activation. ``None`` derives it from ``expr``; a given one is checked
+            against ``expr`` at 7 points of [-0.9, 0.9], so a callable whose symbolic form is wrong is rejected
+            instead of silently giving the complexities of a different function.
+
+        Returns
+        -------
+        Activation
+
+        Raises
+        ------
+        TypeError
+            If ``name`` is not a string, ``fn`` is not callable or ``expr`` is neither a string nor a sympy expression.
+        ValueError
+            If ``expr`` cannot be read, depends on another symbol, is not analytic at 0, or disagrees with ``fn``.
         """
         if not isinstance(name, str):
             raise TypeError(f"name must be a string, got {type(name).__name__}")
@@ -454,14 +503,43 @@ _REGISTRY: dict[str, tuple[Callable[..., sympy.Expr], str]] = {
 
 
 def activation_names() -> list[str]:
-    """Names accepted by :func:`activation`, with their formulas."""
+    """The names accepted by :func:`activation`, each with its formula.
+
+    Returns
+    -------
+    list of str
+        Entries ``"name: formula"``, e.g. ``"sin: sin(c*z)"``.
+    """
     return [f"{k}: {v[1]}" for k, v in _REGISTRY.items()]
 
 
 def resolve(spec, params: dict, name: str) -> Activation:
-    """:func:`activation` for a function's argument ``name`` (``"act"``, ``"outer"``, …): the same lookup of
-    ``spec`` with ``params``, whose error messages name that argument. The complexity measures (§4) and the
-    Taylor series read their activation arguments through it."""
+    """:func:`activation` for a function's argument called ``name``.
+
+    The same lookup of ``spec`` with ``params``, with error messages naming that argument (``"act"``,
+    ``"outer"``, ...). The complexity measures (§4) and the Taylor series read their activation arguments through it.
+
+    Parameters
+    ----------
+    spec : str, sympy.Expr or Activation
+        A registry name (see :func:`activation_names`), an expression string in ``z``, a sympy expression, or an
+        existing :class:`Activation` (returned as it is).
+    params : dict
+        Keyword parameters of a registry name (e.g. ``{"c": 3}``); must be empty for any other ``spec``.
+    name : str
+        The caller's argument name, for error messages.
+
+    Returns
+    -------
+    Activation
+
+    Raises
+    ------
+    TypeError
+        If ``spec`` is of none of the accepted types.
+    ValueError
+        If ``params`` do not fit ``spec``, ``spec`` is an unknown name, or its expression is not accepted.
+    """
     if isinstance(spec, Activation):
         if params:
             raise ValueError(f"{name}: parameters {sorted(params)} cannot be applied to an existing Activation")
@@ -496,11 +574,30 @@ def resolve(spec, params: dict, name: str) -> Activation:
 
 
 def activation(spec, **params) -> Activation:
-    """Look up an activation: a registry name with parameters (see
-    :func:`activation_names`), an expression string in ``z`` (parsed with
-    :func:`parse_expression`, never evaluated), a sympy expression, or an
-    existing :class:`Activation`. The function must be analytic at 0 (§4).
+    """Look up an activation.
 
+    The function must be analytic at 0, since the measures of §4 are defined from its Taylor series there.
+
+    Parameters
+    ----------
+    spec : str, sympy.Expr or Activation
+        A registry name (see :func:`activation_names`), an expression string in ``z`` (parsed with
+        :func:`parse_expression`, never evaluated), a sympy expression, or an existing :class:`Activation`.
+    **params
+        Parameters of a registry name, e.g. ``c`` for ``"sin"`` (sin(c·z)), ``p`` and ``c`` for ``"power"``,
+        ``coeffs`` for ``"poly"``.
+
+    Returns
+    -------
+    Activation
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`resolve`, naming the argument ``spec``.
+
+    Examples
+    --------
     >>> activation("sin", c=3).expr
     sin(3*z)
     """

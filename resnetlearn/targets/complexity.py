@@ -69,10 +69,31 @@ VARIANTS = ("resnet", "companion")
 class Complexity:
     """One complexity value with how it was obtained.
 
-    ``value`` is an ``mpmath.mpf`` (often far beyond float range);
-    ``n_terms`` is the number of Taylor coefficients summed;
-    ``truncation_degree`` is D when the Example 4.1 route was used;
-    ``radius`` is the radius of convergence of the series that was summed.
+    ``float(c)`` gives the value (``inf`` beyond float range), ``c.log10`` its base-10 logarithm, ``str(c)`` six
+    significant digits.
+
+    Parameters
+    ----------
+    measure : str
+        ``"C_eps"`` (ℭ_ε) or ``"C_s"`` (ℭ_s).
+    activation : str
+        The name of the activation measured.
+    value : mpmath.mpf
+        The value, often far beyond float range.
+    R : float
+        The radius R of [−R, R] (keyword-only, as every field below).
+    C_star : float
+        The constant C* used.
+    n_terms : int
+        The number of Taylor coefficients summed.
+    eps : float or None, default None
+        The accuracy ε of ℭ_ε, or of the truncation for ℭ_s.
+    variant : str or None, default None
+        ``"resnet"`` or ``"companion"`` for ℭ_s.
+    truncation_degree : int or None, default None
+        The degree D when the truncation of Example 4.1 was used.
+    radius : float or None, default None
+        The radius of convergence of the series that was summed.
     """
 
     measure: str
@@ -132,12 +153,31 @@ SERIES = {"tol": Interval(float, 0, 1, closed="neither"), "max_terms": Interval(
 def truncation_degree(act, eps: float, *, R: float = 1.0, max_degree: int = 400) -> int:
     """Smallest D with max_{|z|≤R} |phi(z) − Σ_{i≤D} c_i z^i| ≤ ε (Example 4.1).
 
-    Checked on 2001 points of [−R, R] (in float64, or in mpmath when the terms
-    c_i R^i are so large that float64 rounding could hide an error of ε).
-    Raises :class:`NonConvergentSeriesError` when R is not below the radius
-    of convergence (the Taylor polynomials then do not converge on [−R, R])
-    and :class:`SeriesBudgetError` when R is below it but no D ≤ max_degree
-    suffices.
+    The gap is checked on 2001 points of [−R, R], in float64, or in mpmath when the terms c_i R^i are so large that
+    float64 rounding could hide an error of ε.
+
+    Parameters
+    ----------
+    act : str, sympy.Expr or Activation
+        The activation phi, read by :func:`~resnetlearn.targets.activations.resolve`.
+    eps : float
+        The accuracy ε, in (0, 1).
+    R : float, default 1.0
+        The half-width of the interval, at least 0 (R = 0 gives D = 0).
+    max_degree : int, default 400
+        The highest degree tried, at least 1.
+
+    Returns
+    -------
+    int
+        The degree D.
+
+    Raises
+    ------
+    NonConvergentSeriesError
+        If R is not below the radius of convergence (the Taylor polynomials then do not converge on [−R, R]).
+    SeriesBudgetError
+        If R is below it but no D ≤ ``max_degree`` suffices.
     """
     act = resolve(act, {}, "act")
     return _truncation_degree(act, series_of(act, max_degree), eps=eps, R=R, max_degree=max_degree)
@@ -234,17 +274,46 @@ def complexity_eps(
     max_degree: int = 400,
     time_budget: float | None = TIME_BUDGET,
 ) -> Complexity:
-    """ℭ_ε(phi, R) (ResNet paper §4, companion §2): the network-size measure.
+    """ℭ_ε(phi, R), the network-size measure (ResNet paper §4, companion §2).
 
-    Converges iff C*·R is below the radius of convergence of phi's Taylor
-    series (otherwise :class:`NonConvergentSeriesError`). ``truncate=True``
-    measures the degree-D Taylor polynomial that is ε-close to phi on
-    [−R, R] instead of the full series (Example 4.1; the route for tanh and
-    sigmoid, whose radii π/2 and π are far below C*·R = 10^4). An expression
-    that is identically constant is measured as that constant
-    (cos(z)**2 + sin(z)**2 as 1, the zero function as 0). A computation that
-    takes longer than ``time_budget`` seconds (None: no limit) stops with a
-    :class:`SeriesBudgetError` naming it.
+    The series converges if and only if C*·R is below the radius of convergence of phi's Taylor series at 0. An
+    expression that is identically constant is measured as that constant (cos(z)**2 + sin(z)**2 as 1, the zero
+    function as 0).
+
+    Parameters
+    ----------
+    act : str, sympy.Expr or Activation
+        The activation phi, read by :func:`~resnetlearn.targets.activations.resolve`.
+    eps : float
+        The accuracy ε, in (0, 1).
+    R : float, default 1.0
+        The radius R, at least 0.
+    C_star : float, default 10**4
+        The constant C* of §4, finite and above 0.
+    truncate : bool, default False
+        Measure the degree-D Taylor polynomial that is ε-close to phi on [−R, R] instead of the full series
+        (Example 4.1; the route for tanh and sigmoid, whose radii π/2 and π are far below C*·R = 10^4).
+    tol : float, default 1e-12
+        Relative tolerance at which the weighted sum stops, in (0, 1).
+    max_terms : int, default 10**6
+        Most Taylor terms summed, at least 1.
+    max_degree : int, default 400
+        Highest degree of the exact coefficients and of a truncation, at least 1.
+    time_budget : float or None, default 20.0
+        Wall-clock seconds the computation may take (above 0); ``None`` sets no limit. Past it a
+        :class:`SeriesBudgetError` names the computation.
+
+    Returns
+    -------
+    Complexity
+        ``measure="C_eps"``.
+
+    Raises
+    ------
+    NonConvergentSeriesError
+        If the series does not converge at C*·R (and ``truncate`` is False).
+    SeriesBudgetError
+        If it cannot be summed within ``max_terms``, ``max_degree`` or ``time_budget``.
     """
     act = resolve(act, {}, "act")
     with budget(time_budget, f"ℭ_ε of {act.name}"):
@@ -281,14 +350,45 @@ def complexity_s(
     max_degree: int = 400,
     time_budget: float | None = TIME_BUDGET,
 ) -> Complexity:
-    """ℭ_s(phi, R): the sample-complexity measure.
+    """ℭ_s(phi, R), the sample-complexity measure.
 
-    ``variant="resnet"`` weighs |c_i| by (i+1) (ResNet paper §4);
-    ``variant="companion"`` by (i+1)^1.75 (companion paper §2); both by R^i
-    and the factor C*. Converges iff R is below the radius of convergence
-    (C* only scales the value). ``truncate_eps`` applies Example 4.1's
-    truncation at that accuracy first. Constant expressions and
-    ``time_budget`` as in :func:`complexity_eps` (the zero function has ℭ_s = 0).
+    Both variants weigh |c_i| by R^i and multiply by C*; the series converges if and only if R is below the radius
+    of convergence (C* only scales the value). Constant expressions are measured as in :func:`complexity_eps` (the
+    zero function has ℭ_s = 0).
+
+    Parameters
+    ----------
+    act : str, sympy.Expr or Activation
+        The activation phi, read by :func:`~resnetlearn.targets.activations.resolve`.
+    R : float, default 1.0
+        The radius R, at least 0.
+    C_star : float, default 10**4
+        The constant C* of §4, finite and above 0.
+    variant : {"resnet", "companion"}, default "resnet"
+        ``"resnet"`` weighs |c_i| by (i+1) (ResNet paper §4); ``"companion"`` by (i+1)^1.75 (companion paper §2).
+    truncate_eps : float or None, default None
+        When given, in (0, 1): apply Example 4.1's truncation at this accuracy first.
+    tol : float, default 1e-12
+        Relative tolerance at which the weighted sum stops, in (0, 1).
+    max_terms : int, default 10**6
+        Most Taylor terms summed, at least 1.
+    max_degree : int, default 400
+        Highest degree of the exact coefficients and of a truncation, at least 1.
+    time_budget : float or None, default 20.0
+        Wall-clock seconds the computation may take (above 0); ``None`` sets no limit. Past it a
+        :class:`SeriesBudgetError` names the computation.
+
+    Returns
+    -------
+    Complexity
+        ``measure="C_s"``.
+
+    Raises
+    ------
+    NonConvergentSeriesError
+        If R is not below the radius of convergence (and no truncation is asked for).
+    SeriesBudgetError
+        If it cannot be summed within ``max_terms``, ``max_degree`` or ``time_budget``.
     """
     act = resolve(act, {}, "act")
     with budget(time_budget, f"ℭ_s of {act.name}"):
@@ -317,7 +417,20 @@ def _complexity_s(act, *, R, C_star, variant, truncate_eps, tol, max_terms, max_
 
 
 def compose(outer, inner) -> Activation:
-    """The univariate composition outer(inner(z)) as a new activation."""
+    """The univariate composition outer(inner(z)) as a new activation.
+
+    Parameters
+    ----------
+    outer : str, sympy.Expr or Activation
+        The outer function.
+    inner : str, sympy.Expr or Activation
+        The inner function.
+
+    Returns
+    -------
+    Activation
+        Named ``"(outer)∘(inner)"``.
+    """
     outer, inner = resolve(outer, {}, "outer"), resolve(inner, {}, "inner")
     return Activation.custom(f"({outer.name})∘({inner.name})", outer.expr.subs(Z, inner.expr))
 
@@ -327,8 +440,28 @@ def composition_blowup(outer, inner, *, eps: float = 0.01, R: float = 1.0, C_sta
                        variant: str = "resnet") -> dict[str, dict[str, Complexity]]:
     """ℭ_ε and ℭ_s of inner (F), outer (G) and their composition G∘F.
 
-    The point of ResNet paper §2.1: ℭ(G∘F) can be far larger than ℭ(F) and
-    ℭ(G); kernel methods pay for ℭ(G∘F), the ResNet only for ℭ(F), ℭ(G).
+    The point of ResNet paper §2.1: ℭ(G∘F) can be far larger than ℭ(F) and ℭ(G); kernel methods pay for ℭ(G∘F),
+    the ResNet only for ℭ(F) and ℭ(G).
+
+    Parameters
+    ----------
+    outer : str, sympy.Expr or Activation
+        G.
+    inner : str, sympy.Expr or Activation
+        F.
+    eps : float, default 0.01
+        The accuracy ε of ℭ_ε, in (0, 1).
+    R : float, default 1.0
+        The radius R, at least 0.
+    C_star : float, default 10**4
+        The constant C* of §4, finite and above 0.
+    variant : {"resnet", "companion"}, default "resnet"
+        The variant of ℭ_s (see :func:`complexity_s`).
+
+    Returns
+    -------
+    dict
+        ``{"F" | "G" | "G∘F": {"C_eps": Complexity, "C_s": Complexity}}``.
     """
     out = {}
     for label, a in (("F", resolve(inner, {}, "inner")), ("G", resolve(outer, {}, "outer")),
@@ -342,12 +475,25 @@ def composition_blowup(outer, inner, *, eps: float = 0.01, R: float = 1.0, C_sta
 
 @validate_params({"d": Interval(int, 1), "degree": Interval(int, 1, 1000)})
 def linear_power_example(d: int, *, degree: int = 10, **kw) -> dict[str, dict[str, Complexity]]:
-    """The running example of ResNet paper §2.1 and the talk: F(x) = √d·⟨w, x⟩
-    with ‖w‖ = 1 (a linear map of norm √d) and G(z) = z^degree.
+    """The running example of ResNet paper §2.1 and the talk: F(x) = √d·⟨w, x⟩ and G(z) = z^degree.
 
-    Then G(F(x)) = d^{degree/2}⟨w, x⟩^degree: ℭ_s(F) = 2C*√d and ℭ_s(G) =
-    (degree+1)C* stay small while ℭ_s(G∘F) = (degree+1)C*·d^{degree/2}
-    (d^5 times ℭ_s(G) for degree 10, as in the talk).
+    With ‖w‖ = 1, F is a linear map of norm √d, and G(F(x)) = d^{degree/2}⟨w, x⟩^degree: ℭ_s(F) = 2C*√d and
+    ℭ_s(G) = (degree+1)C* stay small while ℭ_s(G∘F) = (degree+1)C*·d^{degree/2} (d^5 times ℭ_s(G) for degree 10,
+    as in the talk).
+
+    Parameters
+    ----------
+    d : int
+        The input dimension, at least 1.
+    degree : int, default 10
+        The power of G, in [1, 1000].
+    **kw
+        ``eps``, ``R``, ``C_star``, ``variant`` of :func:`composition_blowup`.
+
+    Returns
+    -------
+    dict
+        As :func:`composition_blowup`, with F the univariate map z ↦ √d·z.
     """
     inner = Activation.custom(f"sqrt({d})*z", sympy.sqrt(d) * Z)
     outer = resolve("power", {"p": degree}, "degree")
@@ -357,8 +503,33 @@ def linear_power_example(d: int, *, degree: int = 10, **kw) -> dict[str, dict[st
 @validate_params({"eps": EPS, "R": RADIUS, "C_star": C_STAR_RULE, "variant": VARIANT, "truncate": Boolean()})
 def concept_complexity(concept, *, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR,
                        variant: str = "resnet", truncate: bool = False) -> dict[str, dict[str, Complexity]]:
-    """ℭ(F) and ℭ(G) of a Concept 1 target: the maximum over its
-    activations F_{r,i} (resp. G_{r,i}) (ResNet paper §5)."""
+    """ℭ(F) and ℭ(G) of a Concept 1 target: the maximum over its activations F_{r,i} (resp. G_{r,i}) (ResNet paper §5).
+
+    Parameters
+    ----------
+    concept : Concept1
+        A target whose ``F`` and ``G`` are networks with ``activations``.
+    eps : float, default 0.01
+        The accuracy ε of ℭ_ε, in (0, 1).
+    R : float, default 1.0
+        The radius R, at least 0.
+    C_star : float, default 10**4
+        The constant C* of §4, finite and above 0.
+    variant : {"resnet", "companion"}, default "resnet"
+        The variant of ℭ_s (see :func:`complexity_s`).
+    truncate : bool, default False
+        Use Example 4.1's truncation at accuracy ``eps`` for both measures.
+
+    Returns
+    -------
+    dict
+        ``{"F" | "G": {"C_eps": Complexity, "C_s": Complexity}}``, each the largest over the part's activations.
+
+    Raises
+    ------
+    TypeError
+        If ``concept`` has no ``F`` and ``G`` networks.
+    """
     out = {}
     for part in ("F", "G"):
         acts = getattr(getattr(concept, part, None), "activations", None)
@@ -373,9 +544,26 @@ def concept_complexity(concept, *, eps: float = 0.01, R: float = 1.0, C_star: fl
 
 @validate_params({"eps": EPS, "R": RADIUS, "C_star": C_STAR_RULE}, convert=False)
 def describe(act, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR) -> str:
-    """One line with ℭ_s and ℭ_ε of an activation (Def. 2.1 / eq. 2.2), for the
-    notebook sliders; where ℭ_ε's series diverges (tanh, sigmoid) it reports
-    the truncated measure of Example 4.1 and says so instead of failing."""
+    """One line with ℭ_s and ℭ_ε of an activation (§4; companion Def. 2.1, eq 2.2), for the notebook sliders.
+
+    Where ℭ_ε's series diverges (tanh, sigmoid) the line reports the truncated measure of Example 4.1 and says so;
+    where a series diverges even so, it says that instead of failing.
+
+    Parameters
+    ----------
+    act : str, sympy.Expr or Activation
+        The activation.
+    eps : float, default 0.01
+        The accuracy ε, in (0, 1).
+    R : float, default 1.0
+        The radius R, at least 0.
+    C_star : float, default 10**4
+        The constant C* of §4, finite and above 0.
+
+    Returns
+    -------
+    str
+    """
     shown_R = R
     act = resolve(act, {}, "act")
     eps, R, C_star = EPS.check("eps", eps), RADIUS.check("R", R), C_STAR_RULE.check("C_star", C_star)
