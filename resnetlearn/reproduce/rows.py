@@ -127,9 +127,85 @@ class _PointColumns(_Record):
 
 @dataclass(eq=False)
 class Row(_PointColumns):
-    """One point of a figure after it ran: its configuration (:meth:`resnetlearn.reproduce.point.Point.config`), the
-    result its learner's search stored (:func:`resnetlearn.reproduce.points.run_point`) and, read back from
-    ``FIG.csv``, the columns the table derives (``median``, ``seed_min``, ``seed_max``, ``n_seeds``, ``plotted``)."""
+    """One point of a figure after it ran, as a record.
+
+    It holds the point's configuration (:meth:`resnetlearn.reproduce.point.Point.config`), the result its learner's
+    search stored (:func:`resnetlearn.reproduce.points.run_point`) and, read back from ``FIG.csv``, the columns the
+    table derives (``median``, ``seed_min``, ``seed_max``, ``n_seeds``, ``plotted``). Columns are attributes (None
+    where the row has none); the record also reads as the mapping of the columns it was given (``row.get("init")``,
+    ``dict(row)``). Every field defaults to None.
+
+    Parameters
+    ----------
+    figure, scale : str or None
+        The figure (``"fig2a"``, ...) and the scale (``"tiny"``, ``"quick"``, ``"cpu"``, ``"paper"``).
+    model, mode : str or None
+        The learner (``"3resnet"``, ``"3layer"``, ``"2layer"``, a kernel's name, ...) and its training mode
+        (``"all"``, ``"hidden"``, ``"last"``, ``"ntk"``, ...). ``model`` is kept because it is part of the store key.
+    m, n_train, d, n_val : int or None
+        Width, number of training samples, input dimension, number of samples held out for validation.
+    beta, alpha : float or None
+        β and α of the target (eq 2.2; arXiv v3 §8.1, Figure 3).
+    epochs : int or None
+        Passes over the training samples.
+    select, validation : str or None
+        Which error selects the lr/wd cell (``"test"`` or ``"val"``) and, for ``"val"``, where the validation
+    samples come from (``"fresh"``, or ``"holdout"`` when absent).
+    init, panel : str or None
+        The initialisation (absent: §8.1's ``"paper"``) and the figure panel, where a figure has several.
+    k, n_test : int or None
+        The target's output dimension and the number of test samples.
+    target : str or None
+        The target's name.
+    lrs, wds : list or None
+        The learning rates and weight decays searched.
+    rerun_seeds, grid_seeds : list or None
+        The initialisation seeds of the reruns of the selected cell and of the grid.
+    batch_size : int or None
+        The SGD mini-batch size.
+    test_error, train_error : float or None
+        The selected cell's test and training errors (seed 0).
+    median, seed_min, seed_max : float or None
+        Median, lowest and highest test error over the fresh seeds (derived by the table).
+    n_seeds : int or None
+        The number of seeds behind them.
+    seed_errors : list or None
+        Test errors of the selected cell over every initialisation seed, seed 0 first (NaN: diverged).
+    exact_test_error, exact_train_error : float or None
+        Errors of the exact kernel solution of a (last)/(ntk) point.
+    exact_ridge_rel : float or None
+        The relative ridge the exact solution selected.
+    exact_ridge_at_grid_edge : bool or None
+        Whether that ridge lies on the edge of its grid.
+    plotted : float or None
+        The number the figure draws (see :func:`plotted_error`).
+    frobenius_W : float or None
+        ‖W‖_F of the trained network (§8.2, Figure 4).
+    lr, wd : float or None
+        The selected learning rate and weight decay.
+    lr_at_grid_edge, wd_at_grid_edge, ridge_at_grid_edge, param_at_grid_edge : bool or None
+        Whether the selected lr, wd, ridge or kernel parameter lies on the edge of its grid.
+    ridge_rel : float or None
+        The selected relative ridge of a kernel point.
+    setting : str or None
+        The selected kernel setting.
+    grid_edges : object
+        The grid-edge details, a JSON column.
+    diverged : int or None
+        The number of grid runs that diverged.
+    grid_size : int or None
+        The number of cells searched.
+    seconds : float or None
+        Wall-clock time of the point.
+    device : object
+        The device it ran on.
+    grid : list or None
+        The grid's cells with their errors, a JSON column.
+    runs : list or None
+        The point's runs (:class:`Run` fields), when stored with it.
+    extra : dict, optional
+        Columns no field declares, kept as given (keyword-only).
+    """
 
     k: int | None = None
     n_test: int | None = None
@@ -178,9 +254,49 @@ class Row(_PointColumns):
 
 @dataclass(eq=False)
 class Run(_PointColumns):
-    """One trained model or kernel candidate of a point's search, with the point's columns (a line of
-    ``FIG_runs.csv``): its role (``grid`` cell or ``rerun`` of the selected cell), lr, wd, seed or kernel setting
-    and ridge, its errors, whether it diverged and whether it was selected."""
+    """One trained model or kernel candidate of a point's search: a line of ``FIG_runs.csv``.
+
+    It carries the point's columns beside its own. Every field defaults to None.
+
+    Parameters
+    ----------
+    figure, scale : str or None
+        The figure (``"fig2a"``, ...) and the scale (``"tiny"``, ``"quick"``, ``"cpu"``, ``"paper"``).
+    model, mode : str or None
+        The learner (``"3resnet"``, ``"3layer"``, ``"2layer"``, a kernel's name, ...) and its training mode
+        (``"all"``, ``"hidden"``, ``"last"``, ``"ntk"``, ...). ``model`` is kept because it is part of the store key.
+    m, n_train, d, n_val : int or None
+        Width, number of training samples, input dimension, number of samples held out for validation.
+    beta, alpha : float or None
+        β and α of the target (eq 2.2; arXiv v3 §8.1, Figure 3).
+    epochs : int or None
+        Passes over the training samples.
+    select, validation : str or None
+        Which error selects the lr/wd cell (``"test"`` or ``"val"``) and, for ``"val"``, where the validation
+    samples come from (``"fresh"``, or ``"holdout"`` when absent).
+    init, panel : str or None
+        The initialisation (absent: §8.1's ``"paper"``) and the figure panel, where a figure has several.
+    role : str or None
+        ``"grid"`` (a cell of the search) or ``"rerun"`` (the selected cell retrained with a fresh seed).
+    lr, wd : float or None
+        The learning rate and weight decay.
+    seed : int or None
+        The initialisation seed.
+    setting : str or None
+        The kernel setting of a kernel candidate.
+    ridge_rel : float or None
+        The relative ridge of a kernel candidate.
+    train_error, test_error, val_error : float or None
+        The errors on the training, test and validation samples.
+    diverged : bool or None
+        Whether training diverged.
+    frobenius_W : float or None
+        ‖W‖_F of the trained network.
+    selected : bool or None
+        Whether this run's cell was selected.
+    extra : dict, optional
+        Columns no field declares, kept as given (keyword-only).
+    """
 
     role: str | None = None
     lr: float | None = None
@@ -212,8 +328,20 @@ def as_row(row: Mapping) -> Row:
 
 # ----------------------------------------------------------------- the one writer and the one reader
 def csv_text(records: Iterable[_Record], columns: list[str]) -> str:
-    """The CSV text of ``records`` under ``columns`` (a column a record was not given, or holds None in, is empty;
-    a JSON column of the record's type is written as JSON): ``FIG.csv`` and ``FIG_runs.csv`` both come from here."""
+    """The CSV text of ``records`` under ``columns``: ``FIG.csv`` and ``FIG_runs.csv`` both come from here.
+
+    Parameters
+    ----------
+    records : iterable of Row or Run
+        The lines.
+    columns : list of str
+        The header, in order. A column a record was not given, or holds None in, is empty; a JSON column of the
+        record's type is written as JSON; a record's other columns are left out.
+
+    Returns
+    -------
+    str
+    """
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore")
     w.writeheader()
@@ -258,9 +386,29 @@ def _parse(row: dict, record: type[_Record], where: str) -> None:
 
 
 def read_csv(path: Path, record: type[_Record], required: tuple[str, ...]) -> list[tuple[int, _Record]]:
-    """(line number, record) of each line of a table written by :func:`csv_text`, its cells parsed by the record
-    type's declared columns; an empty, cut-short or malformed file, a missing column or a cell that does not parse
-    raises a ValueError naming the file and the line."""
+    """Read back a table written by :func:`csv_text`, each cell parsed as the record type declares.
+
+    Parameters
+    ----------
+    path : path-like
+        The CSV file.
+    record : type
+        :class:`Row` or :class:`Run`: its ``CSV_INTS``, ``CSV_FLOATS``, ``CSV_BOOLS`` and ``CSV_JSON`` say how
+        each column is parsed (empty or ``"None"`` cells are None, booleans False); others stay text.
+    required : tuple of str
+        Columns the header must hold.
+
+    Returns
+    -------
+    list of (int, record)
+        The line number and record of each line.
+
+    Raises
+    ------
+    ValueError
+        Naming the file (and the line) if it cannot be read, is empty, ends without a line break, lacks a required
+        column, has a line with too many or too few fields, or has a cell that does not parse.
+    """
     try:
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as e:
