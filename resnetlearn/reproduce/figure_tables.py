@@ -33,7 +33,30 @@ from .verdict_parts import span
 
 @dataclass
 class FigureResult:
-    """Rows (one per point), the summary line and the figure of one experiment."""
+    """The rows (one per point), the summary line and the verdict of one experiment.
+
+    Parameters
+    ----------
+    name : str
+        The figure (``"fig2a"``, ...).
+    rows : list of Row or mapping
+        One per point; each is read as a :class:`~resnetlearn.reproduce.rows.Row`.
+    summary : str
+        The summary line.
+    reproduced : bool or None
+        The overall verdict; None where not judged.
+    wall_time : float
+        Seconds the run took.
+    skipped : int, default 0
+        Points reused from the store rather than run.
+    figure : object, default None
+        The figure object, where one was drawn.
+    provenance : dict or None, default None
+        The provenance file's contents, set when a shipped figure is loaded.
+    verdict : Verdict or None, default None
+        The judged parts and their label (:class:`resnetlearn.reproduce.figures.Verdict`), set by
+        :func:`~resnetlearn.reproduce.running.run_figure` and :func:`~resnetlearn.reproduce.table_reading.load_figure`.
+    """
 
     name: str
     rows: list[Row]
@@ -72,8 +95,23 @@ def _curves(result: FigureResult) -> tuple[str, dict[str, list[tuple]]]:
 
 
 def error_table(result: FigureResult, digits: int = 3) -> str:
-    """The test errors of a figure as text: one line per learner, one column
-    per width m (or N), rounded so that notebooks can check them."""
+    """The test errors of a figure as text, rounded so that notebooks can check them.
+
+    One line per learner, one column per width m (or N), each the plotted error
+    (:func:`~resnetlearn.reproduce.rows.plotted_error`); a figure plotted as norm against error (Figure 4) gets one
+    line per point with its test error and ‖W‖_F.
+
+    Parameters
+    ----------
+    result : FigureResult
+        The figure's rows.
+    digits : int, default 3
+        Decimal places.
+
+    Returns
+    -------
+    str
+    """
     if figure_spec(result.name).plot == "norm_vs_error":  # no curves: one line per point
         num = lambda v, f: format(v, f) if is_finite(v) else "-"  # noqa: E731  (a diverged point has none)
         lines = [f"{r.model:13s} m={r.m:<5d} wd={num(r.wd, '<7g')} "
@@ -105,8 +143,25 @@ def _table(result: FigureResult, cell, width: int = 12, rows=None) -> str:
 
 
 def seed_table(result: FigureResult) -> str:
-    """How many initialisation seeds of each point's selected cell are below the figure's first
-    reference line (kα² for Figures 2 and 3, α²/4 for the hard instance), e.g. ``7/9``."""
+    """How many fresh initialisation seeds of each SGD-trained point's selected cell are below the first reference line.
+
+    The line is kα² for Figures 2 and 3, α²/4 for the hard instance; a cell reads e.g. ``7/9``, with the fresh seeds
+    that diverged counted apart (``(1 div)``).
+
+    Parameters
+    ----------
+    result : FigureResult
+        The figure's rows.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If the figure has no reference line.
+    """
     lines = figure_spec(result.name).lines()
     if not lines:
         raise ValueError(f"{result.name} has no threshold to count seeds against")
@@ -128,8 +183,27 @@ def _sgd_kernel_method(r: Row) -> bool:
 
 
 def kernel_table(result: FigureResult, digits: int = 3) -> str:
-    """For every (last)/(ntk) point: the SGD-trained linear model's median test error next to the
-    exact kernel-ridge solution with the same initial network (``SGD / exact``)."""
+    """For every (last)/(ntk) point: the SGD-trained linear model's median test error next to the exact kernel solution.
+
+    The exact solution is kernel ridge regression with the same initial network; cells read ``SGD / exact``
+    (``div`` where diverged).
+
+    Parameters
+    ----------
+    result : FigureResult
+        The figure's rows.
+    digits : int, default 3
+        Decimal places.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If the figure has no (last)/(ntk) points.
+    """
     rows = [r for r in result.rows if _sgd_kernel_method(r)]
     if not rows:
         raise ValueError(f"{result.name} has no (last)/(ntk) points")
@@ -139,12 +213,32 @@ def kernel_table(result: FigureResult, digits: int = 3) -> str:
 
 
 def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3) -> str:
-    """The paper's protocol next to an honest one, point by point: the median test error over fresh
-    seeds of the cell selected by test error (§8.1 selects this way) ``/`` that of the cell selected on
-    validation samples (``--select val``: drawn fresh, the network trained on the same N samples,
-    :func:`resnetlearn.learners.search.validation_split`), for every network point.
+    """The paper's protocol next to an honest one, point by point.
 
-    Both results must be the same figure at the same scale."""
+    Each cell reads: the median test error over fresh seeds of the cell selected by test error (as §8.1 selects)
+    ``/`` that of the cell selected on validation samples (``--select val``: drawn fresh, the network trained on the
+    same N samples, :func:`resnetlearn.learners.search.validation_split`), for every grid-searched point found in
+    both results.
+
+    Parameters
+    ----------
+    by_test : FigureResult
+        The figure selected by test error.
+    by_val : FigureResult
+        The same figure at the same scale, selected on validation samples.
+    digits : int, default 3
+        Decimal places.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If the results are different figures or scales, are not selected by test and validation error
+        respectively, or share no network point.
+    """
     pair = (by_test, by_val)
     if by_test.name != by_val.name:
         raise ValueError(f"by_test and by_val must be the same figure, got {by_test.name!r} and {by_val.name!r}")
@@ -166,12 +260,32 @@ def selection_table(by_test: FigureResult, by_val: FigureResult, digits: int = 3
 
 
 def table_text(result: FigureResult) -> str:
-    """The tidy table ``FIG.csv`` of a figure, exactly as :func:`write_outputs` writes it."""
+    """The tidy table ``FIG.csv`` of a figure, exactly as :func:`write_outputs` writes it.
+
+    Parameters
+    ----------
+    result : FigureResult
+        The figure's rows.
+
+    Returns
+    -------
+    str
+    """
     return csv_text([_table_row(r) for r in result.rows], TABLE_COLS)
 
 
 def runs_text(result: FigureResult) -> str:
-    """The per-run table ``FIG_runs.csv`` of a figure, exactly as :func:`write_outputs` writes it."""
+    """The per-run table ``FIG_runs.csv`` of a figure, exactly as :func:`write_outputs` writes it.
+
+    Parameters
+    ----------
+    result : FigureResult
+        The figure's rows.
+
+    Returns
+    -------
+    str
+    """
     return csv_text([run for r in result.rows for run in runs_of(r)], RUN_POINT_COLS + list(RUN_KEYS))
 
 
@@ -195,13 +309,28 @@ def selection_of(row: Row) -> dict:
 
 
 def write_outputs(result: FigureResult, out, *, picture: Callable[[FigureResult], bytes]) -> dict[str, Path]:
-    """Write the tidy table (CSV), every run of every grid (CSV), the plot (PNG), the summary (TXT) and
-    the tables' checksums (``FIG.sha256``, :func:`write_checksums`), each atomically (a Ctrl-C leaves
-    the previous file or the new one).
+    """Write a figure's tables, plot, summary and checksums, each atomically.
 
-    ``picture`` draws the plot as PNG bytes: the caller passes the classroom's one renderer
-    (:func:`resnetlearn.classroom.figures_plotly.result_png`, the notebooks' picture), which sits above this
-    module in the import order."""
+    The files are the tidy table ``FIG.csv``, every run of every grid ``FIG_runs.csv``, the plot ``FIG.png``, the
+    summary ``FIG.txt`` and the tables' checksums ``FIG.sha256``; each goes through
+    :func:`~resnetlearn.reproduce.store.atomic_write`, so a Ctrl-C leaves the previous file or the new one.
+
+    Parameters
+    ----------
+    result : FigureResult
+        The figure.
+    out : path-like
+        The folder, created if missing.
+    picture : callable
+        Draws the plot as PNG bytes from ``result`` (keyword-only). The caller passes the classroom's one renderer
+        (:func:`resnetlearn.classroom.figures_plotly.result_png`, the notebooks' picture), which sits above this
+        module in the import order.
+
+    Returns
+    -------
+    dict of str to Path
+        The paths under the keys ``"table"``, ``"runs"``, ``"plot"``, ``"summary"``, ``"checksums"``.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"table": out / f"{result.name}.csv", "runs": out / f"{result.name}_runs.csv",
@@ -261,7 +390,28 @@ def ran_settings(runs: list[Run]) -> dict:
 
 
 def write_provenance(result: FigureResult, out, scale: str, command: str) -> Path:
-    """Where the numbers came from: configuration, versions, device, date, wall time."""
+    """Write where a figure's numbers came from: ``FIG.provenance.json``.
+
+    It records the scale and its note, the settings the networks ran (widths, N, epochs, grids, seeds), the command,
+    the versions of resnetlearn, torch and Python, the machine, devices and torch threads, the date, the wall and
+    compute time, the points and how many were reused, and the summary.
+
+    Parameters
+    ----------
+    result : FigureResult
+        The figure.
+    out : path-like
+        The folder.
+    scale : str
+        The scale the figure ran at, a key of :data:`~resnetlearn.reproduce.figures.SCALE_NOTES`.
+    command : str
+        The command that produced it.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
     import platform
 
     import torch as _torch
