@@ -70,8 +70,8 @@ def _methods(cls: type) -> dict[str, object]:
         if name.startswith("_"):
             continue
         func = attr.__func__ if isinstance(attr, (classmethod, staticmethod)) else attr
-        if not inspect.isfunction(func):
-            continue
+        if not inspect.isfunction(func) or func.__qualname__ != f"{cls.__qualname__}.{name}":
+            continue  # a field whose default is a function defined elsewhere is not a method
         if _signature_names(attr, func):
             found[f"{cls.__module__}.{cls.__qualname__}.{name}"] = (attr, func)
     return found

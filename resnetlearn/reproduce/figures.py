@@ -77,7 +77,27 @@ SCALE_NOTES = {
 
 
 def scale_settings(scale: str) -> dict:
-    """Widths, epochs, lr × wd grid, test size and rerun seeds of a scale."""
+    """The widths, epochs, lr × wd grid, test size and rerun seeds of a scale.
+
+    At paper scale the lr and wd grids are {1, 2, 5}·10^k (the set arXiv v3 §8.1 names; the ends are ours); at the
+    other scales every value is ours.
+
+    Parameters
+    ----------
+    scale : {"tiny", "quick", "cpu", "paper"}
+        The scale (:data:`SCALES`, described in :data:`SCALE_NOTES`).
+
+    Returns
+    -------
+    dict
+        ``widths``, ``epochs``, ``lrs``, ``wds``, ``n_test``, ``rerun_seeds`` and, at cpu scale,
+        ``widths_by_figure`` (narrower widths for Figures 2(b) and 3).
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not one of :data:`SCALES`.
+    """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     if scale == "paper":
@@ -131,8 +151,54 @@ class FigureSpec:
     """One experiment of the papers, complete: see the module docstring.
 
     What a point runs is read from the point itself (:func:`resnetlearn.reproduce.points.run_point`): a kernel
-    (mode ``kernel``) its ridge/parameter search, a ``hand_built`` model the §8.2 construction, every
-    other learner its SGD lr × wd grid, and a (last)/(ntk) point also its exact kernel solution.
+    (mode ``kernel``) its ridge/parameter search, a ``hand_built`` model the §8.2 construction, every other learner
+    its SGD lr × wd grid, and a (last)/(ntk) point also its exact kernel solution. A wrong plot kind, target, x key or
+    scale raises a ValueError when the specification is built.
+
+    Parameters
+    ----------
+    name : str
+        The figure's key (``"fig2a"``, ...), which names its stored files.
+    title : str
+        The static plot's title (it names the paper's figure or theorem).
+    headline : str
+        The interactive figure's title: the figure and, in brackets, the paper's claim.
+    source : str
+        Where in the papers the experiment is (e.g. ``"arXiv v3 §8.1, Figure 2(a)"``).
+    claim : str
+        The claim judged, in our words.
+    xkey : {"m", "n_train"} or None
+        The x axis of the error curves; None only for a ``"norm_vs_error"`` plot.
+    points : callable
+        ``points(scale, template)`` → the figure's :class:`~resnetlearn.reproduce.point.Point` records.
+    verdict : callable
+        ``verdict(rows)`` → (notes, judged parts) (:mod:`resnetlearn.reproduce.verdicts`).
+    target : str, default "parity"
+        What every point learns unless it says otherwise, one of :data:`TARGETS`.
+    data_seed : int, default 0
+        The seed of every point's train/test split (:func:`resnetlearn.targets.concept.data_split`).
+    label : callable, default :func:`~resnetlearn.reproduce.learner.label_of`
+        A row's curve label.
+    mode_in_label : bool, default True
+        Whether the interactive figure's legend names a learner with its training mode.
+    label_keys : tuple of str, default ()
+        Configuration keys shown, besides the learner and its x, in a point's name (:func:`point_label`).
+    lines : callable, default no lines
+        ``lines()`` → the reference lines as (value, name), the first being the threshold seeds are counted against.
+    plot : {"error_vs_x", "beta_panels", "norm_vs_error"}, default "error_vs_x"
+        How the figure is drawn (:data:`PLOTS`).
+    keeps_grid : bool, default False
+        Whether a network point keeps every grid run's (train error, test error, ‖W‖_F) (§8.2 plots them).
+    scales : tuple of str, default SCALES
+        The scales at which the figure is defined, a non-empty subset of :data:`SCALES`.
+    rule_note : str, default ""
+        Said after the selection rule in the verdict table where the figure reports a second rule beside it.
+    illustration : bool, default False
+        Whether the experiment is our illustration rather than a figure of the paper: its label is ``illustrated``
+        whatever its parts say (they are still printed).
+    edge_notes : bool, default False
+        Whether the summary names the grid edges of its networks trained in mode all or hidden
+        (:func:`resnetlearn.reproduce.verdicts.grid_edge_notes`).
     """
 
     name: str
@@ -184,9 +250,22 @@ class FigureSpec:
             raise ValueError(f"figure {self.name!r}: scales must be a non-empty subset of {SCALES}")
 
     def judge(self, rows: list[dict], dropped: str = "") -> tuple[str, Verdict]:
-        """The claim, its parts judged on these rows and the label derived from them, as one paragraph that ends
-        with ``-> LABEL``, and the :class:`Verdict`. ``dropped``: a note on the points left out, said before the
-        label."""
+        """The claim, its parts judged on these rows and the label derived from them.
+
+        Parameters
+        ----------
+        rows : list of Row or dict
+            The figure's rows, one per point.
+        dropped : str, default ""
+            A note on the points left out, said before the label.
+
+        Returns
+        -------
+        text : str
+            One paragraph that ends with ``-> LABEL``.
+        verdict : Verdict
+            The judged parts and the label.
+        """
         rows = [Row.of(r) for r in rows]
         if not rows:
             return f"{self.name}: no points -> {derive_label([], ran=False)}", Verdict((), derive_label([], ran=False))
@@ -202,8 +281,21 @@ class FigureSpec:
                 Verdict(tuple(parts), label))
 
     def summarise(self, rows: list[dict]) -> tuple[str, bool | None]:
-        """The summary paragraph and True for ``reproduced``, False for ``not reproduced``, None for any other
-        label (:func:`~resnetlearn.reproduce.verdict_parts.label_ok`)."""
+        """The summary paragraph and whether the label is ``reproduced``.
+
+        Parameters
+        ----------
+        rows : list of Row or dict
+            The figure's rows, one per point.
+
+        Returns
+        -------
+        text : str
+            The paragraph of :meth:`judge`.
+        ok : bool or None
+            True for ``reproduced``, False for ``not reproduced``, None for any other label
+            (:func:`~resnetlearn.reproduce.verdict_parts.label_ok`).
+        """
         text, verdict = self.judge(rows)
         return text, verdict.ok
 
@@ -221,7 +313,17 @@ def _selection_note(rows: list[dict]) -> str:
 
 @dataclass(frozen=True)
 class Verdict:
-    """A figure's judged parts and the label :func:`~resnetlearn.reproduce.verdict_parts.derive_label` gave them."""
+    """A figure's judged parts and the label :func:`~resnetlearn.reproduce.verdict_parts.derive_label` gave them.
+
+    ``verdict.ok`` is True for ``reproduced``, False for ``not reproduced``, None for any other label.
+
+    Parameters
+    ----------
+    parts : tuple of Part
+        The judged parts.
+    label : str
+        The derived label.
+    """
 
     parts: tuple[Part, ...]
     label: str
@@ -257,11 +359,29 @@ def _fig2_points(figure: str, train_mode: str, n_train: int):
 
 @dataclass(frozen=True)
 class GridExtension:
-    """Points that extend the lr × wd grid of some points of a figure past an edge their selected cells sat on:
-    the points of learner ``arch(mode)`` at ``widths`` (and at ``n_train`` and ``betas`` where given) get an
-    extension point each (``panel="edge"``, its own store key; the point it extends keeps its key) on the grid
-    ``lrs`` × ``wds``, where None keeps that axis of the scale's grid. Ours: the next values in the paper's
-    {1, 2, 5}·10^k steps."""
+    """Points that extend the lr × wd grid of some points of a figure past an edge their selected cells sat on.
+
+    The points of learner ``arch(mode)`` at ``widths`` (and at ``n_train`` and ``betas`` where given) get an extension
+    point each, with ``panel`` named by the axes it goes past and its own store key (the point it extends keeps its
+    key). The extension grids are ours: the next values in the paper's {1, 2, 5}·10^k steps.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture of the points extended.
+    mode : str
+        Their training mode.
+    widths : tuple of int
+        Their widths.
+    lrs : tuple of float or None, default None
+        The extension's learning rates; None keeps the scale's.
+    wds : tuple of float or None, default None
+        The extension's weight decays; None keeps the scale's.
+    n_train : int or None, default None
+        Only points at this N; None: any.
+    betas : tuple of float or None, default None
+        Only points at these β; None: any.
+    """
 
     arch: str
     mode: str
@@ -272,6 +392,17 @@ class GridExtension:
     betas: tuple | None = None
 
     def extends(self, p: Point) -> bool:
+        """Whether ``p`` is one of the points this extension extends.
+
+        Parameters
+        ----------
+        p : Point
+            A point of the figure.
+
+        Returns
+        -------
+        bool
+        """
         return ((p.learner.arch, p.learner.mode) == (self.arch, self.mode) and p.learner.m in self.widths
                 and (self.n_train is None or p.data.n_train == self.n_train)
                 and (self.betas is None or p.data.beta in self.betas))
@@ -282,6 +413,17 @@ class GridExtension:
         return EDGE_PANELS[(self.lrs is not None, self.wds is not None)]
 
     def point(self, p: Point) -> Point:
+        """The extension point of ``p``: the same point on the extension's grid, with its ``panel``.
+
+        Parameters
+        ----------
+        p : Point
+            A point this extension extends.
+
+        Returns
+        -------
+        Point
+        """
         grid = {k: list(v) for k, v in (("lrs", self.lrs), ("wds", self.wds)) if v is not None}
         return p.replace(**grid, panel=self.panel)
 
@@ -318,7 +460,17 @@ def _extensions(figure: str, scale: str, pts: list[Point]) -> list[Point]:
 
 
 def fig2_label(r: dict) -> str:
-    """A Figure 2 curve: the learner, and ``, wd past the grid`` for a grid extension's point."""
+    """A Figure 2 curve: the learner, with ``, wd past the grid`` (or the lr words) for a grid extension's point.
+
+    Parameters
+    ----------
+    r : Row or dict
+        A row of the figure.
+
+    Returns
+    -------
+    str
+    """
     return learner(r) + (f", {EDGE_WORDS[r['panel']]}" if r.get("panel") in EDGE_WORDS else "")
 
 
@@ -336,8 +488,18 @@ rows at N = 1000 (all) are reported as parts of their own."""
 
 
 def fig3_sample_sizes(scale: str) -> dict[str, tuple[int, ...]]:
-    """The N at which each training mode of Figure 3 runs at ``scale`` (:data:`FIG3_N`, :data:`FIG3_N_BY_SCALE`),
-    by mode."""
+    """The N at which each training mode of Figure 3 runs at ``scale`` (:data:`FIG3_N`, :data:`FIG3_N_BY_SCALE`).
+
+    Parameters
+    ----------
+    scale : {"tiny", "quick", "cpu", "paper"}
+        The scale (:data:`SCALES`, described in :data:`SCALE_NOTES`).
+
+    Returns
+    -------
+    dict of str to tuple of int
+        By training mode.
+    """
     return dict(zip(FIG3_MODES, FIG3_N_BY_SCALE.get(scale, FIG3_N)))
 
 
@@ -352,8 +514,20 @@ def _fig3_points(scale: str, base: Point) -> list[Point]:
 
 
 def fig3_label(r: dict) -> str:
-    """A Figure 3 curve: ``β=0.5, all``, with ``, N=1000`` added where a mode runs at an N other than its
-    first (:func:`fig3_sample_sizes`), so the tables and plots at scales tiny and quick keep their labels."""
+    """A Figure 3 curve: ``β=0.5, all``.
+
+    ``, N=1000`` is added where a mode runs at an N other than its first (:func:`fig3_sample_sizes`), so the tables
+    and plots at scales tiny and quick keep their labels; a grid extension's point says which grid it goes past.
+
+    Parameters
+    ----------
+    r : Row or dict
+        A row of the figure.
+
+    Returns
+    -------
+    str
+    """
     first = dict(zip(FIG3_MODES, FIG3_N)).get(r.get("mode"), (None,))[0]
     extra = r.get("n_train") is not None and r["n_train"] != first
     return (f"β={r['beta']:g}, {r['mode']}" + (f", N={r['n_train']}" if extra else "")
@@ -565,25 +739,74 @@ SPECS: dict[str, FigureSpec] = {spec.name: spec for spec in (
 
 
 def names() -> tuple[str, ...]:
-    """Every figure defined here, read from :data:`SPECS` when called (a figure added later is included)."""
+    """Every figure defined here, read from :data:`SPECS` when called (a figure added later is included).
+
+    Returns
+    -------
+    tuple of str
+    """
     return tuple(SPECS)
 
 
 def every_scale() -> tuple[str, ...]:
-    """The figures defined at every scale: what ``reproduce all`` runs at every scale and ``results/quick`` holds
-    (read from :data:`SPECS` when called)."""
+    """The figures defined at every scale: what ``reproduce all`` runs at every scale and ``results/quick`` holds.
+
+    Read from :data:`SPECS` when called.
+
+    Returns
+    -------
+    tuple of str
+    """
     return tuple(name for name, s in SPECS.items() if s.scales == SCALES)
 
 
 def spec(name: str) -> FigureSpec:
+    """The specification of a figure.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SPECS`.
+
+    Returns
+    -------
+    FigureSpec
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a defined figure.
+    """
     if name not in SPECS:
         raise ValueError(f"unknown figure {name!r}; allowed: {', '.join(names())}")
     return SPECS[name]
 
 
 def point_records(name: str, scale: str, *, device=None, select: str = "test") -> list[Point]:
-    """Every point of a figure at a scale, in the figure's order, each a :class:`~resnetlearn.reproduce.point.Point`
-    record (what a run passes: :func:`resnetlearn.reproduce.running.run_figure`, the work estimate)."""
+    """Every point of a figure at a scale, in the figure's order, each a :class:`~resnetlearn.reproduce.point.Point`.
+
+    What a run passes on: :func:`resnetlearn.reproduce.running.run_figure`, the work estimate.
+
+    Parameters
+    ----------
+    name : str
+        The figure, a key of :data:`SPECS`.
+    scale : {"tiny", "quick", "cpu", "paper"}
+        The scale (:data:`SCALES`, described in :data:`SCALE_NOTES`).
+    device : str or None, default None
+        The device recorded in every point.
+    select : {"test", "val"}, default "test"
+        Whether the lr/wd cell is selected by test error (as §8.1 does) or on fresh validation samples.
+
+    Returns
+    -------
+    list of Point
+
+    Raises
+    ------
+    ValueError
+        If the figure or scale is unknown, or the figure is not defined at ``scale``.
+    """
     s = scale_settings(scale)
     fig = spec(name)
     if scale not in fig.scales:
@@ -592,19 +815,65 @@ def point_records(name: str, scale: str, *, device=None, select: str = "test") -
 
 
 def points(name: str, scale: str, *, device=None, select: str = "test") -> list[dict]:
-    """Every point of a figure at a scale, each as its complete flat configuration (its store key,
-    :meth:`Point.config <resnetlearn.reproduce.point.Point.config>`): what a stored row or table holds."""
+    """Every point of a figure at a scale, each as its complete flat configuration.
+
+    The configuration (:meth:`Point.config <resnetlearn.reproduce.point.Point.config>`) is the point's store key and
+    what a stored row or table holds.
+
+    Parameters
+    ----------
+    name : str
+        The figure, a key of :data:`SPECS`.
+    scale : {"tiny", "quick", "cpu", "paper"}
+        The scale (:data:`SCALES`, described in :data:`SCALE_NOTES`).
+    device : str or None, default None
+        The device recorded in every point.
+    select : {"test", "val"}, default "test"
+        As in :func:`point_records`.
+
+    Returns
+    -------
+    list of dict
+    """
     return [p.config() for p in point_records(name, scale, device=device, select=select)]
 
 
 def optional_points(name: str, scale: str) -> list[dict]:
-    """The points of a figure at a scale that its tables may lack (:data:`OPTIONAL_WIDTHS`)."""
+    """The points of a figure at a scale that its tables may lack (:data:`OPTIONAL_WIDTHS`).
+
+    Parameters
+    ----------
+    name : str
+        The figure.
+    scale : {"tiny", "quick", "cpu", "paper"}
+        The scale (:data:`SCALES`, described in :data:`SCALE_NOTES`).
+
+    Returns
+    -------
+    list of dict
+        Flat configurations of the grid-searched points at an optional width.
+    """
     widths = OPTIONAL_WIDTHS.get(name, {}).get(scale, set())
     return [p for p in points(name, scale) if p["m"] in widths and kind_of(p).grid_searched]
 
 
 def names_at(scale: str) -> tuple[str, ...]:
-    """The figures defined at ``scale`` (what ``reproduce all --scale SCALE`` runs)."""
+    """The figures defined at ``scale``: what ``reproduce all --scale SCALE`` runs.
+
+    Parameters
+    ----------
+    scale : {"tiny", "quick", "cpu", "paper"}
+        The scale (:data:`SCALES`, described in :data:`SCALE_NOTES`).
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not one of :data:`SCALES`.
+    """
     scale_settings(scale)  # a clear error for an unknown scale
     return tuple(name for name, s in SPECS.items() if scale in s.scales)
 
@@ -614,11 +883,21 @@ _SYMBOLS = {"beta": "β"}
 
 
 def point_label(p: dict) -> str:
-    """A short human name for a point, from its configuration (:meth:`Point.config
-    <resnetlearn.reproduce.point.Point.config>`) or a stored row, e.g. ``3resnet(last) m=200`` or ``gaussian N=250``:
-    the learner, its figure's x (N when the figure plots against N, else m), the figure's
-    :attr:`FigureSpec.label_keys` and, where its learner has one, the value of its ``variant_key`` (a hand-built
-    solution's wd; as in :func:`resnetlearn.reproduce.point.point_id`)."""
+    """A short human name for a point, e.g. ``3resnet(last) m=200`` or ``gaussian N=250``.
+
+    The name holds the learner, its figure's x (N when the figure plots against N, else m), the figure's
+    :attr:`FigureSpec.label_keys`, where its learner has one the value of its ``variant_key`` (a hand-built solution's
+    wd; as in :func:`resnetlearn.reproduce.point.point_id`), and for a grid extension which grid it goes past.
+
+    Parameters
+    ----------
+    p : dict or Row
+        A point's configuration (:meth:`Point.config <resnetlearn.reproduce.point.Point.config>`) or a stored row.
+
+    Returns
+    -------
+    str
+    """
     fig = SPECS.get(p.get("figure"))
     parts = [learner({"model": p.get("model"), "mode": p.get("mode")})]
     parts += [f"{_SYMBOLS.get(k, k)}={p.get(k)}" for k in (fig.label_keys if fig else ())]
@@ -632,11 +911,24 @@ def point_label(p: dict) -> str:
 
 
 def judge(figure: str, rows: list[dict]) -> tuple[str, Verdict]:
-    """The paper's claim for a figure, its parts judged on these rows and the label derived from them
-    (:meth:`FigureSpec.judge`).
+    """The paper's claim for a figure, its parts judged on these rows and the label derived from them.
 
-    Points whose test error is not finite (every run of their grid diverged) never enter a minimum or maximum:
-    they are left out and named before the label."""
+    Points whose test error is not finite (every run of their grid diverged) never enter a minimum or maximum: they
+    are left out and named before the label (:meth:`FigureSpec.judge`).
+
+    Parameters
+    ----------
+    figure : str
+        The figure, a key of :data:`SPECS`.
+    rows : list of Row or dict
+        The figure's rows, one per point.
+
+    Returns
+    -------
+    text : str
+        The summary paragraph, ending with ``-> LABEL``.
+    verdict : Verdict
+    """
     rows = [Row.of(r) for r in rows]
     dropped = [r for r in rows if not has_number(r)]
     note = ""
@@ -648,7 +940,21 @@ def judge(figure: str, rows: list[dict]) -> tuple[str, Verdict]:
 
 
 def summarise(figure: str, rows: list[dict]) -> tuple[str, bool | None]:
-    """The summary paragraph of :func:`judge`, and True / False / None: whether the label is ``reproduced``,
-    ``not reproduced``, or any other."""
+    """The summary paragraph of :func:`judge`, and whether its label is ``reproduced``.
+
+    Parameters
+    ----------
+    figure : str
+        The figure, a key of :data:`SPECS`.
+    rows : list of Row or dict
+        The figure's rows, one per point.
+
+    Returns
+    -------
+    text : str
+        The summary paragraph.
+    ok : bool or None
+        True for ``reproduced``, False for ``not reproduced``, None for any other label.
+    """
     text, verdict = judge(figure, rows)
     return text, verdict.ok
