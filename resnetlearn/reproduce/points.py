@@ -23,18 +23,35 @@ __all__ = ["run_point", "samples_of", "validation_of", "target_of", "BATCH", "RU
 
 
 def run_point(point: Point | dict, cancel=None, checkpoints=None) -> dict:
-    """Train one point (a learner at one width, its whole search) and return what the results store keeps, with
-    the wall time and the device. ``point``: a :class:`~resnetlearn.reproduce.point.Point`, or its flat
-    configuration (:meth:`Point.config <resnetlearn.reproduce.point.Point.config>`: what a worker process, a stored
-    file or a script hands over), read once here. Top-level so executors can pickle it.
+    """Train one point (a learner at one width, its whole search) and return what the results store keeps.
 
-    A point is all or nothing: when training is interrupted (the engine
-    catches Ctrl-C and returns ``interrupted=True``) this raises
-    KeyboardInterrupt instead of returning numbers from a half-trained grid. So does ``cancel`` (a
-    ``threading.Event`` or a callable returning True: a run in a thread, which Ctrl-C does not reach), looked at
-    between SGD steps. ``checkpoints`` (a :class:`~resnetlearn.reproduce.checkpoints.Checkpoints`; None: none)
-    keeps each finished group of a network's models, so that an interrupted point resumes part-way: the point is
-    still stored only when it finished, and its ``seconds`` add the kept groups' training time."""
+    Top-level so that executors can pickle it. A point is all or nothing: when training is interrupted (the engine
+    catches Ctrl-C and reports it) this raises KeyboardInterrupt instead of returning numbers from a half-trained grid.
+
+    Parameters
+    ----------
+    point : Point or dict
+        A :class:`~resnetlearn.reproduce.point.Point`, or its flat configuration (:meth:`Point.config
+        <resnetlearn.reproduce.point.Point.config>`: what a worker process, a stored file or a script hands over),
+        read once here.
+    cancel : threading.Event, callable or None, default None
+        Stops the point as Ctrl-C does, looked at between SGD steps: an event that is set, or a callable that
+        returns True (for a run in a thread, which Ctrl-C does not reach).
+    checkpoints : Checkpoints or None, default None
+        Keeps each finished group of a network's models (:class:`~resnetlearn.reproduce.checkpoints.Checkpoints`),
+        so that an interrupted point resumes part-way; the point is still stored only when it finished, and its
+        ``seconds`` add the kept groups' training time.
+
+    Returns
+    -------
+    dict
+        The learner's stored result, with ``seconds`` (wall time) and ``device``.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        If training was interrupted or cancelled.
+    """
     if not isinstance(point, Point):
         point = Point.of_config(point)
     t0 = time.perf_counter()

@@ -32,9 +32,24 @@ from .work_estimate import point_work
 
 
 class FigureInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped :func:`run_figure`: ``saved`` of the ``total`` points of ``figure``
-    are in the store under ``store`` (None: no store); the point(s) in progress were discarded, but for the
-    ``kept_groups`` finished groups of their models that checkpoints keep (:mod:`resnetlearn.reproduce.checkpoints`)."""
+    """Ctrl-C stopped :func:`run_figure`.
+
+    The point(s) in progress were discarded, but for the finished groups of their models that checkpoints keep
+    (:mod:`resnetlearn.reproduce.checkpoints`). It is a KeyboardInterrupt.
+
+    Parameters
+    ----------
+    figure : str
+        The figure.
+    saved : int
+        How many of its points are in the store.
+    total : int
+        How many points it has.
+    store : Path or None
+        The store's folder; None when the run had no store.
+    kept_groups : int, default 0
+        The finished groups of models kept for the points in progress.
+    """
 
     def __init__(self, figure: str, saved: int, total: int, store: Path | None, kept_groups: int = 0):
         super().__init__(f"{figure}: interrupted with {saved} of {total} points stored")
@@ -51,18 +66,23 @@ PR_SET_PDEATHSIG = 1
 
 
 def worker_init(parent_pid: int | None = None, workers: int = 1) -> None:
-    """Worker-process initializer: leave Ctrl-C to the parent, never outlive it, and plan with this worker's share
-    of a GPU.
+    """Worker-process initializer: leave Ctrl-C to the parent, never outlive it, and plan with this worker's GPU share.
 
-    SIGINT is ignored (the parent decides and stops the pool); SIGTERM gets its default action back
-    (a forked worker inherits the parent's handler), so terminating a worker ends it at once; on Linux
-    ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` asks the kernel to send SIGTERM to the worker when its parent
-    ends, however it ends (even SIGKILL); a parent that ended before that request took effect
-    (``os.getppid()`` is no longer ``parent_pid``) ends the worker here. So the pool must start its
-    workers by "fork" or "spawn" (their parent is then ``parent_pid``), not "forkserver". ``workers``: how many
-    workers the pool runs at once; on a CUDA device each plans with at most 1/``workers`` of its memory
-    (:func:`resnetlearn.memory.share_device`: a point checks the free memory when it starts, before the points
-    started beside it have allocated), so a network point trains its grid in smaller chunks where needed."""
+    SIGINT is ignored (the parent decides and stops the pool); SIGTERM gets its default action back (a forked worker
+    inherits the parent's handler), so terminating a worker ends it at once; on Linux ``prctl(PR_SET_PDEATHSIG,
+    SIGTERM)`` asks the kernel to send SIGTERM to the worker when its parent ends, however it ends (even SIGKILL). The
+    pool must start its workers by "fork" or "spawn" (their parent is then ``parent_pid``), not "forkserver".
+
+    Parameters
+    ----------
+    parent_pid : int or None, default None
+        The parent's process id. If the parent already ended before the request above took effect
+        (``os.getppid()`` is no longer ``parent_pid``), the worker exits here. None skips that check.
+    workers : int, default 1
+        How many workers the pool runs at once. On a CUDA device each plans with at most 1/``workers`` of its memory
+        (:func:`resnetlearn.memory.share_device`: a point checks the free memory when it starts, before the points
+        started beside it have allocated), so a network point trains its grid in smaller chunks where needed.
+    """
     memory.share_device(workers)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -76,12 +96,19 @@ def worker_init(parent_pid: int | None = None, workers: int = 1) -> None:
 
 
 def stop_process_pool(pool, timeout: float = 0.5) -> None:
-    """Stop a ``concurrent.futures.ProcessPoolExecutor`` now: cancel what has not started and
-    terminate the workers (their points in progress are lost, never stored).
+    """Stop a ``concurrent.futures.ProcessPoolExecutor`` now.
 
-    A worker still alive ``timeout`` seconds after SIGTERM is killed (SIGKILL): one forked while
-    another thread of the parent held a lock can hang before :func:`worker_init` restores SIGTERM's
-    default action, and the interpreter's exit would then wait on it forever."""
+    What has not started is cancelled and the workers are terminated: their points in progress are lost, never stored.
+
+    Parameters
+    ----------
+    pool : concurrent.futures.ProcessPoolExecutor
+        The pool.
+    timeout : float, default 0.5
+        Seconds after SIGTERM before a worker still alive is killed (SIGKILL): one forked while another thread of the
+        parent held a lock can hang before :func:`worker_init` restores SIGTERM's default action, and the
+        interpreter's exit would then wait on it forever.
+    """
     procs = list((getattr(pool, "_processes", None) or {}).values())
     manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
@@ -143,29 +170,54 @@ def run_figure(figure: str, scale: str = "quick", device=None, out=None, executo
                checkpoint_models: int | None = None) -> FigureResult:
     """Run (or resume) every point of a figure and summarise it against the paper's claim.
 
-    ``out``: a directory for the :class:`ResultsStore` (finished points are
-    reused). ``executor``: ``None`` runs in this process; otherwise anything
-    with ``submit(fn, *args)`` (ProcessPoolExecutor, dask Client, submitit),
-    to which a point travels as its flat configuration (plain data, its store
-    key), read back once by :func:`~resnetlearn.reproduce.points.run_point`.
-    Rows come back in the figure's own point order, reused or not.
+    Rows come back in the figure's own point order, reused or not. On Ctrl-C every point that finished is already
+    stored, futures not yet started are cancelled, the point(s) in progress are discarded and
+    :class:`FigureInterrupted` is raised; the caller stops its worker processes (:func:`stop_process_pool`). Any other
+    exception does the same before it propagates.
 
-    On Ctrl-C (KeyboardInterrupt) every point that finished is already
-    stored, futures not yet started are cancelled, the point(s) in progress
-    are discarded, and :class:`FigureInterrupted` (a KeyboardInterrupt) is
-    raised; the caller stops its worker processes (:func:`stop_process_pool`).
-    ``cancel`` (a ``threading.Event`` or a callable returning True; a run in a
-    thread, which Ctrl-C does not reach) stops it the same way: looked at
-    between SGD steps in this process, between points with an executor.
-    ``on_point(done, todo, share)`` is called after each point computed here:
-    ``done`` of the ``todo`` points not in the store, ``share`` the fraction
-    of their work (SGD steps × networks × parameters) done.
-    ``checkpoint_models`` (needs ``out``): a network point trains at most that many models at once and keeps
-    each finished group in the store (:mod:`resnetlearn.reproduce.checkpoints`), so a point that takes hours
-    resumes part-way after Ctrl-C: its numbers are those of an uninterrupted run in the same groups, bit for bit.
-    Any other exception does the same before it propagates; an ``OSError``
-    from ``executor.submit`` (the system refused a new worker process)
-    becomes :class:`WorkersUnavailable`.
+    Parameters
+    ----------
+    figure : str
+        The figure (see :func:`resnetlearn.reproduce.figures.names`).
+    scale : {"tiny", "quick", "cpu", "paper"}, default "quick"
+        The scale; the figure must be defined at it.
+    device : str or None, default None
+        The device every point records and trains on (see :func:`resnetlearn.device.select_device`).
+    out : path-like or None, default None
+        A folder for the :class:`~resnetlearn.reproduce.store.ResultsStore`, whose finished points are reused;
+        None stores nothing.
+    executor : object or None, default None
+        None runs in this process; otherwise anything with ``submit(fn, *args)`` returning futures
+        (ProcessPoolExecutor, dask Client, submitit), to which a point travels as its flat configuration (plain
+        data, its store key), read back once by :func:`~resnetlearn.reproduce.points.run_point`.
+    select : {"test", "val"}, default "test"
+        Whether each lr/wd cell is selected by test error (as §8.1 does) or on fresh validation samples.
+    progress : bool, default True
+        Show a progress bar that advances by each point's share of the work.
+    cancel : threading.Event, callable or None, default None
+        Stops the run the way Ctrl-C does (for a run in a thread, which Ctrl-C does not reach): looked at between
+        SGD steps in this process, between points with an executor.
+    on_point : callable or None, default None
+        ``on_point(done, todo, share)``, called after each point computed here: ``done`` of the ``todo`` points not
+        in the store, ``share`` the fraction of their work (SGD steps × networks × parameters) done.
+    checkpoint_models : int or None, default None
+        At least 1, and needs ``out``: a network point trains at most that many models at once and keeps each
+        finished group (:mod:`resnetlearn.reproduce.checkpoints`), so a point that takes hours resumes part-way
+        after Ctrl-C; its numbers are those of an uninterrupted run in the same groups, bit for bit.
+
+    Returns
+    -------
+    FigureResult
+        The rows, the summary, the verdict and how many points were reused.
+
+    Raises
+    ------
+    FigureInterrupted
+        On Ctrl-C or ``cancel``.
+    WorkersUnavailable
+        If ``executor.submit`` raises an ``OSError`` (the system refused a new worker process).
+    ValueError
+        If ``checkpoint_models`` is given without ``out``, or an argument is out of range.
     """
     if checkpoint_models is not None:
         V.integer("checkpoint_models", checkpoint_models, lo=1)
