@@ -51,8 +51,19 @@ def _is_clone(root: Path) -> bool:
 
 
 def shipped_results(path) -> Path | None:
-    """The shipped ``results/`` folder (git-tracked in a clone) that ``path`` lies in, or None. Looked for
-    beside the package and in the current directory when that is a clone of this project."""
+    """The shipped ``results/`` folder (git-tracked in a clone) that ``path`` lies in, or None.
+
+    It is looked for beside the package and in the current directory when that is a clone of this project.
+
+    Parameters
+    ----------
+    path : path-like
+        A file or folder.
+
+    Returns
+    -------
+    Path or None
+    """
     target = Path(path).resolve()
     for root in dict.fromkeys((PACKAGE_ROOT, Path.cwd().resolve())):
         shipped = root / "results"
@@ -98,11 +109,26 @@ def _fsync_directory(directory: Path) -> None:
 def atomic_write(path, data: bytes | str) -> Path:
     """Write ``data`` to ``path`` so that a crash or Ctrl-C leaves the old file or the new one, never half of one.
 
-    The bytes go to a temporary file in the same directory, are flushed and
-    fsync'ed, renamed over ``path`` with ``os.replace``, and the directory is
-    fsync'ed so that the rename itself survives a power cut. The file gets the permissions of any new file
-    (0o666 less the umask; ``mkstemp`` alone would leave 0o600). An ``OSError`` (a full disk, a read-only
-    folder) is raised again with ``path`` as its file name, the temporary file removed.
+    The bytes go to a temporary file in the same folder, are flushed and fsync'ed, renamed over ``path`` with
+    ``os.replace``, and the folder is fsync'ed so that the rename itself survives a power cut. The file gets the
+    permissions of any new file (0o666 less the umask). Missing parent folders are created.
+
+    Parameters
+    ----------
+    path : path-like
+        The file to write.
+    data : bytes or str
+        The content; a string is encoded as UTF-8.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    OSError
+        A full disk, a read-only folder, ...: raised again with ``path`` as its file name, the temporary file removed.
     """
     path = Path(path)
     if isinstance(data, str):
@@ -150,15 +176,17 @@ def _checksum(body: dict) -> str:
 class ResultsStore:
     """One JSON file per finished point under ``root/<figure>/<key>.json``.
 
-    The key hashes the point's full configuration, the library version and
-    the file schema, so changed settings or code never reuse stale numbers.
-    Each file carries that key and configuration again, ``"complete": true``
-    and a sha256 checksum of its content. :meth:`get` trusts a file only if
-    all of these agree; a file that does not parse, belongs to another
-    point, is not marked complete or fails its checksum is named in a
-    :class:`StoreWarning`, renamed to ``<key>.json.corrupt-<time>`` (kept
-    for inspection, never deleted) and reported as missing, so the point is
-    computed again. Files are written with :func:`atomic_write`. No pickle.
+    The key hashes the point's full configuration, the library version and the file schema, so changed settings or
+    code never reuse stale numbers. Each file carries that key and configuration again, ``"complete": true`` and a
+    sha256 checksum of its content. :meth:`get` trusts a file only if all of these agree; a file that does not parse,
+    belongs to another point, is not marked complete or fails its checksum is named in a :class:`StoreWarning`,
+    renamed to ``<key>.json.corrupt-<time>`` (kept for inspection, never deleted) and reported as missing, so the
+    point is computed again. Files are written with :func:`atomic_write`. No pickle.
+
+    Parameters
+    ----------
+    root : path-like
+        The store's folder.
     """
 
     SCHEMA = 3
@@ -170,24 +198,70 @@ class ResultsStore:
 
     @staticmethod
     def key(config: dict) -> str:
-        """20 hex digits of the sha256 of the configuration, library version and schema."""
+        """The store key of a point: 20 hex digits of the sha256 of its configuration, the library version and the schema.
+
+        Parameters
+        ----------
+        config : dict
+            A point's flat configuration (:meth:`Point.config <resnetlearn.reproduce.point.Point.config>`).
+
+        Returns
+        -------
+        str
+        """
         blob = json.dumps({"config": config, "version": __version__, "schema": ResultsStore.SCHEMA},
                           sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
     def path(self, config: dict) -> Path:
+        """Where the point's file lives: ``root/<figure>/<key>.json``.
+
+        Parameters
+        ----------
+        config : dict
+            A point's flat configuration (:meth:`Point.config <resnetlearn.reproduce.point.Point.config>`).
+
+        Returns
+        -------
+        Path
+        """
         return self.root / config["figure"] / f"{self.key(config)}.json"
 
     def put(self, config: dict, result: dict) -> Path:
-        """Store the result of a finished point (only call it for a point that ran to its end)."""
+        """Store the result of a finished point (only call it for a point that ran to its end).
+
+        Parameters
+        ----------
+        config : dict
+            A point's flat configuration (:meth:`Point.config <resnetlearn.reproduce.point.Point.config>`).
+        result : dict
+            What :func:`~resnetlearn.reproduce.points.run_point` returned.
+
+        Returns
+        -------
+        Path
+            The file written.
+        """
         body = {"schema": self.SCHEMA, "key": self.key(config), "version": __version__, "complete": True,
                 "config": _as_json(config), "result": _as_json(result)}
         payload = dict(body, sha256=_checksum(body))
         return atomic_write(self.path(config), json.dumps(payload, indent=1, default=str) + "\n")
 
     def get(self, config: dict) -> dict | None:
-        """The stored payload of ``config`` (``payload["result"]`` is the result), or None when there is
-        none or the file cannot be trusted (then it is moved aside with a :class:`StoreWarning`)."""
+        """The stored payload of a point, or None when there is none or its file cannot be trusted.
+
+        A file that cannot be trusted is moved aside with a :class:`StoreWarning`.
+
+        Parameters
+        ----------
+        config : dict
+            A point's flat configuration (:meth:`Point.config <resnetlearn.reproduce.point.Point.config>`).
+
+        Returns
+        -------
+        dict or None
+            The payload; ``payload["result"]`` is the result.
+        """
         p = self.path(config)
         try:
             data = p.read_bytes()
@@ -199,8 +273,20 @@ class ResultsStore:
         return self._reject(p, reason) if reason else payload
 
     def verify(self, path) -> str | None:
-        """Why the file at ``path`` cannot be trusted as the point its own configuration names (None: it can).
-        Reads only; nothing is moved."""
+        """Why the file at ``path`` cannot be trusted as the point its own configuration names.
+
+        Reads only; nothing is moved.
+
+        Parameters
+        ----------
+        path : path-like
+            A stored point's file.
+
+        Returns
+        -------
+        str or None
+            The reason, or None when the file can be trusted.
+        """
         try:
             data = Path(path).read_bytes()
             config = json.loads(data)["config"]
@@ -289,8 +375,21 @@ def _recorded_checksums(name: str, directory: Path, scale: str | None) -> dict[s
 
 
 def verify_table(path, scale: str | None = None) -> None:
-    """Refuse a written table whose bytes are not those recorded in its ``FIG.sha256`` when it was
-    written: a ValueError naming the table, the checksum file and how to rewrite it."""
+    """Refuse a written table whose bytes are not those recorded in its ``FIG.sha256`` when it was written.
+
+    Parameters
+    ----------
+    path : path-like
+        ``FIG.csv`` or ``FIG_runs.csv``.
+    scale : str or None, default None
+        The scale, named in the rewrite command the error suggests.
+
+    Raises
+    ------
+    ValueError
+        Naming the table, the checksum file and how to rewrite it, if the checksum file is missing, unreadable,
+        malformed or lacks the table, or the bytes differ.
+    """
     path = Path(path)
     name = path.name.removesuffix(".csv").removesuffix("_runs")
     recorded = _recorded_checksums(name, path.parent, scale)
