@@ -150,7 +150,7 @@ class Row(_PointColumns):
         Passes over the training samples.
     select, validation : str or None
         Which error selects the lr/wd cell (``"test"`` or ``"val"``) and, for ``"val"``, where the validation
-    samples come from (``"fresh"``, or ``"holdout"`` when absent).
+        samples come from (``"fresh"``, or ``"holdout"`` when absent).
     init, panel : str or None
         The initialisation (absent: §8.1's ``"paper"``) and the figure panel, where a figure has several.
     k, n_test : int or None
@@ -273,7 +273,7 @@ class Run(_PointColumns):
         Passes over the training samples.
     select, validation : str or None
         Which error selects the lr/wd cell (``"test"`` or ``"val"``) and, for ``"val"``, where the validation
-    samples come from (``"fresh"``, or ``"holdout"`` when absent).
+        samples come from (``"fresh"``, or ``"holdout"`` when absent).
     init, panel : str or None
         The initialisation (absent: §8.1's ``"paper"``) and the figure panel, where a figure has several.
     role : str or None

@@ -198,7 +198,9 @@ class ResultsStore:
 
     @staticmethod
     def key(config: dict) -> str:
-        """The store key of a point: 20 hex digits of the sha256 of its configuration, the library version and the schema.
+        """The store key of a point: 20 hex digits of a sha256.
+
+        The hash is taken over the configuration, the library version and the file schema.
 
         Parameters
         ----------

@@ -100,14 +100,30 @@ def _open_table(name: str, directory, file: str, what: str):
 
 
 def load_figure(name: str, directory) -> FigureResult:
-    """A figure's shipped (or previously written) results from its CSV table.
+    """A figure's shipped (or previously written) results, read from its table ``FIG.csv``.
 
-    The table must hold exactly one row for every point of the figure at
-    the scale its provenance file records, and its bytes must be those
-    recorded in ``FIG.sha256`` when it was written (:func:`verify_table`);
-    anything else (no provenance, an empty or truncated file, a missing or
-    extra row, a cell that is not a number, an edited number, no checksum)
-    raises a ValueError that names the file and the problem.
+    The table must hold exactly one row for every point of the figure at the scale its provenance file records, and
+    its bytes must be those recorded in ``FIG.sha256`` when it was written
+    (:func:`~resnetlearn.reproduce.store.verify_table`). Where the figure's points train a grid over several seeds, the
+    runs of ``FIG_runs.csv`` are attached to the rows.
+
+    Parameters
+    ----------
+    name : str
+        The figure.
+    directory : path-like
+        The folder holding the figure's tables and its provenance file.
+
+    Returns
+    -------
+    FigureResult
+        With the summary and verdict judged on the rows, and the provenance.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the problem: no table or provenance, an empty or truncated file, a missing or extra row,
+        a cell that is not a number, a seed count that differs from the configuration, an edited number, no checksum.
     """
     directory, path, prov, expected = _open_table(name, directory, f"{name}.csv", "results")
     rows = read_csv(path, Row, ("figure", "scale", "model", "mode", "m", "n_train", "beta", "alpha", "d", "wd",
@@ -140,9 +156,27 @@ def load_figure(name: str, directory) -> FigureResult:
 
 
 def load_latest(name: str, root, scales=("paper", "cpu", "quick")) -> FigureResult:
-    """The figure from the largest scale under ``root`` (``root/<scale>/``) whose tables are complete
-    for this version of the figures; the reasons the larger ones were skipped are kept in
-    ``result.provenance["skipped"]``. Raises a ValueError naming every directory tried when none loads."""
+    """The figure from the largest scale under ``root`` whose tables are complete for this version of the figures.
+
+    Parameters
+    ----------
+    name : str
+        The figure.
+    root : path-like
+        A folder with one subfolder per scale (``root/<scale>/``).
+    scales : sequence of str, default ("paper", "cpu", "quick")
+        The scales tried, in order.
+
+    Returns
+    -------
+    FigureResult
+        Its ``provenance`` gains ``directory`` and ``skipped``, the reasons the larger scales did not load.
+
+    Raises
+    ------
+    ValueError
+        Naming every folder tried, when none loads.
+    """
     root, why = Path(root), []
     for scale in scales:
         if not (root / scale / f"{name}.csv").exists():
@@ -159,12 +193,27 @@ def load_latest(name: str, root, scales=("paper", "cpu", "quick")) -> FigureResu
 
 
 def load_runs(name: str, directory) -> list[Run]:
-    """Every run of a figure's grids (``FIG_runs.csv``), numbers parsed.
+    """Every run of a figure's grids, read from ``FIG_runs.csv``, numbers parsed.
 
-    Checked like :func:`load_figure`: every point of the figure is present,
-    a network point with its whole lr × wd grid, a kernel point with at
-    least one candidate, no point has more than one selected run, and the
-    file's checksum is the one recorded when it was written.
+    Checked like :func:`load_figure`: every point of the figure is present, a network point with its whole lr × wd
+    grid, a construction with one run, a kernel point with at least one candidate, reruns as many as the point's
+    seeds, no point with more than one selected run, and the file's checksum the one recorded when it was written.
+
+    Parameters
+    ----------
+    name : str
+        The figure.
+    directory : path-like
+        The folder holding the figure's tables and its provenance file.
+
+    Returns
+    -------
+    list of Run
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the problem.
     """
     directory, path, prov, expected = _open_table(name, directory, f"{name}_runs.csv", "per-run table")
     rows = read_csv(path, Run, tuple(c for c in POINT_COLS if c not in ("init", "panel")) + ("wd", "selected"))
@@ -191,9 +240,27 @@ def load_runs(name: str, directory) -> list[Run]:
 
 
 def grid_table(runs: list[Run], **point) -> str:
-    """The lr × wd grid of one point as text (test error per cell; ``*`` marks
-    the selected run, ``div`` a diverged one), e.g.
-    ``grid_table(runs, model="3resnet", mode="all", m=200)``."""
+    """The lr × wd grid of one point as text.
+
+    Each cell is the test error (``*`` marks the selected run, ``div`` a diverged one); a last line gives the errors
+    of the selected cell's reruns with fresh seeds, if any.
+
+    Parameters
+    ----------
+    runs : list of Run or dict
+        Runs of one or more points, e.g. from :func:`load_runs`.
+    **point
+        Column values that pick the point's runs, e.g. ``model="3resnet", mode="all", m=200``.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If no run matches ``point``.
+    """
     runs = [Run.of(r) for r in runs]
     matching = [r for r in runs if all(r.get(k) == v for k, v in point.items())]
     if not matching:

@@ -48,8 +48,20 @@ a step of G networks of P parameters cost about as much as G·P + 20 000 to 70 0
 
 
 def point_work(point: Point) -> float:
-    """The relative cost of a network point (0 for a kernel point): Σ over its batched trainings of
-    steps × (networks × parameters + :data:`STEP_OVERHEAD`); the progress bar advances by it."""
+    """The relative cost of a point, by which the progress bar advances.
+
+    Σ over its batched trainings of steps × (networks × parameters + :data:`STEP_OVERHEAD`); 0 for a point that
+    trains no network by SGD.
+
+    Parameters
+    ----------
+    point : Point
+        The point.
+
+    Returns
+    -------
+    float
+    """
     work = _sgd_work(point)
     if work is None:
         return 0.0
@@ -75,9 +87,35 @@ def _seconds_per_step(learner, *, models: int, device) -> float:
 
 @dataclass
 class WorkEstimate:
-    """What a run will compute: its points not yet stored, the networks they train, the SGD steps
-    (of ``batch_sizes`` samples each) and the wall time those steps take here, extrapolated from steps
-    measured on this device (kernel solves and evaluations not counted)."""
+    """What a run will compute, said before it starts.
+
+    The wall time is that of the SGD steps, extrapolated from steps measured on this device; kernel solves and
+    evaluations are not counted.
+
+    Parameters
+    ----------
+    points : int
+        The points not yet stored.
+    kernel_points : int
+        Of them, those that train no network by SGD.
+    networks : int
+        The networks they train.
+    steps : int
+        The SGD steps in all (networks × steps each).
+    seconds : float
+        The time of those steps here.
+    device : str
+        The device timed.
+    batch_sizes : tuple of int, default (50,)
+        The mini-batch sizes of the steps.
+    damaged : int, default 0
+        Of ``points``, those whose stored file exists but fails its checks (moved aside and recomputed).
+    peak : tuple of (int, str) or None, default None
+        The memory the largest network needs to train alone, in bytes, and its name.
+    available : tuple of (int or None, str), default (None, "")
+        The memory this process may plan with on the device and what it is
+        (:func:`resnetlearn.memory.available_bytes`).
+    """
 
     points: int
     kernel_points: int
@@ -108,6 +146,19 @@ class WorkEstimate:
         return f"; the largest network, {name}, needs about {need_gib(need)} to train alone{room}"
 
     def text(self, scale: str, workers: int = 0) -> str:
+        """The estimate in one paragraph, for the command line.
+
+        Parameters
+        ----------
+        scale : str
+            The scale, named in the text.
+        workers : int, default 0
+            With more than 1, the best time with that many workers is added (on the CPU, at most as many as its cores).
+
+        Returns
+        -------
+        str
+        """
         kern = f" and {self.kernel_points} kernel point(s)" if self.kernel_points else ""
         if self.damaged:
             kern += (f" ({self.damaged} of them stored but damaged: the file(s) will be moved aside and the "
@@ -137,12 +188,32 @@ def _duration(seconds: float) -> str:
 
 def estimate_work(figures, scale: str, *, device=None, select: str = "test", store=None,
                   probe_width: int = 200) -> WorkEstimate:
-    """Estimate the work of running ``figures`` at ``scale`` before starting: for every point not yet in
-    ``store`` (a store directory; a stored file is verified as the run will, and a damaged one counts as work
-    ahead), the networks it trains × the SGD steps of each (``epochs`` × batches),
-    and the time of those steps on ``device``. Each (architecture, mode) is timed on a few real steps of
-    4 networks at width 10 and at ``probe_width``; a step of G networks with P parameters each is taken
-    to cost a + b·G·P (a: the per-step overhead, b: the arithmetic), which fits wide networks best."""
+    """Estimate the work of running ``figures`` at ``scale`` before starting.
+
+    For every point not yet in ``store``: the networks it trains × the SGD steps of each (epochs × batches), and the
+    time of those steps on ``device``. Each (architecture, mode) is timed on a few real steps of 4 networks at width 10
+    and at ``probe_width``; a step of G networks with P parameters each is taken to cost a + b·G·P (a: the per-step
+    overhead, b: the arithmetic), which fits wide networks best.
+
+    Parameters
+    ----------
+    figures : iterable of str
+        The figures.
+    scale : {"tiny", "quick", "cpu", "paper"}
+        The scale.
+    device : str or None, default None
+        The device timed (see :func:`resnetlearn.device.select_device`).
+    select : {"test", "val"}, default "test"
+        The selection rule, as in :func:`~resnetlearn.reproduce.running.run_figure`.
+    store : path-like or None, default None
+        A store folder; a stored file is verified as the run will, and a damaged one counts as work ahead.
+    probe_width : int, default 200
+        The wider of the two timed widths.
+
+    Returns
+    -------
+    WorkEstimate
+    """
     dev = select_device(device)
     st = ResultsStore(store) if store is not None else None
     pending, damaged = [], 0
