@@ -53,24 +53,60 @@ class InsufficientMemoryError(ValueError, MemoryError):
 
 
 def share_device(workers: int) -> None:
-    """Declare this process one of ``workers`` processes that run points at once on one CUDA device: from now on it
-    plans with at most 1/``workers`` of the device's memory (:func:`device_share`). The CPU is not affected."""
+    """Declare this process one of ``workers`` processes that run points at once on one CUDA device.
+
+    From now on it plans with at most 1/``workers`` of the device's memory (:func:`device_share`). The CPU is not
+    affected.
+
+    Parameters
+    ----------
+    workers : int
+        How many processes share the device, at least 1.
+    """
     global _SHARERS
     _SHARERS = V.integer("workers", workers, lo=1)
 
 
 def device_share(free: int, total: int, workers: int = 1) -> int:
-    """The bytes one of ``workers`` processes sharing a device of ``total`` bytes may plan with when ``free`` are
-    free: all that is free when it is alone, else at most its 1/``workers`` of the total. The shares add up to
-    at most the total however the workers' starts interleave (each one's later allocations stay within its
-    share, which the free memory it saw may exceed)."""
+    """The bytes one of ``workers`` processes sharing a device may plan with.
+
+    All that is free when it is alone, else at most its 1/``workers`` of the total. The shares add up to at most the
+    total however the workers' starts interleave (each one's later allocations stay within its share, which the free
+    memory it saw may exceed).
+
+    Parameters
+    ----------
+    free : int
+        Bytes free on the device now.
+    total : int
+        The device's bytes in all.
+    workers : int, default 1
+        How many processes share it.
+
+    Returns
+    -------
+    int
+    """
     return int(free) if workers == 1 else min(int(free), int(total) // workers)
 
 
 def available_bytes(device=None) -> tuple[int | None, str]:
-    """(bytes available now, what they are) on ``device``: free GPU memory for CUDA (this process's share of it,
-    :func:`device_share`), else the operating system's available RAM (MemAvailable of /proc/meminfo, or the total
-    RAM where that is missing); (None, reason) when it cannot be read."""
+    """The bytes available now on a device, and what they are.
+
+    Parameters
+    ----------
+    device : str, torch.device or None, default None
+        The device; None is the CPU.
+
+    Returns
+    -------
+    bytes : int or None
+        For CUDA, the free GPU memory with torch's cached blocks (this process's share of it, :func:`device_share`);
+        otherwise the operating system's available RAM (MemAvailable of /proc/meminfo, or the total RAM where that is
+        missing); None when it cannot be read.
+    what : str
+        What the number is, for messages (e.g. ``"available RAM"``).
+    """
     dev = torch.device("cpu" if device is None else device)
     if dev.type == "cuda":  # blocks torch keeps cached (e.g. a finished CUDA graph's pool) are free for torch too
         free, total = torch.cuda.mem_get_info(dev)
@@ -95,19 +131,65 @@ def _gib(n: float) -> str:
 
 
 def itemsize(dtype) -> int:
-    """Bytes of one number of the floating ``dtype`` (refused with a clear error if not floating)."""
+    """Bytes of one number of a floating dtype.
+
+    Parameters
+    ----------
+    dtype : torch.dtype
+        A floating dtype.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``dtype`` is not a floating dtype (see :func:`resnetlearn.validation.float_dtype`).
+    """
     return torch.finfo(V.float_dtype(dtype)).bits // 8
 
 
 def gram_bytes(n1: int, n2: int, copies: int = 3) -> int:
-    """Bytes of ``copies`` float64 matrices of n1 × n2 (a Gram matrix and its working copies)."""
+    """Bytes of ``copies`` float64 matrices of n1 × n2 (a Gram matrix and its working copies).
+
+    Parameters
+    ----------
+    n1 : int
+        Rows, at least 0.
+    n2 : int
+        Columns, at least 0.
+    copies : int, default 3
+        Matrices held at once, at least 1.
+
+    Returns
+    -------
+    int
+    """
     return 8 * V.integer("n1", n1, lo=0) * V.integer("n2", n2, lo=0) * V.integer("copies", copies, lo=1)
 
 
 def largest_fitting(need_at, most: int, *, device=None, have: int | None = None) -> int:
-    """The largest n ≤ ``most`` whose request ``need_at(n)`` bytes (increasing in n) fits under the limit of
-    :func:`check_memory` (:data:`MEMORY_FRACTION` of ``have`` bytes, by default those available on ``device``);
-    0 when not even n = 1 fits, ``most`` when the memory cannot be read."""
+    """The largest n ≤ ``most`` whose request fits under the limit of :func:`check_memory`.
+
+    The limit is :data:`MEMORY_FRACTION` of ``have`` bytes. Found by bisection.
+
+    Parameters
+    ----------
+    need_at : callable
+        ``need_at(n)`` → bytes, increasing in n.
+    most : int
+        The largest n wanted.
+    device : str, torch.device or None, default None
+        Where ``have`` is read when it is None; None is the CPU.
+    have : int or None, default None
+        The bytes available; None reads them on ``device`` (:func:`available_bytes`).
+
+    Returns
+    -------
+    int
+        0 when not even n = 1 fits, ``most`` when it fits or the memory cannot be read.
+    """
     if have is None:
         have, _ = available_bytes(device)
     if have is None or need_at(most) <= MEMORY_FRACTION * have:
@@ -121,11 +203,31 @@ def largest_fitting(need_at, most: int, *, device=None, have: int | None = None)
 
 def check_memory(need: int, *, what: str, width_name: str | None = None, width: int | None = None,
                  need_at=None, device=None) -> None:
-    """Refuse (:class:`InsufficientMemoryError`) a request of ``need`` bytes that exceeds
-    :data:`MEMORY_FRACTION` of the memory available on ``device``.
+    """Refuse a request of ``need`` bytes that exceeds :data:`MEMORY_FRACTION` of the memory available on ``device``.
 
-    The message names ``what``, the need, the limit and, with ``width_name``/``width`` and
-    ``need_at`` (width → bytes, increasing), the largest width that fits (:func:`largest_fitting`)."""
+    Nothing is refused when the available memory cannot be read.
+
+    Parameters
+    ----------
+    need : int
+        The request's bytes.
+    what : str
+        What is requested, named in the message.
+    width_name : str or None, default None
+        The name of the setting that sizes the request (e.g. ``"m"``).
+    width : int or None, default None
+        Its value.
+    need_at : callable or None, default None
+        Width → bytes, increasing. With ``width_name`` and ``width``, the message names the largest width that fits
+        (:func:`largest_fitting`).
+    device : str, torch.device or None, default None
+        The device; None is the CPU.
+
+    Raises
+    ------
+    InsufficientMemoryError
+        A ValueError and a MemoryError naming ``what``, the need, the limit and, where it can, a width that fits.
+    """
     have, kind = available_bytes(device)
     if have is None:
         return

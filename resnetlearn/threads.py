@@ -64,10 +64,24 @@ def _v1_quota(folder: Path) -> float | None:
 
 
 def cpu_quota(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> float | None:
-    """CPUs' worth of time the cgroup quota allows this process (1.5 = one and a half CPUs), the smallest limit
-    along its cgroup path and above; ``None`` when there is no limit or no cgroup to read. In a container the
-    process's cgroup path may name the host's hierarchy: folders that do not exist are skipped, so the
-    container's own root (``root`` itself) is read."""
+    """CPUs' worth of time the cgroup quota allows this process (1.5 = one and a half CPUs).
+
+    The smallest limit along its cgroup path and above is taken (cgroup v2 ``cpu.max``; v1 ``cpu.cfs_quota_us`` over
+    ``cpu.cfs_period_us``). In a container the process's cgroup path may name the host's hierarchy: folders that do
+    not exist are skipped, so the container's own root (``root`` itself) is read.
+
+    Parameters
+    ----------
+    root : Path, default Path("/sys/fs/cgroup")
+        The cgroup file system.
+    proc_cgroup : Path, default Path("/proc/self/cgroup")
+        The file naming this process's cgroups.
+
+    Returns
+    -------
+    float or None
+        None when there is no limit or no cgroup to read.
+    """
     text = _read(proc_cgroup) or ""
     limits = []
     for line in text.splitlines():
@@ -87,7 +101,19 @@ def cpu_quota(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> floa
 
 
 def available_cpus(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> int:
-    """The CPUs this process may run on (its affinity), capped by the cgroup quota rounded down; at least 1."""
+    """The CPUs this process may run on (its affinity), capped by the cgroup quota rounded down; at least 1.
+
+    Parameters
+    ----------
+    root : Path, default Path("/sys/fs/cgroup")
+        The cgroup file system.
+    proc_cgroup : Path, default Path("/proc/self/cgroup")
+        The file naming this process's cgroups.
+
+    Returns
+    -------
+    int
+    """
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
@@ -99,15 +125,42 @@ def available_cpus(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) ->
 
 
 def lesson_threads(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> int:
-    """The torch threads for the lessons' small models: :data:`LESSON_THREADS`, never more than the CPUs
-    available."""
+    """The torch threads for the lessons' small models: :data:`LESSON_THREADS`, never more than the CPUs available.
+
+    Parameters
+    ----------
+    root : Path, default Path("/sys/fs/cgroup")
+        The cgroup file system.
+    proc_cgroup : Path, default Path("/proc/self/cgroup")
+        The file naming this process's cgroups.
+
+    Returns
+    -------
+    int
+    """
     return min(LESSON_THREADS, available_cpus(root, proc_cgroup))
 
 
 def use_threads(n: int | None = None) -> int:
-    """Set torch's intra-op thread count and return it. ``n=None`` reads the environment (``RESNETLEARN_THREADS``,
-    then ``OMP_NUM_THREADS``, which torch already applied: left as it is) and otherwise takes
-    :func:`lesson_threads`. ``RESNETLEARN_THREADS=torch`` leaves torch's default."""
+    """Set torch's intra-op thread count and return it.
+
+    Parameters
+    ----------
+    n : int or None, default None
+        A positive number of threads. None reads the environment: ``RESNETLEARN_THREADS`` (a positive number, or
+        ``torch`` to leave torch's default), then ``OMP_NUM_THREADS`` (which torch already applied: left as it is),
+        and otherwise takes :func:`lesson_threads`.
+
+    Returns
+    -------
+    int
+        The thread count in force.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``RESNETLEARN_THREADS`` is not a positive whole number (or ``torch``).
+    """
     import torch
 
     if n is None:
@@ -127,13 +180,25 @@ def use_threads(n: int | None = None) -> int:
 
 
 def in_kernel() -> bool:
-    """Whether this code runs in a Jupyter kernel (IPython's kernel shell), not a script or the command line."""
+    """Whether this code runs in a Jupyter kernel (IPython's kernel shell), not a script or the command line.
+
+    Returns
+    -------
+    bool
+    """
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def for_notebooks() -> int | None:
-    """In a Jupyter kernel, :func:`use_threads` from the environment or the lessons' setting; elsewhere (the
-    command line, a script, the tests) nothing changes and ``None`` is returned."""
+    """Set torch's threads for a notebook: :func:`use_threads` from the environment or the lessons' setting.
+
+    Elsewhere (the command line, a script, the tests) nothing changes.
+
+    Returns
+    -------
+    int or None
+        The thread count set in a Jupyter kernel, else None.
+    """
     return use_threads() if in_kernel() else None
