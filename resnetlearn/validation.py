@@ -54,7 +54,32 @@ def _in_range(v, *, lo, hi, lo_open, hi_open) -> bool:
 
 
 def integer(name: str, value, *, lo: int | None = None, hi: int | None = None) -> int:
-    """``value`` as a Python int in [lo, hi]; accepts numpy/torch integer scalars, rejects bools and floats."""
+    """``value`` as a Python int in [lo, hi].
+
+    numpy and torch integer scalars are accepted; booleans and floats are refused.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    value : int
+        The value.
+    lo : int or None, default None
+        The least value allowed; None: no bound.
+    hi : int or None, default None
+        The greatest value allowed; None: no bound.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is a boolean or not an integer.
+    ValueError
+        If it lies outside [lo, hi].
+    """
     if _is_bool(value):
         raise TypeError(f"{name} must be an integer, got the boolean {value!r}")
     if _is_tensor_scalar(value) and not value.dtype.is_floating_point and not value.dtype.is_complex:
@@ -69,7 +94,39 @@ def integer(name: str, value, *, lo: int | None = None, hi: int | None = None) -
 
 def real(name: str, value, *, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
          hi_open: bool = False, allow_inf: bool = False) -> float:
-    """``value`` as a finite Python float in the given interval; accepts ints and numpy/torch scalars."""
+    """``value`` as a finite Python float in the given interval.
+
+    Ints and numpy/torch scalars are accepted; a single-precision number is read as the decimal it was written as
+    (``np.float32(0.3)`` is 0.3). Booleans are refused.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    value : float
+        The value.
+    lo : float or None, default None
+        The lower end; None: no bound.
+    hi : float or None, default None
+        The upper end; None: no bound.
+    lo_open : bool, default False
+        Whether ``lo`` itself is excluded.
+    hi_open : bool, default False
+        Whether ``hi`` itself is excluded.
+    allow_inf : bool, default False
+        Whether ±inf is accepted (NaN never is).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is a boolean or not a real number.
+    ValueError
+        If it is NaN, infinite (unless allowed) or outside the interval.
+    """
     if _is_bool(value):
         raise TypeError(f"{name} must be a real number, got the boolean {value!r}")
     if _is_tensor_scalar(value):
@@ -91,14 +148,51 @@ def _short_float(value) -> float:
 
 
 def boolean(name: str, value) -> bool:
-    """A Python/numpy bool (not 0/1, not a string)."""
+    """``value`` if it is a Python or numpy bool (not 0/1, not a string).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    value : bool
+        The value.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a bool.
+    """
     if not _is_bool(value):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
 
 
 def choice(name: str, value, allowed: Iterable):
-    """``value`` if it is one of ``allowed`` (compared by equality, strings exactly)."""
+    """``value`` if it is one of ``allowed``, compared by type and equality (strings exactly).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    value : object
+        The value.
+    allowed : iterable
+        The allowed values.
+
+    Returns
+    -------
+    object
+        ``value``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not allowed; the message lists the allowed values.
+    """
     allowed = tuple(allowed)
     if isinstance(value, str) or not isinstance(value, (list, dict, set)):
         for a in allowed:
@@ -110,12 +204,24 @@ def choice(name: str, value, allowed: Iterable):
 def check_fields(obj, rules: dict) -> None:
     """Check the fields of a frozen dataclass in place, from its ``__post_init__``.
 
-    ``rules`` maps a field name to a :class:`Constraint` (``{"m": Interval(int, 1, None)}``) or to
-    ``(check, bounds)``: one of this module's checks and its keyword arguments, e.g. ``{"m": (integer, {"lo": 1})}``.
-    Each field is replaced by what its check returns (a Python int for ``np.int64(3)``). A configuration declares
-    its rules once, as a table (like scikit-learn's ``_parameter_constraints``), and configurations that share
-    fields share the table. A record whose class declares ``parameter_constraints`` is checked by
-    :func:`validate_fields` instead.
+    Each field is replaced by what its check returns (a Python int for ``np.int64(3)``). A configuration declares its
+    rules once, as a table (like scikit-learn's ``_parameter_constraints``), and configurations that share fields
+    share the table. A record whose class declares ``parameter_constraints`` is checked by :func:`validate_fields`
+    instead.
+
+    Parameters
+    ----------
+    obj : dataclass instance
+        The record.
+    rules : dict
+        Field name → a :class:`Constraint` (``{"m": Interval(int, 1, None)}``) or ``(check, bounds)``, one of this
+        module's checks and its keyword arguments (``{"m": (integer, {"lo": 1})}``). A constraint's bound may name a
+        field checked before it.
+
+    Raises
+    ------
+    TypeError, ValueError
+        From the first field that fails its check.
     """
     values = {}
     for name, rule in rules.items():
@@ -130,15 +236,50 @@ def check_fields(obj, rules: dict) -> None:
 
 # ----------------------------------------------------------------- declared constraints
 class Constraint:
-    """What one parameter accepts, declared beside it (scikit-learn's ``_parameter_constraints`` entries):
+    """What one parameter accepts, declared beside it (scikit-learn's ``_parameter_constraints`` entries).
+
     :meth:`check` returns the value as the function uses it or raises an error naming the parameter and what is
-    allowed; :meth:`bad_values` gives values it refuses, from which the bad-input tests are generated."""
+    allowed; :meth:`bad_values` gives values it refuses, from which the bad-input tests are generated.
+    """
 
     def check(self, name: str, value, others: dict | None = None):
+        """The value as the function uses it, or an error naming the parameter and what is allowed.
+
+        Parameters
+        ----------
+        name : str
+            The parameter's name, used in the message.
+        value : object
+            The value given.
+        others : dict or None, default None
+            The checked values of the parameters declared before this one (a bound may name one of them).
+
+        Returns
+        -------
+        object
+            The checked (possibly converted) value.
+
+        Raises
+        ------
+        TypeError
+            For a value of the wrong kind.
+        ValueError
+            For a value of the right kind outside what is allowed.
+        """
         raise NotImplementedError
 
     def bad_values(self, others: dict | None = None) -> list:
-        """Values outside this constraint (each must make :meth:`check` raise)."""
+        """Values outside this constraint (each must make :meth:`check` raise).
+
+        Parameters
+        ----------
+        others : dict or None, default None
+            The checked values of the parameters declared before this one, for bounds that name them.
+
+        Returns
+        -------
+        list
+        """
         raise NotImplementedError
 
 
@@ -150,9 +291,26 @@ def _bound(bound, others):
 
 
 class Interval(Constraint):
-    """An integer (``kind`` int: :func:`integer`) or a finite real (``kind`` float: :func:`real`) in [lo, hi];
-    ``closed`` says which ends belong ("both", "left", "right", "neither"); None is an open-ended side, and a
-    bound may name a parameter declared before this one (its checked value)."""
+    """An integer or a finite real in [lo, hi].
+
+    Parameters
+    ----------
+    kind : {int, float}
+        ``int`` checks with :func:`integer`, ``float`` with :func:`real`.
+    lo : int, float, str or None, default None
+        The lower end; None: open-ended; a string names a parameter declared before this one (its checked value).
+    hi : int, float, str or None, default None
+        The upper end, likewise.
+    closed : {"both", "left", "right", "neither"}, default "both"
+        Which ends belong; an integer interval is always ``"both"``.
+    allow_inf : bool, default False
+        Whether a real may be ±inf.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` or ``closed`` is not one of the allowed values, or an integer interval is not closed.
+    """
 
     def __init__(self, kind: type, lo=None, hi=None, *, closed: str = "both", allow_inf: bool = False):
         if kind not in (int, float):
@@ -194,7 +352,13 @@ class Interval(Constraint):
 
 
 class Options(Constraint):
-    """One of ``allowed`` (:func:`choice`: compared by type and equality), like scikit-learn's ``StrOptions``."""
+    """One of ``allowed`` (:func:`choice`: compared by type and equality), like scikit-learn's ``StrOptions``.
+
+    Parameters
+    ----------
+    allowed : iterable
+        The allowed values.
+    """
 
     def __init__(self, allowed: Iterable):
         self.allowed = tuple(allowed)
@@ -236,7 +400,15 @@ class Seeds(Constraint):
 
 
 class Reals(Constraint):
-    """A list of finite reals, each in an interval (:func:`reals`)."""
+    """A list of finite reals, each in an interval (:func:`reals`).
+
+    Parameters
+    ----------
+    nonempty : bool, default True
+        Whether an empty list is refused.
+    **bounds
+        ``lo``, ``hi``, ``lo_open``, ``hi_open``, ``allow_inf`` of :func:`real`, applied to each value.
+    """
 
     def __init__(self, *, nonempty: bool = True, **bounds):
         self.nonempty, self.bounds = nonempty, bounds
@@ -265,7 +437,13 @@ class FloatDtype(Constraint):
 
 
 class NoneOr(Constraint):
-    """None, or a value ``inner`` accepts."""
+    """None, or a value ``inner`` accepts.
+
+    Parameters
+    ----------
+    inner : Constraint
+        The constraint on a value that is not None.
+    """
 
     def __init__(self, inner: Constraint):
         self.inner = inner
@@ -281,8 +459,19 @@ class NoneOr(Constraint):
 
 
 class Custom(Constraint):
-    """A check of this module's shape ``check(name, value)`` with refused examples given by hand: for a rule the
-    other constraints do not express (``C_star`` may not be inf, with a sentence of its own)."""
+    """A check of this module's shape ``check(name, value)``, with refused examples given by hand.
+
+    For a rule the other constraints do not express (``C_star`` may not be inf, with a sentence of its own).
+
+    Parameters
+    ----------
+    check : callable
+        ``check(name, value)`` → the checked value, raising as this module's checks do.
+    bad : list
+        Values it refuses.
+    text : str
+        Its repr.
+    """
 
     def __init__(self, check, bad: list, text: str):
         self._check, self._bad, self.text = check, list(bad), text
@@ -298,11 +487,30 @@ class Custom(Constraint):
 
 
 def validate_params(constraints: dict[str, Constraint], *, convert: bool = True):
-    """Declare what a function's parameters accept (scikit-learn's ``validate_params``): the decorated function
-    checks each declared argument, in declaration order and defaults included, before its body runs, calls the
-    body with the checked values, and lists its declarations as ``parameter_constraints``
-    (:func:`declared_constraints`). ``convert=False`` checks without replacing the values (for a body that prints
-    an argument as it was given). A declaration naming no parameter of the function is refused at once."""
+    """Declare what a function's parameters accept (scikit-learn's ``validate_params``).
+
+    The decorated function checks each declared argument, in declaration order and defaults included, before its body
+    runs, calls the body with the checked values, and lists its declarations as ``parameter_constraints``
+    (:func:`declared_constraints`).
+
+    Parameters
+    ----------
+    constraints : dict of str to Constraint
+        Parameter name → what it accepts; a parameter not named is not checked.
+    convert : bool, default True
+        Whether the body receives the checked values; False checks without replacing them (for a body that prints
+        an argument as it was given).
+
+    Returns
+    -------
+    callable
+        The decorator.
+
+    Raises
+    ------
+    ValueError
+        At decoration, if a declaration names no parameter of the function.
+    """
     import functools
     import inspect
 
@@ -332,20 +540,59 @@ def validate_params(constraints: dict[str, Constraint], *, convert: bool = True)
 
 
 def validate_fields(obj) -> None:
-    """Check a record's fields against its class's ``parameter_constraints`` (from its ``__post_init__``): each
-    field is replaced by its checked value (:func:`check_fields`)."""
+    """Check a record's fields against its class's ``parameter_constraints``, from its ``__post_init__``.
+
+    Each field is replaced by its checked value (:func:`check_fields`).
+
+    Parameters
+    ----------
+    obj : dataclass instance
+        The record; its class declares ``parameter_constraints``.
+    """
     check_fields(obj, type(obj).parameter_constraints)
 
 
 def declared_constraints(obj) -> dict[str, Constraint]:
-    """What a function decorated by :func:`validate_params`, or a record class (or instance) declaring
-    ``parameter_constraints``, accepts: parameter name -> :class:`Constraint` (empty where nothing is declared)."""
+    """What a function or record declares it accepts.
+
+    Parameters
+    ----------
+    obj : callable or type or object
+        A function decorated by :func:`validate_params`, or a record class (or instance) declaring
+        ``parameter_constraints``.
+
+    Returns
+    -------
+    dict of str to Constraint
+        Parameter name → constraint; empty where nothing is declared.
+    """
     got = getattr(obj, "parameter_constraints", None)
     return dict(got) if isinstance(got, dict) else {}
 
 
 def sequence(name: str, values, *, allow_scalar: bool = True) -> list:
-    """A list from a list/tuple/1-d array/tensor (or one scalar); strings, sets and dicts are refused."""
+    """A list from a list, tuple, 1-d array or tensor, or from one scalar.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    values : sequence, numpy.ndarray, torch.Tensor or number
+        The values; strings, sets and dicts are refused.
+    allow_scalar : bool, default True
+        Whether one number (or a 0-d array or tensor) is read as a list of one.
+
+    Returns
+    -------
+    list
+
+    Raises
+    ------
+    TypeError
+        If ``values`` is a string, set, dict, another non-sequence, or a refused scalar.
+    ValueError
+        If an array or tensor has more than one dimension.
+    """
     if isinstance(values, (str, bytes, set, frozenset, dict)):
         raise TypeError(f"{name} must be a list of numbers, got {values!r}")
     if isinstance(values, torch.Tensor) or type(values).__name__ == "ndarray":
@@ -366,7 +613,24 @@ def _scalar_error(name, values):
 
 
 def seeds(name: str, values) -> list[int]:
-    """A non-empty list of integer seeds in [0, 2**63 - 1] (one integer is one seed)."""
+    """A non-empty list of integer seeds in [0, 2**63 - 1]; one integer is one seed.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    values : int or sequence of int
+        The seeds.
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    TypeError, ValueError
+        If the list is empty or a seed is not an integer in range (named with its index).
+    """
     out = [integer(f"{name}[{i}]", s, lo=0, hi=MAX_SEED) for i, s in enumerate(sequence(name, values))]
     if not out:
         raise ValueError(f"{name} must name at least one seed, got an empty list")
@@ -374,7 +638,28 @@ def seeds(name: str, values) -> list[int]:
 
 
 def reals(name: str, values, *, nonempty: bool = True, **bounds) -> list[float]:
-    """A list of finite reals, each checked like :func:`real` (one number is a list of one)."""
+    """A list of finite reals, each checked like :func:`real`; one number is a list of one.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    values : float or sequence of float
+        The values.
+    nonempty : bool, default True
+        Whether an empty list is refused.
+    **bounds
+        Keyword arguments of :func:`real` (``lo``, ``hi``, ``lo_open``, ``hi_open``, ``allow_inf``).
+
+    Returns
+    -------
+    list of float
+
+    Raises
+    ------
+    TypeError, ValueError
+        If the list is empty (when refused) or a value fails (named with its index).
+    """
     out = [real(f"{name}[{i}]", v, **bounds) for i, v in enumerate(sequence(name, values))]
     if nonempty and not out:
         raise ValueError(f"{name} must hold at least one value, got an empty list")
@@ -382,7 +667,31 @@ def reals(name: str, values, *, nonempty: bool = True, **bounds) -> list[float]:
 
 
 def tensor(name: str, t, *, ndim: int | tuple[int, ...] | None = None, finite: bool = True) -> torch.Tensor:
-    """A tensor of the given rank(s) with no NaN/inf."""
+    """A tensor of the given rank(s), with no NaN or inf.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    t : torch.Tensor
+        The tensor.
+    ndim : int, tuple of int or None, default None
+        The allowed numbers of dimensions; None: any.
+    finite : bool, default True
+        Whether a floating tensor must hold only finite values.
+
+    Returns
+    -------
+    torch.Tensor
+        ``t``.
+
+    Raises
+    ------
+    TypeError
+        If ``t`` is not a tensor.
+    ValueError
+        If its rank is not allowed or it holds NaN or inf.
+    """
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     ranks = (ndim,) if isinstance(ndim, int) else ndim
@@ -394,7 +703,26 @@ def tensor(name: str, t, *, ndim: int | tuple[int, ...] | None = None, finite: b
 
 
 def compatible(train_name: str, train_x, test_name: str, test_x, what: str = "features d") -> None:
-    """Same last dimension, dtype and device for two data tensors (train/test, x/x')."""
+    """Check that two data tensors (train/test, x/x') share their last dimension, dtype and device.
+
+    Parameters
+    ----------
+    train_name : str
+        The first tensor's name, for the message.
+    train_x : torch.Tensor
+        The first tensor.
+    test_name : str
+        The second tensor's name.
+    test_x : torch.Tensor
+        The second tensor.
+    what : str, default "features d"
+        What the last dimension is, for the message.
+
+    Raises
+    ------
+    ValueError
+        If they differ in any of the three.
+    """
     if train_x.shape[-1] != test_x.shape[-1]:
         raise ValueError(f"{train_name} and {test_name} disagree in {what}: "
                          f"{train_x.shape[-1]} vs {test_x.shape[-1]} (shapes {tuple(train_x.shape)} and "
@@ -407,21 +735,56 @@ def compatible(train_name: str, train_x, test_name: str, test_x, what: str = "fe
 
 
 def is_finite(value) -> bool:
-    """Whether ``value`` is a finite Python number (an int or float, not a bool): a result that exists, where a
-    diverged run's error is NaN, inf or missing (None)."""
+    """Whether ``value`` is a finite Python number (an int or float, not a bool).
+
+    A result that exists, where a diverged run's error is NaN, inf or missing (None).
+
+    Parameters
+    ----------
+    value : object
+        The value.
+
+    Returns
+    -------
+    bool
+    """
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def float_dtype(dtype) -> torch.dtype:
-    """``dtype`` if it is a floating torch dtype (the networks and kernels compute in float32 or float64)."""
+    """``dtype`` if it is a floating torch dtype (the networks and kernels compute in float32 or float64).
+
+    Parameters
+    ----------
+    dtype : torch.dtype
+        The dtype.
+
+    Returns
+    -------
+    torch.dtype
+
+    Raises
+    ------
+    ValueError
+        If ``dtype`` is not a floating torch dtype.
+    """
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise ValueError(f"dtype must be a floating torch dtype (e.g. torch.float32 or torch.float64), got {dtype!r}")
     return dtype
 
 
 def cancelled(cancel) -> bool:
-    """Whether a long run's ``cancel`` asks it to stop: None (never), a ``threading.Event`` that is set, or a
-    callable returning True."""
+    """Whether a long run's ``cancel`` asks it to stop.
+
+    Parameters
+    ----------
+    cancel : threading.Event, callable or None
+        None (never), an event (stop once it is set) or a callable (stop once it returns True).
+
+    Returns
+    -------
+    bool
+    """
     if cancel is None:
         return False
     return bool(cancel()) if callable(cancel) else bool(cancel.is_set())

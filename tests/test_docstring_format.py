@@ -145,7 +145,8 @@ def _documented(doc) -> list[str]:
 def problems(qualname: str, obj, attr=None) -> list[str]:
     """What in ``obj``'s docstring breaks the format (empty when it holds)."""
     is_class = inspect.isclass(obj)
-    raw = vars(obj).get("__doc__") if is_class else obj.__doc__
+    # a method that overrides a documented one without a docstring of its own shares the base's (inspect.getdoc)
+    raw = vars(obj).get("__doc__") if is_class else inspect.getdoc(obj)
     if not raw or not raw.strip():
         return ["no docstring"]
     found = []
