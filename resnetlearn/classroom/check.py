@@ -76,8 +76,24 @@ def _check(name: str, answer, right: float, *, why: str, hint: str, wrong: dict 
 
 @validate_params({"k": K, "alpha": ALPHA})
 def k_alpha_squared(answer, *, k: int = 15, alpha: float = 0.3) -> bool | None:
-    """The error of a model that learns β·F exactly and nothing of α·G(F)
-    (arXiv v3 §8.1): E‖α·G(F(x))‖² = k·α² (1.35 for k = 15, α = 0.3)."""
+    """Check the error of a model that learns β·F exactly and nothing of α·G(F) (arXiv v3 §8.1).
+
+    The right value is E‖α·G(F(x))‖² = k·α² (1.35 for k = 15, α = 0.3).
+
+    Parameters
+    ----------
+    answer : number or None
+        The student's answer; None (as the notebooks are committed) prints the hint.
+    k : int, default 15
+        The number of outputs, at least 1.
+    alpha : float, default 0.3
+        α, in [0, 1).
+
+    Returns
+    -------
+    bool or None
+        True when correct, False when not, None when not answered; one line is printed either way.
+    """
     return _check("k·α²", answer, k * alpha**2,
                   why=f"each of the k = {k} outputs misses α·G_i = ±{alpha:g}, so the error is k·α² = {k * alpha**2:g}",
                   hint="the error is summed over the k outputs; each misses α·G_i(F(x)) with G_i = ±1",
@@ -89,7 +105,26 @@ def k_alpha_squared(answer, *, k: int = 15, alpha: float = 0.3) -> bool | None:
 
 @validate_params({"k": K, "alpha": ALPHA, "beta": Interval(float, 0)})
 def zero_predictor_error(answer, *, k: int = 15, alpha: float = 0.3, beta: float = 1.0) -> bool | None:
-    """The error of predicting 0: E‖β·F + α·G(F)‖² = k(β² + α²) (16.35 in §8.1)."""
+    """Check the error of predicting 0 (arXiv v3 §8.1).
+
+    The right value is E‖β·F + α·G(F)‖² = k(β² + α²) (16.35 for k = 15, α = 0.3, β = 1).
+
+    Parameters
+    ----------
+    answer : number or None
+        The student's answer; None (as the notebooks are committed) prints the hint.
+    k : int, default 15
+        The number of outputs, at least 1.
+    alpha : float, default 0.3
+        α, in [0, 1).
+    beta : float, default 1.0
+        β, at least 0.
+
+    Returns
+    -------
+    bool or None
+        True when correct, False when not, None when not answered; one line is printed either way.
+    """
     right = k * (beta**2 + alpha**2)
     return _check("error of predicting 0", answer, right,
                   why=f"distinct parities are orthonormal, so the cross term vanishes: k(β² + α²) = {right:g}",
@@ -102,8 +137,24 @@ def zero_predictor_error(answer, *, k: int = 15, alpha: float = 0.3, beta: float
 
 @validate_params({"k_G": Interval(int, 1), "p_F": Interval(int, 1)})
 def composite_degree(answer, *, k_G: int = 4, p_F: int = 2) -> bool | None:
-    """The degree of G_i(F(x)) as a parity of x in §8.1: G is a product of
-    4 coordinates of F, each a product of 2 inputs, so degree 8."""
+    """Check the degree of G_i(F(x)) as a parity of x (arXiv v3 §8.1).
+
+    G is a product of k_G = 4 coordinates of F, each a product of p_F = 2 inputs, so the right value is 8.
+
+    Parameters
+    ----------
+    answer : number or None
+        The student's answer; None (as the notebooks are committed) prints the hint.
+    k_G : int, default 4
+        The coordinates of F that G multiplies, at least 1.
+    p_F : int, default 2
+        The inputs each coordinate of F multiplies, at least 1.
+
+    Returns
+    -------
+    bool or None
+        True when correct, False when not, None when not answered; one line is printed either way.
+    """
     right = k_G * p_F
     return _check("degree of G(F(x)) in x", answer, right,
                   why=f"(x1x2)(x3x4)(x5x6)(x7x8) = x1⋯x8: a single parity of degree {right}",
@@ -116,8 +167,24 @@ def composite_degree(answer, *, k_G: int = 4, p_F: int = 2) -> bool | None:
 
 @validate_params({"d": Interval(int, 1, _MAX_D), "degree": Interval(int, 0, "d")})
 def parities_up_to_degree(answer, *, d: int = 30, degree: int = 2) -> bool | None:
-    """Σ_{j ≤ degree} C(d, j): the number of parities (Walsh functions) of
-    degree at most ``degree`` on {±1}^d (466 for d = 30, degree 2)."""
+    """Check Σ_{j ≤ degree} C(d, j), the number of parities (Walsh functions) of degree at most ``degree`` on {±1}^d.
+
+    466 for d = 30, degree 2.
+
+    Parameters
+    ----------
+    answer : number or None
+        The student's answer; None (as the notebooks are committed) prints the hint.
+    d : int, default 30
+        The dimension, in [1, 1000].
+    degree : int, default 2
+        The largest degree, in [0, d].
+
+    Returns
+    -------
+    bool or None
+        True when correct, False when not, None when not answered; one line is printed either way.
+    """
     right = sum(math.comb(d, j) for j in range(degree + 1))
     return _check(f"parities of degree ≤ {degree} in d = {d}", answer, right,
                   why=f"Σ_j≤{degree} C({d}, j) = {right:,}",
@@ -131,8 +198,26 @@ def parities_up_to_degree(answer, *, d: int = 30, degree: int = 2) -> bool | Non
 
 @validate_params({"k": K, "p_G": Interval(int, 1), "C_s_G": Interval(float, 0, closed="right")})
 def theorem1_alpha_max(answer, *, k: int = 15, p_G: int = 8, C_s_G: float = 5e4) -> bool | None:
-    """Theorem 1's range α < Θ̃(1/(k·p_G·ℭ_s(G))) for §8.1 with constants
-    and logs dropped: 1/(15·8·5·10⁴) ≈ 1.67·10⁻⁷ (0.5 % tolerance)."""
+    """Check Theorem 1's range α < Θ̃(1/(k·p_G·ℭ_s(G))) for §8.1, with constants and logs dropped.
+
+    The right value is 1/(15·8·5·10⁴) ≈ 1.67·10⁻⁷, checked to 0.5 %.
+
+    Parameters
+    ----------
+    answer : number or None
+        The student's answer; None (as the notebooks are committed) prints the hint.
+    k : int, default 15
+        The number of outputs, at least 1.
+    p_G : int, default 8
+        The units per output of G, at least 1.
+    C_s_G : float, default 5e4
+        ℭ_s(G), above 0.
+
+    Returns
+    -------
+    bool or None
+        True when correct, False when not, None when not answered; one line is printed either way.
+    """
     right = 1 / (k * p_G * C_s_G)
     return _check("Theorem 1's largest α (orders of magnitude)", answer, right,
                   why=f"1/(k·p_G·ℭ_s(G)) = 1/{k * p_G * C_s_G:.0f} ≈ {right:.3g}: far below the experiments' α = 0.3",
@@ -146,7 +231,24 @@ def theorem1_alpha_max(answer, *, k: int = 15, p_G: int = 8, C_s_G: float = 5e4)
 
 @validate_params({"d": Interval(int, 1, _MAX_D), "k": Interval(int, 1, "d")})
 def kernel_n_max_arxiv(answer, *, d: int = 30, k: int = 4) -> bool | None:
-    """arXiv v3 Theorem 2 (restated): N ≤ C(d, k)/1000 (27.405 for d = 30, k = 4)."""
+    """Check the largest N covered by arXiv v3 Theorem 2 (restated in §7.1): N ≤ C(d, k)/1000.
+
+    27.405 for d = 30, k = 4, checked to 0.5 %.
+
+    Parameters
+    ----------
+    answer : number or None
+        The student's answer; None (as the notebooks are committed) prints the hint.
+    d : int, default 30
+        The dimension, in [1, 1000].
+    k : int, default 4
+        The degree of the parity, in [1, d].
+
+    Returns
+    -------
+    bool or None
+        True when correct, False when not, None when not answered; one line is printed either way.
+    """
     right = math.comb(d, k) / 1000
     return _check("largest N covered by arXiv v3 Theorem 2", answer, right,
                   why=f"C({d}, {k})/1000 = {right:g}: the shipped experiments with N = 250–5000 lie outside it",
@@ -159,8 +261,24 @@ def kernel_n_max_arxiv(answer, *, d: int = 30, k: int = 4) -> bool | None:
 
 @validate_params({"d": Interval(int, 1, _MAX_D), "degree": Interval(int, 1, _MAX_DEGREE)})
 def composition_ratio(answer, *, d: int = 30, degree: int = 10) -> bool | None:
-    """ℭ_s(G∘F)/ℭ_s(G) for F = √d⟨w, x⟩, G(z) = z^degree (§2.1 and the
-    talk): d^{degree/2} (d⁵ = 24,300,000 for d = 30)."""
+    """Check ℭ_s(G∘F)/ℭ_s(G) for F = √d⟨w, x⟩, G(z) = z^degree (§2.1 and the talk).
+
+    The right value is d^{degree/2} (d⁵ = 24,300,000 for d = 30).
+
+    Parameters
+    ----------
+    answer : number or None
+        The student's answer; None (as the notebooks are committed) prints the hint.
+    d : int, default 30
+        The dimension, in [1, 1000].
+    degree : int, default 10
+        The power of G, in [1, 100].
+
+    Returns
+    -------
+    bool or None
+        True when correct, False when not, None when not answered; one line is printed either way.
+    """
     right = d ** (degree / 2)
     return _check("ℭ_s(G∘F)/ℭ_s(G)", answer, right,
                   why=f"G(F(x)) = d^{degree / 2:g}·⟨w, x⟩^{degree}: every coefficient is multiplied by "

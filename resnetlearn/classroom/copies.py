@@ -34,9 +34,20 @@ OLD = ".old"
 
 @dataclass(frozen=True)
 class Copy:
-    """What happened to one copy: ``action`` is ``"wrote"`` (it was missing), ``"kept"`` (the user's copy, left
-    as it is), ``"same"`` (already equal to a fresh copy) or ``"fresh"`` (written anew, the user's copy moved to
-    ``moved_to``)."""
+    """What happened to one copy.
+
+    Parameters
+    ----------
+    name : str
+        The notebook's file name.
+    path : Path
+        The copy.
+    action : {"wrote", "kept", "same", "fresh"}
+        ``"wrote"``: it was missing; ``"kept"``: the user's copy, left as it is; ``"same"``: already equal to a fresh
+        copy; ``"fresh"``: written anew, the user's copy moved to ``moved_to``.
+    moved_to : Path or None, default None
+        Where the user's copy went, for ``"fresh"``.
+    """
 
     name: str
     path: Path
@@ -45,7 +56,22 @@ class Copy:
 
 
 def notebooks(src) -> list[Path]:
-    """The notebooks (``*.ipynb``) of the folder ``src``, by name; ValueError naming ``src`` when there are none."""
+    """The notebooks (``*.ipynb``) of a folder, by name.
+
+    Parameters
+    ----------
+    src : path-like
+        The folder.
+
+    Returns
+    -------
+    list of Path
+
+    Raises
+    ------
+    ValueError
+        Naming ``src`` when it is not a folder or holds no notebook.
+    """
     src = Path(src)
     if not src.is_dir():
         raise ValueError(f"src: {src} is not a folder of notebooks")
@@ -56,8 +82,24 @@ def notebooks(src) -> list[Path]:
 
 
 def check_out(out, src) -> Path:
-    """``out`` as a folder the copies may go to: not ``src`` itself, and not an existing file. ValueError naming
-    ``out`` otherwise."""
+    """``out`` as a folder the copies may go to: not ``src`` itself, and not an existing file.
+
+    Parameters
+    ----------
+    out : path-like
+        The folder for the copies (created later if missing).
+    src : path-like
+        The folder of the notebooks.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ValueError
+        Naming ``out`` when it is ``src``, an existing file, or lies under a file.
+    """
     out, src = Path(out), Path(src)
     if out.resolve() == src.resolve():
         raise ValueError(f"out: must differ from src ({src}); the copies would replace the notebooks")
@@ -94,9 +136,32 @@ def _aside(out: Path, stamp: str, name: str) -> Path:
 def write_copies(src, out, *, make: Callable[[Path], bytes] | None = None, fresh: bool = False) -> list[Copy]:
     """Copy every notebook of ``src`` into ``out``, keeping every copy that exists (see the module docstring).
 
-    ``make(path)``: the bytes of the copy of the notebook at ``path`` (None: the notebook's own bytes). Every copy
-    is made before anything is written, so a notebook that cannot be read stops the call with its name and leaves
-    ``out`` untouched. Returns what happened to each copy, in order of name."""
+    Every copy is made before anything is written, so a notebook that cannot be read stops the call with its name and
+    leaves ``out`` untouched.
+
+    Parameters
+    ----------
+    src : path-like
+        The folder of the notebooks.
+    out : path-like
+        The folder for the copies, created if missing.
+    make : callable or None, default None
+        ``make(path)`` → the bytes of the copy of the notebook at ``path``; None: the notebook's own bytes.
+    fresh : bool, default False
+        Write every copy anew; an existing copy that differs is first moved to ``out/.old/<time>/``, never deleted.
+
+    Returns
+    -------
+    list of Copy
+        What happened to each copy, in order of name.
+
+    Raises
+    ------
+    TypeError
+        If ``fresh`` is not a bool.
+    ValueError
+        If ``src`` or ``out`` is not acceptable (:func:`notebooks`, :func:`check_out`).
+    """
     if not isinstance(fresh, bool):
         raise TypeError(f"fresh must be True or False, got {fresh!r}")
     paths = notebooks(src)
@@ -124,8 +189,23 @@ def write_copies(src, out, *, make: Callable[[Path], bytes] | None = None, fresh
 
 
 def report(done: list[Copy], out, *, fresh_command: str, notes: dict[str, str] | None = None) -> str:
-    """What :func:`write_copies` did, one line per notebook, then what to do for fresh copies. ``notes``: a few
-    words to add to a written copy's line (e.g. the answers a student copy lost)."""
+    """What :func:`write_copies` did, one line per notebook, then what to do for fresh copies.
+
+    Parameters
+    ----------
+    done : list of Copy
+        What :func:`write_copies` returned.
+    out : path-like
+        The folder of the copies.
+    fresh_command : str
+        The command that makes fresh copies, named when a copy of the user's was kept.
+    notes : dict of str to str or None, default None
+        A few words to add to a written copy's line, by notebook name (e.g. the answers a student copy lost).
+
+    Returns
+    -------
+    str
+    """
     notes = notes or {}
     words = {"wrote": "wrote", "same": "unchanged", "kept": "kept yours", "fresh": "fresh copy"}
     lines = []
@@ -150,11 +230,42 @@ def report(done: list[Copy], out, *, fresh_command: str, notes: dict[str, str] |
 def run_command(argv, *, prog: str, description: str, default_out: Path, fresh_command: str,
                 make: Callable[[Path], bytes] | None = None, notes: Callable[[Path], str] | None = None,
                 extra: Callable[[argparse.ArgumentParser], None] | None = None):
-    """The command line of a kind of copies: ``--src``, ``--out``, ``--fresh`` (and what ``extra`` adds); bad
-    folders and unreadable notebooks end in a one-line error (status 2), a file that cannot be written in one
-    naming it (status 1). ``make(path, args)``: the bytes of a copy (:func:`write_copies`' ``make`` with the parsed
-    arguments); ``notes(path)``: a few words on a written copy (:func:`report`).
-    Returns the parsed arguments and what was done."""
+    """The command line of a kind of copies: ``--src``, ``--out``, ``--fresh`` and what ``extra`` adds.
+
+    Bad folders and unreadable notebooks end in a one-line error (status 2), a file that cannot be written in one
+    naming it (status 1); the report is printed.
+
+    Parameters
+    ----------
+    argv : list of str or None
+        The arguments; None reads ``sys.argv``.
+    prog : str
+        The program's name in help and errors.
+    description : str
+        The help text.
+    default_out : Path
+        The default of ``--out``.
+    fresh_command : str
+        The command for fresh copies (:func:`report`).
+    make : callable or None, default None
+        ``make(path, args)`` → the bytes of a copy, with the parsed arguments; None: the notebook's own bytes.
+    notes : callable or None, default None
+        ``notes(path)`` → a few words on a written copy (:func:`report`).
+    extra : callable or None, default None
+        ``extra(parser)`` adds arguments to the parser.
+
+    Returns
+    -------
+    args : argparse.Namespace
+        The parsed arguments.
+    done : list of Copy
+        What was done.
+
+    Raises
+    ------
+    SystemExit
+        On an error, with status 2 (bad arguments) or 1 (a file that cannot be written).
+    """
     ap = argparse.ArgumentParser(prog=prog, description=description,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--src", default=str(ROOT / "notebooks"), help="folder of the notebooks (default: %(default)s)")
@@ -186,6 +297,13 @@ def run_command(argv, *, prog: str, description: str, default_out: Path, fresh_c
 
 
 def main(argv=None) -> None:
+    """``python -m resnetlearn.classroom.copies``: working copies of the notebooks in ``work/``.
+
+    Parameters
+    ----------
+    argv : list of str or None, default None
+        The arguments; None reads ``sys.argv``.
+    """
     run_command(argv, prog="python -m resnetlearn.classroom.copies", description=__doc__,
                 default_out=ROOT / "work", fresh_command="make fresh-copies (or this command with --fresh)")
 
