@@ -25,11 +25,23 @@ from ..validation import Boolean, Interval, Options, validate_fields, validate_p
 
 @dataclass(frozen=True)
 class Setup:
-    """What an experiment draws its numbers from besides its networks: the ``target`` (None: the §8.1 instance,
-    :func:`~resnetlearn.targets.concept.parity_instance`), ``n_train`` training and ``n_test`` test samples
-    (:func:`~resnetlearn.targets.concept.data_split`), the ``seed`` of the samples and of the initialisation, and
-    the ``device`` the samples live on and the networks train on (None: :func:`~resnetlearn.device.select_device`'s
-    choice). Our defaults: §8.1's N = 500 with 1000 test samples, seed 0."""
+    """What an experiment draws its numbers from besides its networks.
+
+    Our defaults: §8.1's N = 500 with 1000 test samples, seed 0.
+
+    Parameters
+    ----------
+    target : Target or None, default None
+        The target; None: the §8.1 instance (:func:`~resnetlearn.targets.concept.parity_instance`).
+    n_train : int, default 500
+        Training samples (:func:`~resnetlearn.targets.concept.data_split`), at least 1.
+    n_test : int, default 1000
+        Test samples, at least 1.
+    seed : int, default 0
+        The seed of the samples and of the initialisation, at least 0.
+    device : str, torch.device or None, default None
+        Where the samples live and the networks train; None: :func:`~resnetlearn.device.select_device`'s choice.
+    """
 
     target: object = None
     n_train: int = 500
@@ -43,7 +55,19 @@ class Setup:
         validate_fields(self)
 
     def split(self, target=None):
-        """(device, train sample, test sample) of ``target`` (default: this setup's, else the §8.1 instance)."""
+        """The device and the samples of a target.
+
+        Parameters
+        ----------
+        target : Target or None, default None
+            The target; None: this setup's, else the §8.1 instance.
+
+        Returns
+        -------
+        device : torch.device
+        train : Sample
+        test : Sample
+        """
         dev = select_device(self.device)
         inst = target or self.target or parity_instance()
         split = data_split(inst, self.n_train, n_test=self.n_test, seed=self.seed, device=dev)
@@ -66,20 +90,48 @@ MODES = Options(tuple(TRAINING_MODES))
 def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 200, lr=0.1, wd=0.005,
                mode: str = "all", protocol: Protocol = PAPER_PROTOCOL, setup: Setup = DEFAULT_SETUP,
                progress: bool = True):
-    """Train 3resnets per β on the §8.1 instance, same inputs, same seed.
+    """Train 3resnets per β on the §8.1 instance, same inputs, same seed: arXiv v3 Figure 3 in miniature.
 
-    ``setup`` (:class:`Setup`) gives N, the test samples, the seed and the device; its target must be None (each β
-    is its own §8.1 instance).
+    With lists for ``lr`` and ``wd`` every β gets the whole lr × wd grid (all models of all β train as one batch, one
+    target per model) and the run with the lowest test error is kept for each β: the selection rule of arXiv v3 §8.1,
+    so that no β is judged at another β's best setting.
 
-    ``lr`` and ``wd`` may be lists: then every β gets the whole lr × wd grid
-    (all models of all β train as one batch, one target per model) and the
-    run with the lowest test error is kept for each β — the selection rule
-    of arXiv v3 §8.1, so that no β is judged at another β's best setting.
+    Parameters
+    ----------
+    betas : sequence of float, default (0.0, 0.2, 0.3, 0.5, 1.0)
+        The β values (arXiv v3 §8.1, Figure 3: {0, 0.2, 0.3, 0.5, 1}).
+    alpha : float, default 0.3
+        α, in [0, 1).
+    m : int, default 200
+        The width, at least 1.
+    lr : float or sequence of float, default 0.1
+        The learning rate(s).
+    wd : float or sequence of float, default 0.005
+        The weight decay(s).
+    mode : str, default "all"
+        The training mode, one of :data:`resnetlearn.learners.modes.MODES`.
+    protocol : Protocol, default PAPER_PROTOCOL
+        The SGD schedule (:class:`~resnetlearn.learners.training.Protocol`; default arXiv v3 §8.1's).
+    setup : Setup, default DEFAULT_SETUP
+        The target, N, test samples, seed and device (:class:`Setup`).
+        Its target must be None: each β is its own §8.1 instance.
+    progress : bool, default True
+        Show a progress bar.
 
-    Returns (rows, result): per β the selected lr / wd, the test error, the
-    residual branch's error against α·G(F), and whether the test error is
-    below kα² (the composite signal learned at least in part); ``result`` is
-    the whole batch (``result.configs[g]["beta"]`` names each model's β)."""
+    Returns
+    -------
+    rows : list of dict
+        Per β: the selected ``lr`` / ``wd`` and its ``index`` in the batch, ``test_error``, the residual branch's error
+        against α·G(F) (``residual_vs_composite``), ``threshold`` (kα²) and ``below_threshold`` (the composite signal
+        learned at least in part).
+    result : TrainResult
+        The whole batch; ``result.configs[g]["beta"]`` names each model's β.
+
+    Raises
+    ------
+    ValueError
+        If ``setup.target`` is not None, or an argument is out of range.
+    """
     if setup.target is not None:
         raise ValueError(f"setup.target must be None for beta_sweep (each β is its own §8.1 instance), "
                          f"got {setup.target!r}")
@@ -116,9 +168,39 @@ def beta_sweep(betas=(0.0, 0.2, 0.3, 0.5, 1.0), *, alpha: float = 0.3, m: int = 
 def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, lr: float = 0.1,
                        wd: float = 0.005, mode: str = "all", protocol: Protocol = PAPER_PROTOCOL, seed: int = 0,
                        device=None, progress: bool = True):
-    """The same 3resnet trained jointly and layer-wise (block 1 for the
-    protocol's epochs with the residual branch off, then block 2 for as many
-    epochs with block 1 frozen). Returns {"joint": result, "layerwise": result}."""
+    """The same 3resnet trained jointly and layer-wise (ResNet paper §2.1's remark).
+
+    Layer-wise: block 1 for the protocol's epochs with the residual branch off, then block 2 for as many epochs with
+    block 1 frozen.
+
+    Parameters
+    ----------
+    m : int, default 200
+        The width, at least 1.
+    n_train : int, default 500
+        Training samples of the §8.1 instance, at least 1.
+    n_test : int, default 1000
+        Test samples, at least 1.
+    lr : float, default 0.1
+        The learning rate.
+    wd : float, default 0.005
+        The weight decay.
+    mode : str, default "all"
+        The training mode, one of :data:`resnetlearn.learners.modes.MODES`.
+    protocol : Protocol, default PAPER_PROTOCOL
+        The SGD schedule (:class:`~resnetlearn.learners.training.Protocol`; default arXiv v3 §8.1's).
+    seed : int, default 0
+        The seed of the samples and the initialisation, at least 0.
+    device : str, torch.device or None, default None
+        The device (see :func:`~resnetlearn.device.select_device`).
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        ``{"joint": result, "layerwise": result}``.
+    """
     dev = select_device(device)
     inst = parity_instance()
     split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
@@ -132,10 +214,21 @@ def joint_vs_layerwise(*, m: int = 200, n_train: int = 500, n_test: int = 1000, 
 
 
 def unit_inputs(sample: Sample) -> Sample:
-    """The same sample with every input divided by its Euclidean norm, x/‖x‖ (labels unchanged). The talk
-    states its results for inputs on the unit sphere/ball (slide "Theorem (AL'19, arXiv:1905.10337)": "over
-    any distribution of x on the unit ball"; the two-layer slide's ⟨w_i⁽⁰⁾, x⟩ ≈ 1/√m needs ‖x‖ ≈ 1). On
-    §8.1's cube every ‖x‖ is √30, so this is the fixed map x ↦ x/√30 and the targets are unchanged."""
+    """The same sample with every input divided by its Euclidean norm, x/‖x‖ (labels unchanged).
+
+    The talk states its results for inputs on the unit sphere/ball (slide "Theorem (AL'19, arXiv:1905.10337)"; the
+    two-layer slide's ⟨w_i⁽⁰⁾, x⟩ ≈ 1/√m needs ‖x‖ ≈ 1). On §8.1's cube every ‖x‖ is √30, so this is the fixed map
+    x ↦ x/√30 and the targets are unchanged.
+
+    Parameters
+    ----------
+    sample : Sample
+        The sample.
+
+    Returns
+    -------
+    Sample
+    """
     x = sample.x / sample.x.norm(dim=-1, keepdim=True)
     return Sample(x, sample.y, sample.base, sample.composite)
 
@@ -145,27 +238,48 @@ def unit_inputs(sample: Sample) -> Sample:
 def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scale: float = 1.0,
              init: str = "paper", protocol: Protocol = PAPER_PROTOCOL, setup: Setup = DEFAULT_SETUP,
              progress: bool = True, unit_norm: bool = False, select: str = "train") -> list[dict]:
-    """How "lazy" training is (the talk's NTK regime): for each width, train
-    the network (mode ``all``) and its linearisation (mode ``ntk``) from the
-    same initialisation (``init``, one of :data:`networks.INITS`) on the same data, and report
+    """How "lazy" training is (the talk's NTK regime), width by width.
 
-    * ``weight_change``: ‖θ − θ₀‖/‖θ₀‖ over the hidden weights;
-    * ``sign_flips``: the fraction of first-layer ReLU signs σ'(Wx + b₁) that
-      differ between initialisation and the end, on test inputs;
-    * ``gap_to_linear``: E‖f(x) − f_lin(x)‖² / E‖f(x)‖² between the trained
-      network and the trained linearisation — small means the NTK describes it;
-    * ``output_init``: E‖f₀(x)‖², the size of the output at initialisation (f₀: the network at θ₀);
-    * both test errors.
+    For each width, the network (mode ``all``) and its linearisation (mode ``ntk``) are trained from the same
+    initialisation on the same data. With a grid of learning rates, the network is trained at every lr from the same
+    start (one batched run) and the lr with the lowest final error among the runs that did not diverge is kept; the
+    linearisation is then trained at that lr.
 
-    ``lr`` is one learning rate for every width, or a callable ``lr(m)`` (e.g. one scaled with the
-    NTK's size, :func:`ntk_diagonal`) returning one learning rate or a sequence of them (a grid). With a
-    grid, the network (mode ``all``) is trained at every lr from the same start (one batched run) and
-    the lr with the lowest final *training* error (``select="train"``, our rule: it uses no test data) or
-    test error (``select="test"``, the paper's optimistic rule) among the runs that did not diverge is
-    kept; the linearisation is then trained at that lr. Each row records the lr it used and, with a grid,
-    ``grid`` (the lrs tried) and ``grid_train_error`` / ``grid_test_error``.
-    ``unit_norm=True`` feeds every learner x/‖x‖ (:func:`unit_inputs`) instead of x: the talk's scaling
-    assumes inputs on the unit sphere. ``setup`` (:class:`Setup`): the target, N, test samples, seed and device.
+    Parameters
+    ----------
+    arch : str, default "2layer"
+        The architecture.
+    widths : sequence of int, default (50, 200, 1000)
+        The widths m.
+    lr : float or callable, default 0.05
+        One learning rate for every width, or ``lr(m)`` returning one learning rate or a sequence of them (a grid),
+        e.g. one scaled with the NTK's size (:func:`ntk_diagonal`).
+    init_scale : float, default 1.0
+        A factor on the initial weights, above 0.
+    init : str, default "paper"
+        The initialisation, one of :data:`resnetlearn.learners.networks.INITS`.
+    protocol : Protocol, default PAPER_PROTOCOL
+        The SGD schedule (:class:`~resnetlearn.learners.training.Protocol`; default arXiv v3 §8.1's).
+    setup : Setup, default DEFAULT_SETUP
+        The target, N, test samples, seed and device (:class:`Setup`).
+    progress : bool, default True
+        Show a progress bar.
+    unit_norm : bool, default False
+        Feed every learner x/‖x‖ (:func:`unit_inputs`) instead of x: the talk's scaling assumes inputs on the unit
+        sphere.
+    select : {"train", "test"}, default "train"
+        With a grid, keep the lr of the lowest final training error (our rule: it uses no test data) or test error
+        (the paper's optimistic rule).
+
+    Returns
+    -------
+    list of dict
+        One row per width: ``m``, ``lr``, ``init``, ``init_scale``, ``unit_norm``, ``diverged``;
+        ``weight_change`` ‖θ − θ₀‖/‖θ₀‖ over the hidden weights; ``sign_flips``, the fraction of first-layer ReLU
+        signs that differ between initialisation and the end, on test inputs; ``gap_to_linear``
+        E‖f(x) − f_lin(x)‖² / E‖f(x)‖² between the trained network and the trained linearisation (small means the
+        NTK describes it); ``output_init`` E‖f₀(x)‖²; ``test_error``, ``train_error``, ``test_error_linear`` (NaN
+        where a run diverged); with a grid, ``grid``, ``grid_train_error`` and ``grid_test_error``.
     """
     inst, seed = setup.target or parity_instance(), setup.seed
     dev, tr, te = setup.split(inst)
@@ -216,12 +330,34 @@ def laziness(arch: str = "2layer", widths=(50, 200, 1000), *, lr=0.05, init_scal
 
 def ntk_diagonal(arch: str = "2layer", m: int = 200, *, init: str = "paper", seed: int = 0, n: int = 100,
                  target=None, unit_norm: bool = False) -> float:
-    """Mean over ``n`` inputs (the training draw of ``data_split(target, n, seed=seed)``) of the empirical
-    NTK's diagonal at initialisation,
-    (1/k)Σ_c ‖∇_θ f_c(x)‖² (:func:`resnetlearn.kernels.ntk`, all parameters): the size of one
-    SGD step's effect on the function per unit of learning rate. Dividing a learning rate by it
-    gives every initialisation and width the same step in function space (our rule for
-    comparing scalings; the papers prescribe none). ``unit_norm``: at the inputs x/‖x‖ (:func:`unit_inputs`)."""
+    """The mean of the empirical NTK's diagonal at initialisation, (1/k)Σ_c ‖∇_θ f_c(x)‖².
+
+    Taken over the ``n`` inputs of the training draw of ``data_split(target, n, seed=seed)``
+    (:func:`resnetlearn.kernels.ntk`, all parameters): the size of one SGD step's effect on the function per unit of
+    learning rate. Dividing a learning rate by it gives every initialisation and width the same step in function
+    space (our rule for comparing scalings; the papers prescribe none).
+
+    Parameters
+    ----------
+    arch : str, default "2layer"
+        The architecture.
+    m : int, default 200
+        The width.
+    init : str, default "paper"
+        The initialisation.
+    seed : int, default 0
+        The seed of the inputs and of the network.
+    n : int, default 100
+        The number of inputs.
+    target : Target or None, default None
+        The target whose inputs are drawn; None: the §8.1 instance.
+    unit_norm : bool, default False
+        Evaluate at x/‖x‖ (:func:`unit_inputs`).
+
+    Returns
+    -------
+    float
+    """
     inst = target or parity_instance()
     x = data_split(inst, n, n_test=1, seed=seed).train.x.double()
     if unit_norm:
@@ -242,32 +378,37 @@ def _gap(f: torch.Tensor, g: torch.Tensor) -> float:
 
 
 def block_measures(p0: dict, p1: dict, x: torch.Tensor, *, base: torch.Tensor | None = None) -> dict:
-    """How far each block of a ``3resnet`` (§6 form) moved from its
-    initialisation ``p0`` to ``p1`` (parameter dicts with a model axis of
-    length 1), measured on inputs ``x``.
+    """How far each block of a ``3resnet`` (§6 form) moved from its initialisation, measured on inputs ``x``.
 
-    The 3resnet is out₁(x) = A·σ(W x + b₁) (block 1) plus the residual
-    branch A·σ(V·out₁(x) + b₂) (block 2). Each block alone is a two-layer
-    ReLU network: block 1 of x with weights (W, b₁, A), block 2 of z = out₁(x)
-    with weights (V, b₂, A). The talk's picture ("both layers are still
-    individually NTK, but the first layer feeds better inputs to the second")
-    is about each block against *its own* linearisation, block 2 evaluated at
-    the input it actually receives. Returned keys:
+    The 3resnet is out₁(x) = A·σ(W x + b₁) (block 1) plus the residual branch A·σ(V·out₁(x) + b₂) (block 2). Each
+    block alone is a two-layer ReLU network: block 1 of x with weights (W, b₁, A), block 2 of z = out₁(x) with weights
+    (V, b₂, A). The talk's picture ("both layers are still individually NTK, but the first layer feeds better inputs
+    to the second") is about each block against its own linearisation, block 2 evaluated at the input it actually
+    receives. Computed in float64.
 
-    * ``move_block1``, ``move_block2``, ``move_A``: ‖θ − θ₀‖/‖θ₀‖ over (W, b₁),
-      (V, b₂) and the shared readout A;
-    * ``flips_block1``: fraction of signs 1[W x + b₁ > 0] that differ from init;
-    * ``flips_block2``: the same for 1[V z + b₂ > 0] with z = out₁(x) at
-      init vs at the end (input and weights both changed);
-      ``flips_block2_same_input``: V, b₂ at init vs at the end, both at the
-      trained z (only the weights changed);
-    * ``gap_block1``: E‖out₁ − out₁^lin‖²/E‖out₁‖², out₁^lin the first-order
-      expansion of block 1 in (W, b₁, A) around p0;
-      ``gap_block2``: the same for the residual branch expanded in (V, b₂, A)
-      around p0 at the trained input z; ``gap_whole``: the whole network
-      against its joint linearisation in all parameters (the NTK model);
-    * with ``base`` (= β·F(x)): ``out1_vs_base_init`` / ``out1_vs_base``,
-      E‖out₁ − βF‖² at init and at the end.
+    Parameters
+    ----------
+    p0 : dict of str to torch.Tensor
+        The parameters at initialisation, with a model axis of length 1.
+    p1 : dict of str to torch.Tensor
+        The trained parameters, likewise.
+    x : torch.Tensor
+        The inputs.
+    base : torch.Tensor or None, default None
+        β·F(x); when given, the distances of out₁ to it are added.
+
+    Returns
+    -------
+    dict
+        ``move_block1``, ``move_block2``, ``move_A``: ‖θ − θ₀‖/‖θ₀‖ over (W, b₁), (V, b₂) and the shared readout A;
+        ``flips_block1``: the fraction of signs 1[W x + b₁ > 0] that differ from init; ``flips_block2``: the same for
+        1[V z + b₂ > 0] with z = out₁(x) at init vs at the end (input and weights both changed);
+        ``flips_block2_same_input``: V, b₂ at init vs at the end, both at the trained z (only the weights changed);
+        ``gap_block1``: E‖out₁ − out₁^lin‖²/E‖out₁‖², out₁^lin the first-order expansion of block 1 in (W, b₁, A)
+        around p0; ``gap_block2``: the same for the residual branch expanded in (V, b₂, A) around p0 at the trained
+        input z; ``gap_whole``: the whole network against its joint linearisation in all parameters (the NTK model);
+        with ``base``: ``out1_vs_base_init`` / ``out1_vs_base``, E‖out₁ − βF‖² at init and at the end, and
+        ``base_energy`` E‖βF‖².
     """
     dt = torch.float64
     p0 = {n: v.to(dt) for n, v in p0.items()}
@@ -303,10 +444,32 @@ def block_measures(p0: dict, p1: dict, x: torch.Tensor, *, base: torch.Tensor | 
 def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: str = "all",
                    protocol: Protocol = PAPER_PROTOCOL, setup: Setup = DEFAULT_SETUP,
                    progress: bool = True) -> list[dict]:
-    """Train a ``3resnet`` on the §8.1 instance (or ``setup.target``) at each width
-    and report :func:`block_measures` on the test inputs, with the test
-    error, the threshold kα², and the protocol's epochs and learning rate. ``setup`` (:class:`Setup`): the
-    target, N, test samples, seed and device."""
+    """Train a ``3resnet`` at each width and report :func:`block_measures` on the test inputs.
+
+    Parameters
+    ----------
+    widths : sequence of int, default (200,)
+        The widths m.
+    lr : float, default 0.1
+        The learning rate.
+    wd : float, default 0.005
+        The weight decay.
+    mode : str, default "all"
+        The training mode, one of :data:`resnetlearn.learners.modes.MODES`.
+    protocol : Protocol, default PAPER_PROTOCOL
+        The SGD schedule (:class:`~resnetlearn.learners.training.Protocol`; default arXiv v3 §8.1's).
+    setup : Setup, default DEFAULT_SETUP
+        The target, N, test samples, seed and device (:class:`Setup`).
+        Its target defaults to the §8.1 instance.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    list of dict
+        One row per width: ``m``, ``lr``, ``wd``, ``epochs``, ``mode``, ``diverged``, ``test_error``,
+        ``train_error``, ``threshold`` (kα²) and, unless diverged, the keys of :func:`block_measures`.
+    """
     inst, seed = setup.target or parity_instance(), setup.seed
     dev, tr, te = setup.split(inst)
     rows = []
@@ -328,11 +491,39 @@ def block_laziness(widths=(200,), *, lr: float = 0.1, wd: float = 0.005, mode: s
 def lr_budget_sweep(lrs=(0.0025, 0.01, 0.04), *, budget: float = 1.0, arch: str = "2layer", m: int = 200,
                     n_train: int = 500, n_test: int = 1000, seed: int = 0, target=None, device=None,
                     progress: bool = True) -> list[dict]:
-    """:func:`laziness` at several learning rates with the *product*
-    lr × epochs held at ``budget`` (epochs = round(budget / lr), lr ÷ 10 at
-    half-time as in :meth:`Protocol.quick`), so that a smaller learning rate
-    is not also a shorter training run. Each row gains ``epochs`` and
-    ``lr_x_epochs``."""
+    """:func:`laziness` at several learning rates with the product lr × epochs held at ``budget``.
+
+    epochs = round(budget / lr) (at least 2), with lr ÷ 10 at half-time as in :meth:`Protocol.quick`, so that a
+    smaller learning rate is not also a shorter training run.
+
+    Parameters
+    ----------
+    lrs : sequence of float, default (0.0025, 0.01, 0.04)
+        The learning rates.
+    budget : float, default 1.0
+        lr × epochs, above 0.
+    arch : str, default "2layer"
+        The architecture.
+    m : int, default 200
+        The width, at least 1.
+    n_train : int, default 500
+        Training samples, at least 1.
+    n_test : int, default 1000
+        Test samples, at least 1.
+    seed : int, default 0
+        The seed, at least 0.
+    target : Target or None, default None
+        The target; None: the §8.1 instance.
+    device : str, torch.device or None, default None
+        The device.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    list of dict
+        One :func:`laziness` row per learning rate, with ``epochs`` and ``lr_x_epochs`` added.
+    """
     rows = []
     for lr in lrs:
         epochs = max(2, int(round(budget / lr)))
@@ -353,14 +544,44 @@ written; notebook 06's numbers were drawn with it), not with :func:`train_models
 def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_train: int = 500,
                 n_test: int = 1000, protocol: Protocol = PAPER_PROTOCOL, seed: int = 0, smooth=None,
                 target=None, device=None) -> list[dict]:
-    """The talk's frozen-gate experiment on the §8.1 instance: the ordinary
-    3resnet (all weights trained) and the frozen-gate 3resnet
+    """The talk's frozen-gate experiment on the §8.1 instance.
+
+    The ordinary 3resnet (all weights trained) and the frozen-gate 3resnet
     (:class:`~resnetlearn.learners.training.FrozenGate`: gates at their random initialisation, the values and the
-    readout A trained; ``smooth`` as there), each over the same small lr × wd grid on
-    the same samples, initialisation and mini-batch order (:data:`GATE_ORDER_SEED`), trained by
-    :func:`train_models` (mode ``all``), best test error selected as in
-    arXiv v3 §8.1. Returns one row per network: name, selected lr / wd,
-    test and train error, the threshold kα², and the whole grid."""
+    readout A trained) are each trained over the same small lr × wd grid on the same samples, initialisation and
+    mini-batch order (:data:`GATE_ORDER_SEED`), by :func:`train_models` (mode ``all``), the best test error selected
+    as in arXiv v3 §8.1.
+
+    Parameters
+    ----------
+    m : int, default 200
+        The width, at least 1.
+    lrs : sequence of float, default (0.05, 0.1, 0.2)
+        The learning rates.
+    wds : sequence of float, default (0.001, 0.005)
+        The weight decays.
+    n_train : int, default 500
+        Training samples, at least 1.
+    n_test : int, default 1000
+        Test samples, at least 1.
+    protocol : Protocol, default PAPER_PROTOCOL
+        The SGD schedule (:class:`~resnetlearn.learners.training.Protocol`; default arXiv v3 §8.1's).
+    seed : int, default 0
+        The seed, at least 0.
+    smooth : optional
+        As in :class:`~resnetlearn.learners.training.FrozenGate`.
+    target : Target or None, default None
+        The target; None: the §8.1 instance.
+    device : str, torch.device or None, default None
+        The device.
+
+    Returns
+    -------
+    list of dict
+        One row per network (``"relu"``, ``"frozen_gate"``): ``network``, ``m``, ``epochs``, the selected ``lr`` /
+        ``wd``, ``test_error``, ``train_error`` (None and NaN where every run diverged), ``threshold`` (kα²) and
+        ``grid``, every cell's test error.
+    """
     dev = select_device(device)
     inst = target or parity_instance()
     split = data_split(inst, n_train, n_test=n_test, seed=seed, device=dev)
@@ -385,20 +606,28 @@ def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_tra
 
 # ------------------------------------------------------------ what the theorems cover
 def theorem1_ranges(concept=None, *, alpha: float | None = None) -> dict:
-    """The quantities of Theorem 1 (ResNet paper §6, the same number in the
-    NeurIPS and arXiv v3 versions) for a Concept 1 target, with every Θ̃
-    (constants and log factors) dropped, so read them as orders of magnitude:
+    """The quantities of Theorem 1 (ResNet paper §6) for a Concept 1 target, as orders of magnitude.
 
-    * ``alpha_max`` = 1/(k·p_G·ℭ_s(G)): the theorem needs α below this;
-    * ``error_factor`` = (k·p_G·ℭ_s(G))⁴ and ``error_bound`` = α⁴·error_factor:
-      the population risk it guarantees (besides OPT) at ``alpha``;
-    * ``samples_min`` = (k·p_F·ℭ_s(F))²: its sample count T at δ ≥ 1 (T grows
-      like 1/δ² below that), so no smaller N is covered.
+    Every Θ̃ (constants and log factors) is dropped. ℭ_s comes from
+    :func:`resnetlearn.targets.complexity.concept_complexity` as the library builds the target (for the §8.1 instance
+    ‖x‖ = √30, ‖F(x)‖ = √15: the rescaling to norm 1 that Concept 1 assumes multiplies the activations' arguments by
+    factors > 1, which only raises ℭ_s and shrinks ``alpha_max``).
 
-    ℭ_s from :func:`resnetlearn.targets.complexity.concept_complexity` as the library
-    builds the target (for the §8.1 instance ‖x‖ = √30, ‖F(x)‖ = √15: the
-    rescaling to norm 1 that Concept 1 assumes multiplies the activations'
-    arguments by factors > 1, which only raises ℭ_s and shrinks ``alpha_max``)."""
+    Parameters
+    ----------
+    concept : Concept1 or None, default None
+        The target; None: the §8.1 instance.
+    alpha : float or None, default None
+        The α at which ``error_bound`` is taken; None: the target's.
+
+    Returns
+    -------
+    dict
+        ``name``, ``k``, ``p_F``, ``p_G``, ``C_s_F``, ``C_s_G``, ``alpha``; ``alpha_max`` = 1/(k·p_G·ℭ_s(G)), which
+        the theorem needs α below; ``error_factor`` = (k·p_G·ℭ_s(G))⁴ and ``error_bound`` = α⁴·error_factor, the
+        population risk it guarantees (besides OPT); ``samples_min`` = (k·p_F·ℭ_s(F))², its sample count T at
+        δ ≥ 1 (T grows like 1/δ² below that), so no smaller N is covered.
+    """
     c = concept or parity_instance()
     a = c.alpha if alpha is None else alpha
     cc = concept_complexity(c)
@@ -410,18 +639,30 @@ def theorem1_ranges(concept=None, *, alpha: float | None = None) -> dict:
 
 
 def theorem2_ranges(d: int = 30, k: int = 4, alpha: float = 0.3) -> dict:
-    """The kernel lower bound on the §7 hard instance in both versions of the
-    ResNet paper, and the ResNet's sample count from Corollary 7.1, with
-    O/Ω/Θ̃ constants dropped (orders of magnitude):
+    """The kernel lower bound on the §7 hard instance in both versions of the paper, and the ResNet's sample count.
 
-    * arXiv v3, Theorem 2 (restated in §7.1): any α ∈ (0, 1), N ≤ C(d, k)/1000
-      (``n_max_arxiv``), risk > α²/16 (``bound_arxiv``) for at least 99 % of
-      the targets, for every kernel chosen without knowing the target;
-    * NeurIPS, §7 (the sketch in §3 numbers it Theorem 3): k ≥ 4,
-      N ≤ d^{k/2}/log^k d (``n_max_neurips``), α ≥ d^{−k/4} (``alpha_min_neurips``),
-      risk > α²/4 (``bound_neurips``) with probability 0.99 over W* and the samples;
-    * arXiv v3, Corollary 7.1: the ResNet reaches risk about α⁴·2^{O(k)} with
-      N ≈ k²·d/α⁸ samples (``n_resnet``), for α below 1/2^{O(k)}."""
+    O/Ω/Θ̃ constants are dropped: read the numbers as orders of magnitude.
+
+    Parameters
+    ----------
+    d : int, default 30
+        The dimension.
+    k : int, default 4
+        The degree of the parity.
+    alpha : float, default 0.3
+        α.
+
+    Returns
+    -------
+    dict
+        ``d``, ``k``, ``alpha``; arXiv v3 Theorem 2 (restated in §7.1), for any α ∈ (0, 1): ``n_max_arxiv`` =
+        C(d, k)/1000 and ``bound_arxiv`` = α²/16, the risk exceeded for at least 99 % of the targets by every kernel
+        chosen without knowing the target; NeurIPS §7 (the sketch in §3 numbers it Theorem 3), for k ≥ 4
+        (``neurips_needs_k_ge_4``): ``n_max_neurips`` = d^{k/2}/log^k d, ``alpha_min_neurips`` = d^{−k/4} and
+        ``bound_neurips`` = α²/4, with probability 0.99 over W* and the samples; arXiv v3 Corollary 7.1:
+        ``n_resnet`` = k²·d/α⁸, the samples with which the ResNet reaches risk about α⁴·2^{O(k)}, for α below
+        1/2^{O(k)}.
+    """
     return dict(d=d, k=k, alpha=alpha, n_max_arxiv=math.comb(d, k) / 1000, bound_arxiv=alpha**2 / 16,
                 n_max_neurips=d ** (k / 2) / math.log(d) ** k, alpha_min_neurips=d ** (-k / 4),
                 bound_neurips=alpha**2 / 4, neurips_needs_k_ge_4=k >= 4, n_resnet=k**2 * d / alpha**8)
