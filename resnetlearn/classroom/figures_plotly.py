@@ -81,7 +81,24 @@ HOVER_FIELDS = (
 
 # ----------------------------------------------------------------- helpers
 def log_axis(*, values=None, lo: float | None = None, hi: float | None = None, title: str = "") -> dict:
-    """Layout of a log axis with plain labels at ``values`` (the measured points) or 1-2-5 steps in [lo, hi]."""
+    """Layout of a log axis with plain tick labels (never ``3×10²``).
+
+    Parameters
+    ----------
+    values : iterable of float or None, default None
+        The measured points: ticks at the positive finite ones, the range a little beyond them.
+    lo : float or None, default None
+        Without ``values``: the lower end of the data; ticks in 1-2-5 steps in [lo, hi].
+    hi : float or None, default None
+        Without ``values``: the upper end.
+    title : str, default ""
+        The axis title.
+
+    Returns
+    -------
+    dict
+        A plotly axis layout.
+    """
     if values is not None:
         ticks = sorted({float(v) for v in values if is_finite(v) and v > 0})
         lo, hi = ticks[0] / 1.25, ticks[-1] * 1.25
@@ -113,7 +130,33 @@ def _headroom(lo: float, hi: float, factor: float = 1.15) -> tuple[float, float]
 
 def hline(threshold: float | None, x0: float, x1: float, *, name: str | None = None, xaxis: str = "x",
           yaxis: str = "y", showlegend: bool = True, colour: str = THRESHOLD_COLOUR, dash: str = "dash") -> dict:
-    """A horizontal reference line as a plain trace dict (see :func:`threshold_trace`)."""
+    """A horizontal reference line as a plain trace dict (see :func:`threshold_trace`).
+
+    Parameters
+    ----------
+    threshold : float or None
+        The line's value; with no threshold (None, or α = 0) the trace is empty and invisible.
+    x0 : float
+        Where the line starts.
+    x1 : float
+        Where it ends.
+    name : str or None, default None
+        The legend entry; None: :func:`~resnetlearn.classroom.plots.threshold_label`.
+    xaxis : str, default "x"
+        The x axis it is drawn on.
+    yaxis : str, default "y"
+        The y axis.
+    showlegend : bool, default True
+        Whether the legend lists it.
+    colour : str, default THRESHOLD_COLOUR
+        The colour.
+    dash : str, default "dash"
+        The plotly dash style.
+
+    Returns
+    -------
+    dict
+    """
     ok = has_threshold(threshold)
     name = name or threshold_label(threshold)
     return dict(type="scatter", x=[x0, x1] if ok else [], y=[threshold, threshold] if ok else [], mode="lines",
@@ -123,9 +166,25 @@ def hline(threshold: float | None, x0: float, x1: float, *, name: str | None = N
 
 
 def threshold_trace(threshold: float | None, x0: float, x1: float, **kw) -> go.Scatter:
-    """The kα² line as a trace (so a legend click hides it and static pictures draw it); invisible when
-    there is no threshold (α = 0). Keywords: ``name``, ``xaxis``, ``yaxis``, ``showlegend``, ``colour``,
-    ``dash``."""
+    """The kα² line as a trace, so that a legend click hides it and static pictures draw it.
+
+    Invisible when there is no threshold (α = 0).
+
+    Parameters
+    ----------
+    threshold : float or None
+        The line's value.
+    x0 : float
+        Where the line starts.
+    x1 : float
+        Where it ends.
+    **kw
+        ``name``, ``xaxis``, ``yaxis``, ``showlegend``, ``colour``, ``dash`` of :func:`hline`.
+
+    Returns
+    -------
+    plotly.graph_objects.Scatter
+    """
     spec = hline(threshold, x0, x1, **kw)
     spec.pop("type")
     return go.Scatter(**spec)
@@ -166,8 +225,21 @@ POINT_KEYS = ("model", "mode", "m", "n_train", "beta")
 
 
 def seed_stats(runs: list[dict], row: dict) -> dict:
-    """From a per-run table (:func:`resnetlearn.reproduce.load_runs`): how many seeds ran the selected
-    setting of ``row``'s point and the spread of their test errors (min–max)."""
+    """From a per-run table: how many seeds ran the selected setting of a row's point, and their test errors' spread.
+
+    Parameters
+    ----------
+    runs : list of dict
+        The runs (:func:`resnetlearn.reproduce.load_runs`).
+    row : dict
+        The point's row.
+
+    Returns
+    -------
+    dict
+        ``grid_runs`` (the point's runs) and, where some run of the selected setting has a finite error, ``n_seeds``,
+        ``test_error_min``, ``test_error_max`` and ``test_error_median``; empty when no run belongs to the point.
+    """
     same = [r for r in runs if all(r.get(k) == row.get(k) for k in POINT_KEYS if k in r and k in row)]
     if not same:
         return {}
@@ -183,8 +255,22 @@ def seed_stats(runs: list[dict], row: dict) -> dict:
 
 
 def row_seed_stats(row: dict) -> dict:
-    """Seed count and min / median / max test error from a row's own per-seed column (``seed_errors``:
-    the selected lr / wd cell retrained with fresh seeds), when it has one."""
+    """Seed count and min / median / max test error from a row's own per-seed column.
+
+    The column is ``seed_errors``: the selected lr / wd cell retrained with fresh seeds, seed 0 first. The median is
+    over the fresh seeds, as in the tables.
+
+    Parameters
+    ----------
+    row : dict
+        The row.
+
+    Returns
+    -------
+    dict
+        ``n_seeds``, ``diverged_seeds``, ``seed0_test_error`` and, where some seed is finite, ``test_error_min``,
+        ``test_error_max``, ``test_error_median``; empty when the row has no such column.
+    """
     errs = row.get("seed_errors")
     if isinstance(errs, str):
         try:
@@ -215,9 +301,20 @@ the figure) takes the top ~28 px at the right, where a long title would run unde
 
 
 def legend_height(fig: go.Figure) -> int:
-    """About the height in px plotly's vertical legend needs for ``fig`` (font 13: ~20 px an entry or a
-    group title, ``tracegroupgap`` between groups); taller than the plot area, plotly scrolls it and hides
-    the entries below."""
+    """About the height in px that plotly's vertical legend needs for a figure.
+
+    At font 13: about 20 px an entry or a group title, ``tracegroupgap`` between groups. A legend taller than the plot
+    area is scrolled by plotly, hiding the entries below.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+
+    Returns
+    -------
+    int
+    """
     shown = [t for t in fig.data if t.showlegend is not False and t.visible is not False and t.name]
     groups = {t.legendgroup for t in shown}
     titled = {t.legendgroup for t in shown if t.legendgrouptitle and t.legendgrouptitle.text}
@@ -231,9 +328,22 @@ TITLE_CHARACTERS = 60
 
 
 def wrap_title(title: str, width: int = TITLE_CHARACTERS) -> str:
-    """``title`` with plotly line breaks (``<br>``) so that no line is longer than ``width`` characters, broken
-    before a parenthesis where it can be (a parenthesised remark stays on one line), else between words, never
-    inside a word or a setting such as ``m = 200``."""
+    """A title with plotly line breaks (``<br>``) so that no line is longer than ``width`` characters.
+
+    It is broken before a parenthesis where it can be (a parenthesised remark stays on one line), else between words,
+    never inside a word or a setting such as ``m = 200``.
+
+    Parameters
+    ----------
+    title : str
+        The title; existing ``<br>`` are kept.
+    width : int, default TITLE_CHARACTERS
+        The longest line, in characters.
+
+    Returns
+    -------
+    str
+    """
     import re
     import textwrap
 
@@ -270,7 +380,19 @@ at s px is at most about 0.55·n·s px wide (lower-case letters, digits and spac
 
 
 def text_px(text: str, size: float) -> float:
-    """About the width in px of the longest line of a plotly ``text`` (lines split at ``<br>``) at ``size`` px."""
+    """About the width in px of the longest line of a plotly text (lines split at ``<br>``).
+
+    Parameters
+    ----------
+    text : str
+        The text; ``<sub>`` and ``<sup>`` tags are not counted.
+    size : float
+        The font size in px.
+
+    Returns
+    -------
+    float
+    """
     import re
 
     lines = re.sub(r"</?su[bp]>", "", text).split("<br>")
@@ -278,9 +400,23 @@ def text_px(text: str, size: float) -> float:
 
 
 def fit_subplot_titles(fig: go.Figure, width_px: float, size: float) -> int:
-    """Wrap every subplot title of ``fig`` (an annotation above a panel) to the width of its panel when the figure
-    is ``width_px`` wide (at the title's own font size, else ``size`` px), so that neighbouring titles never run
-    into each other; returns the most lines a title takes (0 without subplot titles)."""
+    """Wrap every subplot title of a figure to the width of its panel, so that neighbouring titles never run together.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+        Changed in place.
+    width_px : float
+        The figure's width in px.
+    size : float
+        The font size in px of a title that sets none of its own.
+
+    Returns
+    -------
+    int
+        The most lines a title takes (0 without subplot titles).
+    """
     margin = fig.layout.margin
     inner = width_px - (margin.l if margin.l is not None else 80) - (margin.r if margin.r is not None else 80)
     domains = [fig.layout[k].domain for k in fig.layout if k.startswith("xaxis") and fig.layout[k].domain]
@@ -296,9 +432,26 @@ def fit_subplot_titles(fig: go.Figure, width_px: float, size: float) -> int:
 
 
 def legend_below(fig: go.Figure, width_px: float, size: float) -> int:
-    """Put ``fig``'s legend in rows under the plot area, at the bottom of the figure, and return the px it takes
-    when the figure is ``width_px`` wide and its legend text ``size`` px (entries packed row by row; each about
-    its text, a 40-px line sample and a gap wide). Below, the legend takes no width from the plot."""
+    """Put a figure's legend in rows under the plot area, at the bottom of the figure, and return its height.
+
+    Entries are packed row by row, each about its text, a 40-px line sample and a gap wide. Below, the legend takes no
+    width from the plot.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+        Changed in place.
+    width_px : float
+        The figure's width in px.
+    size : float
+        The legend's font size in px.
+
+    Returns
+    -------
+    int
+        The height in px the legend takes.
+    """
     shown = [t for t in fig.data if t.showlegend is not False and t.visible is not False and t.name]
     title = fig.layout.legend.title.text if fig.layout.legend and fig.layout.legend.title else None
     groups: dict = {}  # plotly stacks the entries of a legend group, and lays the groups out side by side
@@ -356,12 +509,35 @@ under the common colour-vision deficiencies), beside the crimson kα² line; the
 def training_curves(epochs, curves: dict, threshold: float | None, labels=None, *, title: str = "",
                     styles=None, decomposition: bool = True, total_epochs: int | None = None,
                     show_train: bool = True) -> go.Figure:
-    """Test error (solid) and train error (dotted) against epochs, with the kα² line; for the ResNets a
-    second panel with what each block learned (E‖out₁ − β·F‖², E‖residual − α·G(F)‖²).
+    """Test error (solid) and train error (dotted) against epochs, with the kα² line.
 
-    ``curves`` maps name → (E, G) array-like
-    as :func:`resnetlearn.learners.training.train_models` returns; ``styles`` (optional) one
-    :func:`~resnetlearn.classroom.plots.learner_style` per model; ``total_epochs`` fixes the x range (live plots).
+    For the ResNets a second panel shows what each block learned (E‖out₁ − β·F‖², E‖residual − α·G(F)‖²).
+
+    Parameters
+    ----------
+    epochs : sequence of int
+        The epochs evaluated.
+    curves : dict
+        Name → (E, G) array-like, as :func:`resnetlearn.learners.training.train_models` returns: ``"test"`` and,
+        optionally, ``"train"``, ``"out1_vs_base"``, ``"residual_vs_composite"``.
+    threshold : float or None
+        kα²; None or 0 draws no line and says so in the title.
+    labels : sequence of str or None, default None
+        One per model; None: ``model 0``, ``model 1``, ...
+    title : str, default ""
+        The title.
+    styles : sequence of dict or None, default None
+        One :func:`~resnetlearn.classroom.plots.learner_style` per model; None: the 3resnet's.
+    decomposition : bool, default True
+        Draw the second panel when the curves hold finite block errors.
+    total_epochs : int or None, default None
+        Fixes the x range (live plots); None: the last epoch.
+    show_train : bool, default True
+        Draw the train error.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     import torch
 
@@ -427,8 +603,20 @@ QUALITATIVE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf",
 
 
 def series_style(label: str, index: int = 0) -> dict:
-    """The learner style of ``label`` when it names a learner (``3resnet(all)``) or a kernel
-    (``ntk_inf:2layer``); otherwise a colour of :data:`QUALITATIVE`."""
+    """The style of a series: the learner style when the label names a learner or a kernel, else a plain colour.
+
+    Parameters
+    ----------
+    label : str
+        E.g. ``3resnet(all)`` or ``ntk_inf:2layer``.
+    index : int, default 0
+        The series' position, which picks a colour of :data:`QUALITATIVE` for a label that names no learner.
+
+    Returns
+    -------
+    dict
+        ``color``, ``dash``, ``marker``, ``family``.
+    """
     import re
 
     m = re.fullmatch(r"(\w+)\((\w+)\)", label)
@@ -442,11 +630,37 @@ def series_style(label: str, index: int = 0) -> dict:
 def line_figure(x, series: dict, *, x_title: str, y_title: str = ERROR_TITLE, title: str = "",
                 lines=(), log_x: bool = True, log_y: bool = True, hover_format: str = ".3g",
                 x_hover_format: str = "~g") -> go.Figure:
-    """One curve per entry of ``series`` (label → values at ``x``), styled by family when the labels name
-    learners or kernels (e.g. notebook 04's kernels against N), with horizontal reference ``lines``
-    ((value, label) pairs, e.g. ``[(inst.threshold, "kα²")]``), log axes with plain ticks at ``x``.
-    ``hover_format`` / ``x_hover_format``: d3 formats of y and x on hover (``"~g"`` drops trailing zeros:
-    30, not 30.0000)."""
+    """One curve per entry of ``series``, styled by family when the labels name learners or kernels.
+
+    E.g. notebook 04's kernels against N, with horizontal reference lines and log axes with plain ticks at ``x``.
+
+    Parameters
+    ----------
+    x : sequence of float
+        The x values.
+    series : dict
+        Label → values at ``x`` (None or non-finite values are gaps).
+    x_title : str
+        The x axis title.
+    y_title : str, default ERROR_TITLE
+        The y axis title.
+    title : str, default ""
+        The figure's title.
+    lines : sequence of (float, str), default ()
+        Horizontal reference lines, e.g. ``[(inst.threshold, "kα²")]``.
+    log_x : bool, default True
+        A log x axis.
+    log_y : bool, default True
+        A log y axis.
+    hover_format : str, default ".3g"
+        The d3 format of y on hover.
+    x_hover_format : str, default "~g"
+        The d3 format of x on hover (``"~g"`` drops trailing zeros: 30, not 30.0000).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     xs = [float(v) for v in x]
     fig = go.Figure()
     vals = []
@@ -480,14 +694,25 @@ def _family_rank(model: str, mode: str | None) -> tuple:
 
 
 def result_figure(result, runs: list[dict] | None = None, *, title: str | None = None) -> go.Figure:
-    """The interactive version of a reproduced figure (a :class:`~resnetlearn.reproduce.FigureResult`,
-    e.g. from ``load_figure(name, directory)``): test error against width m (or N) per learner, Figure 3
-    as one panel per training mode coloured by β, Figure 4 as error against ‖W‖_F.
+    """The interactive version of a reproduced figure.
 
-    Hover shows the learner, the width / N, the test and train error, the selected lr and wd (or ridge
-    and kernel setting), the grid size, and — from ``runs`` (:func:`~resnetlearn.reproduce.load_runs`) or
-    from per-seed columns of the rows when present — how many seeds ran the selected setting and the
-    min / median / max of their test errors.
+    Test error against width m (or N) per learner; Figure 3 as one panel per training mode coloured by β; Figure 4 as
+    error against ‖W‖_F. Hover shows the learner, the width / N, the test and train error, the selected lr and wd (or
+    ridge and kernel setting), the grid size and, from ``runs`` or from per-seed columns of the rows when present, how
+    many seeds ran the selected setting and the min / median / max of their test errors.
+
+    Parameters
+    ----------
+    result : FigureResult
+        E.g. from ``load_figure(name, directory)``.
+    runs : list of dict or None, default None
+        The figure's runs (:func:`~resnetlearn.reproduce.load_runs`).
+    title : str or None, default None
+        The title; None: the figure's headline and its scale.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     spec = figure_spec(result.name)
     rows = _with_runs([dict(r) for r in result.rows], runs)
@@ -527,8 +752,20 @@ LINE_STYLES = {"kα²": (THRESHOLD_COLOUR, "dash"), "α²/4": ("#6a3d9a", "dot")
 
 
 def reference_lines(name: str) -> list[tuple[float, str]]:
-    """(value, label) of a figure's horizontal reference lines — kα², α²/4, predicting 0 — from the
-    figure's definition in :mod:`resnetlearn.reproduce.figures` (the same lines as the CLI's plots)."""
+    """A figure's horizontal reference lines (kα², α²/4, predicting 0), from its definition.
+
+    The same lines as the command line's plots (:mod:`resnetlearn.reproduce.figures`).
+
+    Parameters
+    ----------
+    name : str
+        The figure.
+
+    Returns
+    -------
+    list of (float, str)
+        (value, label) pairs.
+    """
     return [(float(v), str(label)) for v, label in figure_spec(name).lines()]
 
 
@@ -681,11 +918,26 @@ no file browser): the narrowest a slide's figure is shown at, so the one its tex
 
 
 def for_projector(fig: go.Figure, *, title: str | None = None, size: int = PROJECTOR_FONT) -> go.Figure:
-    """``fig`` for a slide read from the back of a room: every text (title, axis titles, ticks, legend, subplot
-    titles, hover labels) at ``size`` px or more, subplot titles wrapped to their panels and the legend in rows
-    below the plot area (so it takes no width) at the deck's narrowest width (:data:`DECK_PX`), a shorter
-    ``title`` when given (a long one would run off a 1024-px-wide screen). Rendering only: the traces are
-    untouched."""
+    """A figure for a slide read from the back of a room.
+
+    Every text (title, axis titles, ticks, legend, subplot titles, hover labels) is at ``size`` px or more, subplot
+    titles are wrapped to their panels and the legend set in rows below the plot area (so it takes no width) at the
+    deck's narrowest width (:data:`DECK_PX`). Rendering only: the traces are untouched.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+        Left unchanged: a copy is returned.
+    title : str or None, default None
+        A shorter title (a long one would run off a 1024-px-wide screen); None keeps the figure's.
+    size : int, default PROJECTOR_FONT
+        The smallest text size in px.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = go.Figure(fig)
     if title is not None:
         fig.update_layout(title_text=title)
@@ -705,29 +957,75 @@ def for_projector(fig: go.Figure, *, title: str | None = None, size: int = PROJE
 
 # ----------------------------------------------------------------- display (the static picture: static_picture)
 def epoch_axis(total_epochs: int) -> dict:
-    """Layout of an epoch axis from 0 to ``total_epochs`` with integer ticks only (1, 2, 5, 10, … apart, at most
-    eight), so a run stopped after one evaluation is not drawn on a fractional axis such as 12.4 … 13.6; the
-    static picture reads the same ticks (``dtick``)."""
+    """Layout of an epoch axis from 0 to ``total_epochs`` with integer ticks only.
+
+    Ticks are 1, 2, 5, 10, ... apart, at most eight, so a run stopped after one evaluation is not drawn on a
+    fractional axis such as 12.4 … 13.6; the static picture reads the same ticks (``dtick``).
+
+    Parameters
+    ----------
+    total_epochs : int
+        The last epoch (at least 1 is used).
+
+    Returns
+    -------
+    dict
+        A plotly axis layout.
+    """
     total = max(int(total_epochs or 0), 1)
     step = next(s * 10**k for k in range(12) for s in (1, 2, 5) if total / (s * 10**k) <= 8)
     return dict(title=dict(text="epoch"), range=[0, total], tick0=0, dtick=step)
 
 
 def result_png(result) -> bytes:
-    """The static picture of a reproduced figure as PNG bytes (the command line's ``FIG.png``): the
-    notebooks' picture of :func:`result_figure`, drawn by :func:`to_matplotlib`."""
+    """The static picture of a reproduced figure as PNG bytes (the command line's ``FIG.png``).
+
+    The notebooks' picture of :func:`result_figure`, drawn by :func:`to_matplotlib`.
+
+    Parameters
+    ----------
+    result : FigureResult
+        The figure.
+
+    Returns
+    -------
+    bytes
+    """
     return to_png(to_matplotlib(result_figure(result)))
 
 
 def figure_json(fig: go.Figure) -> dict:
-    """The figure as pure JSON (what JupyterLab's plotly renderer reads)."""
+    """The figure as pure JSON (what JupyterLab's plotly renderer reads).
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+
+    Returns
+    -------
+    dict
+    """
     out = json.loads(pio.to_json(fig, validate=False))
     out.setdefault("config", {"displaylogo": False, "responsive": True})
     return out
 
 
 def mime_bundle(fig: go.Figure, static=None) -> dict:
-    """One display with the interactive figure, a PNG (from matplotlib) and a short text."""
+    """One display with the interactive figure, a PNG (from matplotlib) and a short text.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    static : matplotlib.figure.Figure or None, default None
+        The picture; None: :func:`~resnetlearn.classroom.static_picture.notebook_picture` of ``fig``.
+
+    Returns
+    -------
+    dict
+        MIME type → data.
+    """
     png = to_png(static if static is not None else notebook_picture(fig))
     title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else "figure"
     return {PLOTLY_MIME: figure_json(fig), "image/png": base64.b64encode(png).decode("ascii"),
@@ -735,9 +1033,17 @@ def mime_bundle(fig: go.Figure, static=None) -> dict:
 
 
 def show_figure(fig: go.Figure, static=None) -> None:
-    """Display ``fig`` interactively with a static PNG in the same output (JupyterLab draws the plotly
-    figure; GitHub and other static viewers show the PNG). ``static``: a matplotlib figure to use as the
-    picture instead of :func:`to_matplotlib`'s drawing."""
+    """Display a figure interactively, with a static PNG in the same output.
+
+    JupyterLab draws the plotly figure; GitHub and other static viewers show the PNG.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    static : matplotlib.figure.Figure or None, default None
+        A matplotlib figure to use as the picture instead of :func:`to_matplotlib`'s drawing.
+    """
     from IPython.display import publish_display_data
 
     publish_display_data(mime_bundle(fig, static))
