@@ -36,17 +36,59 @@ SLIDESHOW_SETTINGS = {"active": True, "showCodeCellPrompt": True}
 
 
 def settings_dir(folder: Path) -> Path:
+    """Where the lecture's own JupyterLab settings live: ``FOLDER/.jupyter/settings``.
+
+    Parameters
+    ----------
+    folder : Path
+        The lecture's folder.
+
+    Returns
+    -------
+    Path
+    """
     return Path(folder) / ".jupyter" / "settings"
 
 
 def workspaces_dir(folder: Path) -> Path:
+    """Where the lecture's own JupyterLab workspaces live: ``FOLDER/.jupyter/workspaces``.
+
+    Parameters
+    ----------
+    folder : Path
+        The lecture's folder.
+
+    Returns
+    -------
+    Path
+    """
     return Path(folder) / ".jupyter" / "workspaces"
 
 
 def prepare(folder: Path, deck: Path = DECK) -> tuple[Path, bool]:
-    """The working copy of ``deck`` in ``folder`` (made only when missing) and whether it was made now; the
-    lecture's settings written (the slideshow plugin's file only: other settings changed while presenting
-    are kept)."""
+    """Make the working copy of the deck (only when missing) and write the lecture's settings.
+
+    Only the slideshow plugin's settings file is written: other settings changed while presenting are kept.
+
+    Parameters
+    ----------
+    folder : Path
+        The lecture's folder, created if missing.
+    deck : Path, default DECK
+        The shipped deck.
+
+    Returns
+    -------
+    copy : Path
+        The working copy.
+    made : bool
+        Whether it was made now.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``deck`` is not a file.
+    """
     folder = Path(folder)
     if not Path(deck).is_file():
         raise FileNotFoundError(f"deck: no file {deck}")
@@ -63,7 +105,19 @@ def prepare(folder: Path, deck: Path = DECK) -> tuple[Path, bool]:
 
 
 def lab_arguments(folder: Path) -> list[str]:
-    """JupyterLab's arguments that serve ``folder`` with the lecture's settings and workspaces, deck open."""
+    """JupyterLab's arguments that serve a folder with the lecture's settings and workspaces, the deck open.
+
+    ``--allow-root`` is added when running as root.
+
+    Parameters
+    ----------
+    folder : Path
+        The lecture's folder.
+
+    Returns
+    -------
+    list of str
+    """
     folder = Path(folder).resolve()
     args = [f"--ServerApp.root_dir={folder}", f"--LabApp.user_settings_dir={settings_dir(folder)}",
             f"--LabApp.workspaces_dir={workspaces_dir(folder)}", f"--LabApp.default_url=/lab/tree/{COPY_NAME}",
@@ -74,6 +128,18 @@ def lab_arguments(folder: Path) -> list[str]:
 
 
 def main(argv=None) -> int:
+    """``python -m resnetlearn.classroom.lecture``: prepare the folder and replace this process with JupyterLab.
+
+    Parameters
+    ----------
+    argv : list of str or None, default None
+        ``[--folder FOLDER] [-- JUPYTERLAB ARGUMENTS]``; None reads ``sys.argv``.
+
+    Returns
+    -------
+    int
+        Never returns in practice: the process becomes JupyterLab.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[:argv.index("--")] if "--" in argv else argv

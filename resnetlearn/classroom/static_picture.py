@@ -42,9 +42,21 @@ look-alike U+1D506 in the mathematical-fraktur block is an unassigned code point
 
 
 def mpl_text(text: str) -> str:
-    """A plotly text for a matplotlib figure: ``<br>`` (plotly's line break) as a new line, ``<sub>…</sub>``
-    / ``<sup>…</sup>`` (plotly's sub- and superscripts) and ℭ (ℭ_s, ℭ_ε) as mathtext, so the static
-    picture shows what the interactive one does instead of tags; other text unchanged."""
+    """A plotly text for a matplotlib figure.
+
+    ``<br>`` (plotly's line break) becomes a new line, ``<sub>…</sub>`` / ``<sup>…</sup>`` (plotly's sub- and
+    superscripts) and ℭ (ℭ_s, ℭ_ε) become mathtext, so the static picture shows what the interactive one does instead
+    of tags; other text is unchanged.
+
+    Parameters
+    ----------
+    text : str
+        The text; anything that is not a string is returned as it is.
+
+    Returns
+    -------
+    str
+    """
     if not isinstance(text, str):
         return text
     text = re.sub(r"<br\s*/?>", "\n", text)
@@ -77,11 +89,27 @@ def _apply_axis(ax, which: str, spec) -> None:
 
 
 def to_matplotlib(fig: go.Figure, *, size=None, large: bool = False, stacked: bool = False):
-    """A matplotlib drawing of a plotly figure made by this package (scatter traces, subplots, log axes,
-    titles, legend outside): the one static picture of every figure — beside every interactive one in the
-    notebooks, the live widgets' PNG view and the command line's ``FIG.png``. ``large``: the
-    projector-friendly sizes of :func:`resnetlearn.classroom.plots.style`. ``stacked``: every panel on a row of
-    its own and the legend below them, so that a narrow picture (``size``) keeps its text at full size."""
+    """A matplotlib drawing of a plotly figure made by this package: the one static picture of every figure.
+
+    It draws scatter traces, subplots, log axes, titles and the legend outside; it is the picture beside every
+    interactive one in the notebooks, the live widgets' PNG view and the command line's ``FIG.png``.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    size : tuple of float or None, default None
+        (width, height) in inches; None: from the number of panels.
+    large : bool, default False
+        The projector-friendly sizes of :func:`resnetlearn.classroom.plots.style`.
+    stacked : bool, default False
+        Every panel on a row of its own and the legend below them, so that a narrow picture keeps its text at full
+        size (three or more panels are always stacked).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     n = len(_axis_names(fig))
     width = 13.0 if large else FIGURE_WIDTH
     # three or more panels are stacked, one per row, so the picture keeps the width of the output area
@@ -98,8 +126,22 @@ and its fonts are what the reader sees."""
 
 
 def notebook_picture(fig: go.Figure, *, large: bool = False):
-    """The static picture of ``fig`` for a notebook's output: panels stacked, legend below, :data:`NOTEBOOK_WIDTH`
-    wide, tall enough for its panels, its legend and a wrapped title."""
+    """The static picture of a figure for a notebook's output.
+
+    Panels stacked, legend below, :data:`NOTEBOOK_WIDTH` wide, tall enough for its panels, its legend and a wrapped
+    title.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    large : bool, default False
+        The projector-friendly sizes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     n = max(1, len(_axis_names(fig)))
     entries = len({t.name for t in fig.data if t.showlegend is not False and t.visible is not False and t.name
                    and t.x is not None and len(t.x)})
