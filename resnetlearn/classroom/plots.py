@@ -32,26 +32,81 @@ BETA_COLOURS = ["#fdcc8a", "#fc8d59", "#e34a33", "#b30000", "#67000d"]
 
 
 def family(model: str, mode: str | None = None) -> str:
-    """ResNet / fully connected / conjugate kernel / NTK / classical kernel (a network trained in mode
-    ``last`` is a conjugate-kernel method, ``ntk`` an NTK method)."""
+    """The family a learner is drawn in: ResNet, fully connected, conjugate kernel, NTK or classical kernel.
+
+    A network trained in mode ``last`` is a conjugate-kernel method, ``ntk`` an NTK method.
+
+    Parameters
+    ----------
+    model : str
+        An architecture (``"3resnet"``, ...) or a kernel's name.
+    mode : str or None, default None
+        The training mode of a network; None for a kernel.
+
+    Returns
+    -------
+    str
+    """
     return style_of(model, mode).family
 
 
 def learner_style(model: str, mode: str | None = None) -> dict:
-    """Colour (by architecture / kernel), dash (by mode; infinite-width kernels dash-dot) and marker
-    (by architecture) of one learner, as plotly names: ``{"color", "dash", "marker", "family"}``, read
-    from the classroom's table (:func:`resnetlearn.classroom.styles.style_of`)."""
+    """Colour, dash and marker of one learner, as plotly names, from the classroom's table.
+
+    Colour by architecture or kernel, dash by mode (infinite-width kernels dash-dot), marker by architecture
+    (:func:`resnetlearn.classroom.styles.style_of`).
+
+    Parameters
+    ----------
+    model : str
+        An architecture (``"3resnet"``, ...) or a kernel's name.
+    mode : str or None, default None
+        The training mode of a network; None for a kernel.
+
+    Returns
+    -------
+    dict
+        ``{"color", "dash", "marker", "family"}``.
+    """
     return style_dict(style_of(model, mode))
 
 
 def style_dict(s) -> dict:
-    """A learner's :class:`~resnetlearn.classroom.styles.Style` as the plotly names the figures take:
-    ``{"color", "dash", "marker", "family"}``."""
+    """A learner's :class:`~resnetlearn.classroom.styles.Style` as the plotly names the figures take.
+
+    Parameters
+    ----------
+    s : Style
+        The style.
+
+    Returns
+    -------
+    dict
+        ``{"color", "dash", "marker", "family"}``.
+    """
     return {"color": s.colour, "dash": s.line, "marker": s.marker, "family": s.family}
 
 
 def log_ticks(lo: float, hi: float, *, steps=(1, 2, 5)) -> list[float]:
-    """Tick positions 1-2-5 × 10^k covering [lo, hi] (for log axes with plain labels, never 3×10²)."""
+    """Tick positions 1-2-5 × 10^k covering [lo, hi], for log axes with plain labels (never 3×10²).
+
+    A narrow range gets the neighbouring values; a wide one coarser steps, then every k-th power of ten (at most
+    about nine ticks).
+
+    Parameters
+    ----------
+    lo : float
+        One end of the range.
+    hi : float
+        The other end.
+    steps : tuple of float, default (1, 2, 5)
+        The mantissas within a decade.
+
+    Returns
+    -------
+    list of float
+        Empty unless both ends are positive and finite.
+    """
     if not (lo > 0 and hi > 0 and math.isfinite(lo) and math.isfinite(hi)):
         return []
     lo, hi = min(lo, hi), max(lo, hi)
@@ -75,7 +130,17 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def tick_label(v: float) -> str:
-    """A short plain label: 0.05, 1, 20, 1000, 10k, 200k; beyond that a power of ten as 10⁶ (never 3×10²)."""
+    """A short plain tick label: 0.05, 1, 20, 1000, 10k, 200k; beyond that a power of ten as 10⁶ (never 3×10²).
+
+    Parameters
+    ----------
+    v : float
+        The tick's value.
+
+    Returns
+    -------
+    str
+    """
     if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-4):
         e = math.log10(abs(v))
         if abs(e - round(e)) < 1e-9:
@@ -88,8 +153,21 @@ def tick_label(v: float) -> str:
 
 
 def readable_log_axis(ax, axis: str, values=None, lo: float | None = None, hi: float | None = None) -> None:
-    """Plain tick labels on a matplotlib log axis: at ``values`` (e.g. the measured widths) or at 1-2-5
-    steps between ``lo`` and ``hi``; minor labels off (no overlapping 3×10² smear)."""
+    """Plain tick labels on a matplotlib log axis, minor labels off (no overlapping 3×10² smear).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes.
+    axis : {"x", "y"}
+        Which axis.
+    values : iterable of float or None, default None
+        Ticks at these values (e.g. the measured widths).
+    lo : float or None, default None
+        Without ``values``: ticks at 1-2-5 steps between ``lo`` and ``hi`` (finer where fewer than two fall in).
+    hi : float or None, default None
+        The upper end, likewise.
+    """
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     ticks = sorted(set(values)) if values is not None else log_ticks(lo, hi)
@@ -102,12 +180,32 @@ def readable_log_axis(ax, axis: str, values=None, lo: float | None = None, hi: f
 
 
 def has_threshold(threshold) -> bool:
-    """Whether a kα² line is meaningful: a positive number (α = 0 gives kα² = 0: no line)."""
+    """Whether a kα² line is meaningful: a positive finite number (α = 0 gives kα² = 0: no line).
+
+    Parameters
+    ----------
+    threshold : float or None
+        kα².
+
+    Returns
+    -------
+    bool
+    """
     return threshold is not None and math.isfinite(threshold) and threshold > 0
 
 
 def threshold_label(threshold) -> str:
-    """'kα² = 1.35', or why there is no line (α = 0: nothing of G(F) to learn)."""
+    """The legend text of the kα² line (``"kα² = 1.35"``), or why there is no line (α = 0: nothing of G(F) to learn).
+
+    Parameters
+    ----------
+    threshold : float or None
+        kα².
+
+    Returns
+    -------
+    str
+    """
     if has_threshold(threshold):
         return f"kα² = {threshold:.3g}"
     return "α = 0: no composite signal, no kα² line"
@@ -122,8 +220,19 @@ font sizes of :func:`style` are what the reader sees."""
 
 
 def style(large: bool = False) -> dict:
-    """rcParams of every matplotlib picture, normal or projector-friendly (``large``). At :data:`DPI` and
-    :data:`FIGURE_WIDTH` the normal sizes read as 13.75 px text and 12.5 px legends at 1280×800."""
+    """The rcParams of every matplotlib picture, normal or projector-friendly.
+
+    At :data:`DPI` and :data:`FIGURE_WIDTH` the normal sizes read as 13.75 px text and 12.5 px legends at 1280×800.
+
+    Parameters
+    ----------
+    large : bool, default False
+        The projector-friendly sizes (font 16 instead of 11).
+
+    Returns
+    -------
+    dict
+    """
     size = 16 if large else 11
     return {"font.size": size, "axes.titlesize": size + 1, "axes.labelsize": size, "xtick.labelsize": size - 1,
             "ytick.labelsize": size - 1, "legend.fontsize": size - 1, "figure.titlesize": size + 1,
@@ -132,8 +241,23 @@ def style(large: bool = False) -> dict:
 
 def placeholder_figure(text: str, threshold: float | None = None, large: bool = False,
                        size=(8, 3.2)) -> Figure:
-    """An empty plot with a message ("press Train …"), shown before the first run instead of a
-    broken-image icon; draws the kα² line when given."""
+    """An empty plot with a message ("press Train …"), shown before the first run instead of a broken-image icon.
+
+    Parameters
+    ----------
+    text : str
+        The message.
+    threshold : float or None, default None
+        kα², drawn as a line when meaningful.
+    large : bool, default False
+        The projector-friendly sizes.
+    size : tuple of float, default (8, 3.2)
+        (width, height) in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     with plt.rc_context(style(large)):
         fig = Figure(figsize=size)
         ax = fig.subplots()
@@ -159,7 +283,18 @@ that × :data:`DPI` / 72 × shown width / natural width px (``course/projector.p
 
 
 def smallest_font_pt(fig: Figure) -> float | None:
-    """The smallest font size (points) among the drawn, non-empty texts of a figure (after it is drawn)."""
+    """The smallest font size (points) among the drawn, non-empty texts of a figure (after it is drawn).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+
+    Returns
+    -------
+    float or None
+        None when it has no text.
+    """
     from matplotlib.text import Text
 
     sizes = [t.get_fontsize() for t in fig.findobj(Text)
@@ -178,8 +313,19 @@ def _with_text_chunk(png: bytes, key: str, value: str) -> bytes:
 
 
 def to_png(fig: Figure) -> bytes:
-    """PNG bytes of a figure (for an ipywidgets.Image updated from a thread), with its smallest font recorded
-    (:data:`SMALLEST_FONT_KEY`)."""
+    """PNG bytes of a figure, with its smallest font recorded in a text chunk (:data:`SMALLEST_FONT_KEY`).
+
+    For an ``ipywidgets.Image`` updated from a thread, among others; drawn at :data:`DPI`.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+
+    Returns
+    -------
+    bytes
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
     size = smallest_font_pt(fig)
@@ -188,7 +334,18 @@ def to_png(fig: Figure) -> bytes:
 
 
 def png_smallest_font_pt(png: bytes) -> float | None:
-    """The smallest font a PNG of :func:`to_png` records (None when it records none)."""
+    """The smallest font a PNG of :func:`to_png` records.
+
+    Parameters
+    ----------
+    png : bytes
+        The PNG.
+
+    Returns
+    -------
+    float or None
+        None when it records none.
+    """
     import struct
 
     pos = 8
@@ -204,19 +361,40 @@ def png_smallest_font_pt(png: bytes) -> float | None:
 
 
 def show(fig: Figure) -> None:
-    """Display a matplotlib figure (e.g. :func:`energy_figure`) as a PNG in the
-    notebook (works with any backend, and in committed outputs)."""
+    """Display a matplotlib figure (e.g. :func:`energy_figure`) as a PNG in the notebook.
+
+    Works with any backend, and in committed outputs.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    """
     from IPython.display import Image, display
 
     display(Image(to_png(fig)))
 
 
 def energy_figure(alpha: float = 0.3, beta: float = 1.0, large: bool = False):
-    """How the target energy of the §8.1 parity instance splits between β·F and
-    α·G(F) (exact, by Parseval: distinct parities are orthonormal), with the
-    kα² line — the error of a model that learned F and nothing of G.
+    """How the target energy of the §8.1 parity instance splits between β·F and α·G(F), with the kα² line.
 
-    Returns the figure and the instance's :class:`~resnetlearn.targets.concept.ReferenceErrors`.
+    Exact, by Parseval: distinct parities are orthonormal. The kα² line is the error of a model that learned F and
+    nothing of G.
+
+    Parameters
+    ----------
+    alpha : float, default 0.3
+        α, in [0, 1).
+    beta : float, default 1.0
+        β, at least 0.
+    large : bool, default False
+        The projector-friendly sizes.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    errors : ReferenceErrors
+        The instance's :class:`~resnetlearn.targets.concept.ReferenceErrors`.
     """
     r = parity_instance(alpha=alpha, beta=beta).reference_errors()
     with plt.rc_context(style(large)):
