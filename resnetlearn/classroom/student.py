@@ -44,10 +44,26 @@ _HTML = re.compile(r"<[^>]+>")
 
 
 def folded_blocks(text: str, *, where: str = "text") -> list[tuple[int, int]]:
-    """Spans ``(start, end)`` of the top-level ``<details>…</details>`` blocks of a markdown text, in order.
+    """Spans of the top-level ``<details>…</details>`` blocks of a markdown text, in order.
 
-    Raises ValueError, naming ``where``, when the tags are unbalanced or nested (a block must open and close
-    inside one cell, and folding inside a fold is not used by the notebooks)."""
+    Parameters
+    ----------
+    text : str
+        A markdown cell's text.
+    where : str, default "text"
+        Where the text is, named in errors.
+
+    Returns
+    -------
+    list of (int, int)
+        ``(start, end)`` offsets.
+
+    Raises
+    ------
+    ValueError
+        Naming ``where``, when the tags are unbalanced or nested (a block must open and close inside one cell, and
+        folding inside a fold is not used by the notebooks).
+    """
     spans, start = [], None
     for m in _TAG.finditer(text):
         opening = not m.group(0).startswith("</")
@@ -66,31 +82,95 @@ def folded_blocks(text: str, *, where: str = "text") -> list[tuple[int, int]]:
 
 
 def summary(block: str) -> str:
-    """The visible title of a folded block (its ``<summary>`` without markup); '' when it has none."""
+    """The visible title of a folded block: its ``<summary>`` without markup.
+
+    Parameters
+    ----------
+    block : str
+        The text of a ``<details>…</details>`` block.
+
+    Returns
+    -------
+    str
+        Empty when it has none.
+    """
     m = _SUMMARY.search(block)
     return " ".join(_HTML.sub("", m.group(1)).split()) if m else ""
 
 
 def placeholder(block: str) -> str:
-    """The line that replaces a removed answer block: its title in bold, then where the answer is."""
+    """The line that replaces a removed answer block: its title in bold, then where the answer is.
+
+    Parameters
+    ----------
+    block : str
+        The text of a ``<details>…</details>`` block.
+
+    Returns
+    -------
+    str
+    """
     title = summary(block) or "Answer"
     return f"**{title}** — {NOTE}" if title == "Answer" else f"**{title}** — answer {NOTE}"
 
 
 def strip_keys(text: str) -> str:
-    """``text`` without its answer-key comments (``<!-- key: … -->``, each with the line it stood on when it
-    stood alone)."""
+    """A text without its answer-key comments (``<!-- key: … -->``, each with the line it stood on when alone).
+
+    Parameters
+    ----------
+    text : str
+        A markdown cell's text.
+
+    Returns
+    -------
+    str
+    """
     return _KEY_INLINE.sub("", _KEY_LINE.sub("", text))
 
 
 def is_answer(block: str) -> bool:
-    """True unless the block's summary starts with one of :data:`KEPT_SUMMARIES`."""
+    """Whether a folded block is an answer: True unless its summary starts with one of :data:`KEPT_SUMMARIES`.
+
+    Parameters
+    ----------
+    block : str
+        The text of a ``<details>…</details>`` block.
+
+    Returns
+    -------
+    bool
+    """
     return not summary(block).startswith(KEPT_SUMMARIES)
 
 
 def strip_answers(nb, *, keep_outputs: bool = False, name: str = "notebook"):
-    """A copy of ``nb`` without its folded answers; returns ``(copy, removed)``, ``removed`` the answer blocks'
-    text as it stood in ``nb``. ``nb`` itself is not changed."""
+    """A copy of a notebook without its folded answers; the notebook itself is not changed.
+
+    Answer blocks are replaced by :func:`placeholder` lines, answer keys removed from every markdown cell, and, unless
+    kept, code outputs, execution counts and the widget state cleared.
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        The notebook.
+    keep_outputs : bool, default False
+        Keep the code cells' outputs.
+    name : str, default "notebook"
+        The notebook's name, in errors.
+
+    Returns
+    -------
+    copy : nbformat.NotebookNode
+        The student copy.
+    removed : list of str
+        The answer blocks' text as it stood in ``nb``.
+
+    Raises
+    ------
+    ValueError
+        If a cell's folded blocks are malformed (:func:`folded_blocks`).
+    """
     out = copy.deepcopy(nb)
     removed = []
     for i, cell in enumerate(out.cells):
@@ -114,8 +194,27 @@ def strip_answers(nb, *, keep_outputs: bool = False, name: str = "notebook"):
 
 
 def student_copy(path, *, keep_outputs: bool = False) -> tuple[bytes, int]:
-    """The student copy of the notebook at ``path`` as the bytes of its file, and the number of answers removed.
-    ValueError naming the file when it is not a notebook (not JSON, not nbformat 4) or its folds are malformed."""
+    """The student copy of the notebook at ``path``, as the bytes of its file.
+
+    Parameters
+    ----------
+    path : path-like
+        The notebook.
+    keep_outputs : bool, default False
+        Keep the code cells' outputs.
+
+    Returns
+    -------
+    data : bytes
+        The copy's file.
+    removed : int
+        The number of answers removed.
+
+    Raises
+    ------
+    ValueError
+        Naming the file when it is not a notebook (not JSON, not nbformat 4) or its folds are malformed.
+    """
     path = Path(path)
     try:
         nb = nbformat.read(path, as_version=4)
@@ -131,11 +230,32 @@ def student_copy(path, *, keep_outputs: bool = False) -> tuple[bytes, int]:
 
 def write_student_copies(src: Path | str = ROOT / "notebooks", out: Path | str = ROOT / "student", *,
                          keep_outputs: bool = False, fresh: bool = False) -> dict[str, int]:
-    """Write the student copy of every ``*.ipynb`` in ``src`` that ``out`` lacks (:func:`copies.write_copies
-    <resnetlearn.classroom.copies.write_copies>`: a copy already there is the student's and is kept; ``fresh``
-    writes every copy anew, moving a student's differing copy to ``out/.old/<time>/``); return the number of
-    answers each copy lacks. Raises ValueError for a notebook that cannot be read or whose folded blocks are
-    malformed, before anything is written."""
+    """Write the student copy of every ``*.ipynb`` in ``src`` that ``out`` lacks.
+
+    A copy already there is the student's and is kept (:func:`copies.write_copies
+    <resnetlearn.classroom.copies.write_copies>`). Every copy is made before anything is written.
+
+    Parameters
+    ----------
+    src : path-like, default ROOT / "notebooks"
+        The folder of the notebooks.
+    out : path-like, default ROOT / "student"
+        The folder for the copies.
+    keep_outputs : bool, default False
+        Keep the code cells' outputs.
+    fresh : bool, default False
+        Write every copy anew, moving a student's differing copy to ``out/.old/<time>/``.
+
+    Returns
+    -------
+    dict of str to int
+        The number of answers each copy lacks, by notebook name.
+
+    Raises
+    ------
+    ValueError
+        For a notebook that cannot be read or whose folded blocks are malformed, before anything is written.
+    """
     counts: dict[str, int] = {}
 
     def make(path: Path) -> bytes:
@@ -147,6 +267,13 @@ def write_student_copies(src: Path | str = ROOT / "notebooks", out: Path | str =
 
 
 def main(argv=None) -> None:
+    """``python -m resnetlearn.classroom.student``: student copies of the notebooks in ``student/``.
+
+    Parameters
+    ----------
+    argv : list of str or None, default None
+        ``[--src DIR] [--out DIR] [--keep-outputs] [--fresh]``; None reads ``sys.argv``.
+    """
     counts: dict[str, int] = {}
 
     def make(path: Path, args) -> bytes:
