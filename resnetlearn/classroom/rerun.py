@@ -60,8 +60,22 @@ _ACTIVE_LOCK = threading.Lock()
 
 
 def expected_time(figure: str, scale: str, measurement=MEASUREMENT) -> str | None:
-    """How long a press takes from an empty store, as measured (``measurement``, a file of
-    ``benchmarks/rerun_button_time.py``), in words; None when nothing was measured for this figure and scale."""
+    """How long a press takes from an empty store, as measured, in words.
+
+    Parameters
+    ----------
+    figure : str
+        The figure.
+    scale : str
+        The scale.
+    measurement : path-like, default MEASUREMENT
+        A file written by ``benchmarks/rerun_button_time.py``.
+
+    Returns
+    -------
+    str or None
+        None when nothing was measured for this figure and scale (or the file cannot be read).
+    """
     try:
         m = json.loads(Path(measurement).read_text())
         if (m["figure"], m["scale"]) != (figure, scale):
@@ -76,8 +90,20 @@ def expected_time(figure: str, scale: str, measurement=MEASUREMENT) -> str | Non
 
 
 def writable(folder) -> str | None:
-    """None when files can be written in ``folder`` (created if missing), else why not (the only reliable test,
-    for permissions, read-only mounts and quotas alike: a file written and removed)."""
+    """Why files cannot be written in a folder, or None when they can.
+
+    The folder is created if missing, then a file is written in it and removed: the only reliable test, for
+    permissions, read-only mounts and quotas alike.
+
+    Parameters
+    ----------
+    folder : path-like
+        The folder.
+
+    Returns
+    -------
+    str or None
+    """
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -96,17 +122,38 @@ def _looks_writable(folder: Path) -> bool:
 
 
 class FigureRerun:
-    """A button that reruns one of the paper's figures (``reproduce.run_figure``) in a background thread
-    and shows the user's run beside the shipped one: the plot of the run, and for each of "your run" and
-    "shipped" its verdict and error table, labelled with the folder it was read from.
+    """A button that reruns one of the paper's figures in a background thread, beside the shipped run.
 
-    "Your run" is the figure's tables in ``mine``, the user's results folder: by default ``my-results/SCALE``
-    beside the shipped ``results/`` (where ``python -m resnetlearn reproduce FIG --scale SCALE`` writes when run
-    from the clone's root), so a run of the command line shows here too. A press writes its tables there as
-    the command line does (``write_outputs``, ``write_provenance``); ``mine`` may not lie in the shipped
-    results, nor ``out`` (the results store) except in its git-ignored ``live/`` folder. Finished points are kept
-    in the store, so a second press only re-plots, and a stopped run resumes. The module docstring says what a
-    press does under faults."""
+    It shows the plot of the run and, for each of "your run" and "shipped", its verdict and error table, labelled
+    with the folder it was read from. "Your run" is the figure's tables in ``mine``, where a press writes them as the
+    command line does (``write_outputs``, ``write_provenance``), so a run of the command line shows here too.
+    Finished points are kept in the store, so a second press only re-plots, and a stopped run resumes. The module
+    docstring says what a press does under faults.
+
+    Parameters
+    ----------
+    figure : str, default "fig2a"
+        The figure, one defined at every scale (:func:`~resnetlearn.reproduce.every_scale`).
+    scale : {"tiny", "quick", "cpu", "paper"}, default "quick"
+        The scale.
+    out : path-like, default "results/live/store"
+        The results store. It may lie in the shipped results only in their git-ignored ``live/`` folder.
+    device : str, torch.device or None, default None
+        The device (:func:`~resnetlearn.device.select_device`).
+    shipped : path-like or None, default None
+        The shipped tables of this figure and scale; None: ``<results>/<scale>`` beside ``<results>/live/store``.
+    mine : path-like or None, default None
+        The user's tables; None: ``my-results/<scale>`` beside the shipped ``results/`` (where
+        ``python -m resnetlearn reproduce FIG --scale SCALE`` writes when run from the clone's root). It may not lie
+        in the shipped results.
+    fallback : path-like or None, default None
+        Where a press writes when ``out`` or ``mine`` cannot be written; None: :data:`FALLBACK`.
+
+    Raises
+    ------
+    ValueError
+        If ``figure`` or ``scale`` is not allowed, or ``mine`` or ``out`` lies in the shipped results.
+    """
 
     def __init__(self, figure: str = "fig2a", scale: str = "quick", *, out="results/live/store", device=None,
                  shipped=None, mine=None, fallback=None):
@@ -188,9 +235,20 @@ class FigureRerun:
         return sides
 
     def comparison(self, runs: dict | None = None) -> str:
-        """The user's run beside the shipped one (``runs``: :meth:`runs`) as text: for each, its label and
-        verdict, where it came from, its verdict line and error table
-        (:func:`~resnetlearn.reproduce.figure_tables.error_table`)."""
+        """The user's run beside the shipped one, as text.
+
+        For each: its label and verdict, where it came from, its verdict line and error table
+        (:func:`~resnetlearn.reproduce.figure_tables.error_table`).
+
+        Parameters
+        ----------
+        runs : dict or None, default None
+            As :meth:`runs` returns; None calls it.
+
+        Returns
+        -------
+        str
+        """
         return "\n\n".join("\n".join(part for part in side if part) for side in self._sides(runs))
 
     def _compare_html(self) -> str:
@@ -239,15 +297,38 @@ class FigureRerun:
         return True
 
     def stop(self, timeout: float = 10.0) -> bool:
-        """Stop the running run within one SGD step (a kernel's solve finishes first); every finished point stays
-        in the store and the next press resumes. Returns whether the run has ended."""
+        """Stop the running run within one SGD step (a kernel's solve finishes first).
+
+        Every finished point stays in the store and the next press resumes.
+
+        Parameters
+        ----------
+        timeout : float, default 10.0
+            Seconds to wait for the run to end.
+
+        Returns
+        -------
+        bool
+            Whether the run has ended.
+        """
         if not self.job.running:
             return True
         self._stopping = True  # the run sees the cancel between two SGD steps and ends with its points stored
         return self.job.stop(timeout, status=f"stopping {self.figure} after the SGD step in progress …")
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the run to end; a kernel interrupt (Ctrl-C) while waiting stops the run, then is raised."""
+        """Wait for the run to end; a kernel interrupt (Ctrl-C) while waiting stops the run, then is raised.
+
+        Parameters
+        ----------
+        timeout : float or None, default None
+            Seconds to wait; None: until it ends.
+
+        Returns
+        -------
+        bool
+            Whether the run has ended.
+        """
         end = None if timeout is None else time.monotonic() + timeout
         try:  # polled, not Thread.join: a KeyboardInterrupt inside join left the thread marked as ended while
             while self.job.running:  # it ran on (Python 3.11), and Stop would then find nothing to stop
