@@ -64,15 +64,46 @@ STEP_RULES = {"lr": (V.real, {"lo": 0, "lo_open": True, "hi": 10}), "wd": (V.rea
 
 
 def error_text(x: float, digits: int = 3) -> str:
-    """A rounded error for legends and status lines (no float noise such as 0.2999999999999999)."""
+    """A rounded error for legends and status lines (no float noise such as 0.2999999999999999).
+
+    Parameters
+    ----------
+    x : float
+        The error; NaN reads ``nan``.
+    digits : int, default 3
+        Decimal places.
+
+    Returns
+    -------
+    str
+    """
     return "nan" if x != x else f"{x:.{digits}f}"
 
 
 def check_learners_fit(learners, *, m: int, n_eval: int, n_gram: int | None, what: str) -> None:
-    """Refuse, before anything is allocated, a width whose learners (:class:`~resnetlearn.reproduce.learner.Network`
-    records, all held at once; their own width is replaced by ``m``) and kernel Gram matrix (``n_gram``
-    samples; None: no kernel) would not fit in memory
-    (:mod:`resnetlearn.memory`), naming a width that fits."""
+    """Refuse, before anything is allocated, a width whose learners and kernel would not fit in memory.
+
+    The learners are all held at once, at width ``m``, on the §8.1 instance (d = 30, k = 15); the message names a
+    width that fits (:mod:`resnetlearn.memory`).
+
+    Parameters
+    ----------
+    learners : sequence of Network
+        The networks (:class:`~resnetlearn.reproduce.learner.Network` records); their own width is replaced by ``m``.
+    m : int
+        The width.
+    n_eval : int
+        The largest set evaluated at once.
+    n_gram : int or None
+        The samples of the kernel's Gram matrix; None: no kernel.
+    what : str
+        What is refused, named in the message.
+
+    Raises
+    ------
+    InsufficientMemoryError
+        If the need exceeds the limit of :func:`resnetlearn.memory.check_memory`.
+    """
     dev = select_device(None)
     d, k = 30, 15  # the §8.1 instance both panels train on (parity_instance defaults)
     gram = 0 if n_gram is None else memory.gram_bytes(n_gram, n_gram)
@@ -85,9 +116,19 @@ def check_learners_fit(learners, *, m: int, n_eval: int, n_gram: int | None, wha
 
 @dataclass(frozen=True)
 class Runner:
-    """One runner of the race: a network (:class:`~resnetlearn.reproduce.learner.Network`: architecture, mode,
-    width, initialisation) with its own lr and weight decay. Its width is the race's: :class:`RaceConfig` holds
-    every runner at ``RaceConfig.m``, so all train at one width."""
+    """One runner of the race: a network with its own lr and weight decay.
+
+    Its width is the race's: :class:`RaceConfig` holds every runner at ``RaceConfig.m``, so all train at one width.
+
+    Parameters
+    ----------
+    learner : Network
+        The network (:class:`~resnetlearn.reproduce.learner.Network`: architecture, mode, width, initialisation).
+    lr : float, default 0.1
+        The learning rate, in (0, 10] (keyword-only).
+    wd : float, default 0.005
+        The weight decay, in [0, 1] (keyword-only).
+    """
 
     learner: Network
     _: KW_ONLY
@@ -99,7 +140,17 @@ class Runner:
         V.check_fields(self, STEP_RULES)
 
     def at_width(self, m: int) -> Runner:
-        """This runner with its network at width ``m`` (the race's)."""
+        """This runner with its network at width ``m`` (the race's).
+
+        Parameters
+        ----------
+        m : int
+            The width.
+
+        Returns
+        -------
+        Runner
+        """
         return self if self.learner.m == m else replace(self, learner=replace(self.learner, m=m))
 
     @property
@@ -125,7 +176,19 @@ class Runner:
 
     @classmethod
     def of_state(cls, entry: dict, *, m: int) -> Runner:
-        """The runner at width ``m`` that a frame's entry (:meth:`state_entry`) names."""
+        """The runner at width ``m`` that a frame's entry names (:meth:`state_entry`).
+
+        Parameters
+        ----------
+        entry : dict
+            ``arch``, ``mode``, ``lr``, ``wd`` and, unless ``"paper"``, ``init``.
+        m : int
+            The race's width (keyword-only).
+
+        Returns
+        -------
+        Runner
+        """
         return cls(Network(entry["arch"], entry["mode"], m=m, init=entry.get("init", "paper")),
                    lr=entry["lr"], wd=entry["wd"])
 
@@ -152,20 +215,63 @@ KERNEL_NAMES = ((Kernel("ntk_inf", "3resnet_eq21"), "NTK ridge (∞-width eq 2.1
 
 
 def kernel_name(kernel: Kernel | None, default: str | None = None) -> str:
-    """What the race's legend calls the kernel reference ``kernel`` (:data:`KERNEL_NAMES`, whatever its width);
-    ``default``, or ``"SPEC ridge"``, for a kernel it has no name for."""
+    """What the race's legend calls a kernel reference (:data:`KERNEL_NAMES`, whatever its width).
+
+    Parameters
+    ----------
+    kernel : Kernel or None
+        The kernel record.
+    default : str or None, default None
+        The name of a kernel the race has no name for; None: ``"SPEC ridge"``.
+
+    Returns
+    -------
+    str
+    """
     name = dict(KERNEL_NAMES).get(replace(kernel, m=None)) if kernel is not None else None
     return name or (default if default is not None else f"{kernel.spec if kernel else None} ridge")
 
 
 @dataclass(frozen=True)
 class RaceConfig:
-    """The race: every learner of ``learners`` trained on the same ``n_train`` samples (seed ``seed``;
-    test samples seed + 1) of the §8.1 instance with (α, β), width ``m``, ``epochs`` epochs (lr ÷ 10 at
-    half-time), taking turns of ``chunk`` epochs; ``learners``: :class:`Runner` records (held at width ``m``);
-    ``kernel``: a :class:`~resnetlearn.reproduce.learner.Kernel` record (one of
-    :data:`resnetlearn.kernels.registry.DEFAULT_KERNELS`, at width ``m``), ridge regression by
-    :func:`resnetlearn.kernels.experiments.kernel_errors` drawn as a horizontal line (None: no kernel)."""
+    """The race: every learner trained on the same samples of the §8.1 instance, taking turns, beside a kernel line.
+
+    The learners train for ``epochs`` epochs (lr ÷ 10 at half-time), ``chunk`` epochs per turn. Every field is
+    checked when the record is built, and the learners and kernel are refused before anything is allocated when they
+    would not fit in memory (:func:`check_learners_fit`).
+
+    Parameters
+    ----------
+    alpha : float, default 0.3
+        α of the instance, in [0, 1).
+    beta : float, default 1.0
+        β, in [0, 1000].
+    m : int, default 200
+        The width of every learner and of the kernel's network, in [1, 100000].
+    n_train : int, default 500
+        Training samples (seed ``seed``), in [50, 10^6]: at least one mini-batch of 50 (§8.1).
+    n_test : int, default 1000
+        Test samples (seed ``seed + 1``), in [1, 10^6] (keyword-only, as every field below).
+    epochs : int, default 200
+        Epochs, in [1, 100000].
+    seed : int, default 0
+        The seed of the samples and the networks.
+    chunk : int, default 10
+        Epochs per turn, in [1, 100000].
+    learners : tuple of Runner, default RACE_LEARNERS
+        The runners, differing in arch/mode; held at width ``m``.
+    kernel : Kernel or None, default RACE_KERNEL
+        The kernel reference, one of :data:`resnetlearn.kernels.registry.DEFAULT_KERNELS` (held at width ``m``):
+        ridge regression by :func:`resnetlearn.kernels.experiments.kernel_errors`, drawn as a horizontal line. None:
+        no kernel.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a field is of the wrong kind or out of range.
+    InsufficientMemoryError
+        If the race would not fit in memory.
+    """
 
     alpha: float = 0.3
     beta: float = 1.0
@@ -207,8 +313,29 @@ class RaceConfig:
 
 @dataclass
 class RaceResult:
-    """What a race produced: final :class:`~resnetlearn.learners.training.TrainResult` per learner label, the
-    kernel reference, kα², the samples every learner trained on, and timings."""
+    """What a race produced.
+
+    Parameters
+    ----------
+    config : RaceConfig
+        The race.
+    threshold : float
+        kα².
+    results : dict
+        Learner label → its final :class:`~resnetlearn.learners.training.TrainResult`.
+    kernel : dict or None
+        The kernel reference (``name``, ``label``, ``test_error``, ...); None without one.
+    train : Sample
+        The samples every learner trained on.
+    test : Sample
+        The test samples.
+    wall_time : float, default 0.0
+        Seconds the race took.
+    first_data_s : float or None, default None
+        Seconds until the first curve point.
+    interrupted : bool, default False
+        Whether the race was cancelled.
+    """
 
     config: RaceConfig
     threshold: float
@@ -271,7 +398,19 @@ class _Turns:
 
 
 def race_state(cfg: RaceConfig, threshold: float) -> dict:
-    """An empty frame of the race: one (empty) curve per learner, no kernel yet."""
+    """An empty frame of the race: one (empty) curve per learner, no kernel yet.
+
+    Parameters
+    ----------
+    cfg : RaceConfig
+        The race.
+    threshold : float
+        kα².
+
+    Returns
+    -------
+    dict
+    """
     return {"threshold": threshold, "epochs_total": cfg.epochs, "alpha": cfg.alpha, "beta": cfg.beta, "m": cfg.m,
             "n_train": cfg.n_train, "learners": [x.state_entry() for x in cfg.learners],
             "curves": {x.label: {"epochs": [], "test": [], "train": []} for x in cfg.learners},
@@ -327,12 +466,26 @@ def _wait(threads: list, cancelled: Callable) -> None:
 
 
 def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, cancel=None) -> RaceResult:
-    """Train every learner of ``cfg`` on the same samples, ``cfg.chunk`` epochs at a time in turn, and
-    compute the kernel reference once (in parallel with the first chunk).
+    """Train every learner of a race on the same samples, ``cfg.chunk`` epochs at a time in turn, with the kernel once.
 
-    ``on_frame(state, force)`` receives a snapshot (a dict of lists, see :func:`race_state`) after each
-    chunk and once at the start and end (``force`` True); ``cancel``: a ``threading.Event`` or a callable
-    returning True stops the race within one SGD step (one epoch where epochs replay as CUDA graphs).
+    The kernel reference is computed in parallel with the first chunk. A learner that fails stops the race and its
+    exception is raised.
+
+    Parameters
+    ----------
+    cfg : RaceConfig
+        The race.
+    device : str, torch.device or None, default None
+        The device (:func:`~resnetlearn.device.select_device`).
+    on_frame : callable or None, default None
+        ``on_frame(state, force)`` receives a snapshot (a dict of lists, see :func:`race_state`) after each chunk and
+        once at the start and end (``force`` True).
+    cancel : threading.Event, callable or None, default None
+        Stops the race within one SGD step (one epoch where epochs replay as CUDA graphs) when set or returning True.
+
+    Returns
+    -------
+    RaceResult
     """
     dev = select_device(device)
     t0 = time.perf_counter()
@@ -408,9 +561,19 @@ def run_race(cfg: RaceConfig, *, device=None, on_frame: Callable | None = None, 
 
 
 def race_outcome(state: dict) -> str:
-    """The race's outcome in words, from a frame (:meth:`RaceResult.state`): which learners end below kα²
-    and which above (or diverged), with the settings; no error values, which the picture and the
-    notebooks' printed cells give."""
+    """The race's outcome in words: which learners end below kα² and which above (or diverged), with the settings.
+
+    No error values: the picture and the notebooks' printed cells give them.
+
+    Parameters
+    ----------
+    state : dict
+        A frame (:func:`race_state`, :meth:`RaceResult.state`).
+
+    Returns
+    -------
+    str
+    """
     thr, k = state["threshold"], state.get("kernel")
     finals = {label: (c["test"][-1] if c["test"] else math.nan) for label, c in state["curves"].items()}
     if k is not None:
@@ -443,10 +606,24 @@ browser open; the same width on a slide, with larger text for ``large``."""
 
 
 def race_figure(state: dict, *, title: str | None = None, large: bool = False):
-    """The race as a plotly figure: test error (log) against epochs for every learner, the kernel
-    reference and kα² as horizontal lines. Always the same traces (empty until data arrive), so a
-    ``FigureWidget`` can be updated in place. Built from plain dicts without plotly's validation
-    (~2 ms instead of ~100 ms a frame on a small CPU)."""
+    """The race as a plotly figure: test error (log) against epochs per learner, the kernel and kα² as lines.
+
+    Always the same traces (empty until data arrive), so a ``FigureWidget`` can be updated in place. Built from plain
+    dicts without plotly's validation (about 2 ms instead of about 100 ms a frame on a small CPU).
+
+    Parameters
+    ----------
+    state : dict
+        A frame (:func:`race_state`, :meth:`RaceResult.state`).
+    title : str or None, default None
+        The title; None: the race's settings.
+    large : bool, default False
+        Larger text and a lower plot, for a slide.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     E = state["epochs_total"]
     traces, ys = [], []
     for x in (Runner.of_state(e, m=state["m"]) for e in state["learners"]):
