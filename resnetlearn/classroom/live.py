@@ -91,8 +91,21 @@ def _config_key(cfg) -> dict:
 
 
 def cached_result(kind: str, cfg) -> dict | None:
-    """The committed final frame of widget ``kind`` ("race" or "trainer") when ``cfg`` equals the
-    configuration it was computed with, else None."""
+    """The committed final frame of a widget, when ``cfg`` equals the configuration it was computed with.
+
+    Parameters
+    ----------
+    kind : {"race", "trainer"}
+        The widget.
+    cfg : RaceConfig or LiveConfig
+        Its configuration.
+
+    Returns
+    -------
+    dict or None
+        The entry of :data:`PICTURES`; None when the file cannot be read, holds another configuration or a frame in
+        an older format (then with a warning).
+    """
     try:
         entry = json.loads(PICTURES.read_text(encoding="utf-8"))[kind]
     except (OSError, KeyError, ValueError):
@@ -110,9 +123,34 @@ def cached_result(kind: str, cfg) -> dict | None:
 # ================================================================= one learner, live (notebook 03)
 @dataclass(frozen=True)
 class LiveConfig:
-    """What one live run of :class:`LiveTrainer` trains: 3resnet(all) of width ``m`` on the §8.1
-    instance with (α, β), learning rate ``lr`` and weight decay ``wd``. Every field is checked: α in
-    [0, 1), β ≥ 0, m ≥ 1, lr > 0, wd ≥ 0, n_train ≥ 50 (one mini-batch), epochs ≥ 1."""
+    """What one live run of :class:`LiveTrainer` trains: 3resnet(all) of width ``m`` on the §8.1 instance.
+
+    Every field is checked when the record is built, and a width that would not fit in memory is refused before
+    anything is allocated.
+
+    Parameters
+    ----------
+    alpha : float, default 0.3
+        α of the instance, in [0, 1).
+    beta : float, default 1.0
+        β, in [0, 1000].
+    m : int, default 200
+        The width, in [1, 100000].
+    lr : float, default 0.1
+        The learning rate, in (0, 10] (keyword-only, as every field below).
+    wd : float, default 0.005
+        The weight decay, in [0, 1].
+    layerwise : bool, default False
+        Train block 1, then block 2 (:func:`~resnetlearn.classroom.experiments.joint_vs_layerwise`).
+    n_train : int, default 500
+        Training samples, in [50, 10^6] (at least one mini-batch).
+    n_test : int, default 1000
+        Test samples, in [1, 10^6].
+    epochs : int, default 400
+        Epochs, in [1, 100000].
+    seed : int, default 0
+        The seed of the samples and the network.
+    """
 
     alpha: float = 0.3
     beta: float = 1.0
@@ -144,8 +182,29 @@ class LiveConfig:
 
 
 def run(cfg: LiveConfig, *, device=None, callback=None, cancel=None, callback_every: int = 10):
-    """Train one 3resnet(all) on the §8.1 instance with (α, β), m, lr, wd from ``cfg``; returns
-    (instance, :class:`~resnetlearn.learners.training.TrainResult`)."""
+    """Train one 3resnet(all) on the §8.1 instance with the settings of ``cfg``.
+
+    Parameters
+    ----------
+    cfg : LiveConfig
+        The settings.
+    device : str, torch.device or None, default None
+        The device (:func:`~resnetlearn.device.select_device`).
+    callback : callable or None, default None
+        Called with the curves so far every ``callback_every`` epochs (as in
+        :class:`~resnetlearn.learners.training.RunOptions`).
+    cancel : threading.Event, callable or None, default None
+        Stops training when set or returning True.
+    callback_every : int, default 10
+        Epochs between evaluations and callbacks.
+
+    Returns
+    -------
+    instance : ParityInstance
+        The target.
+    result : TrainResult
+        The run (:class:`~resnetlearn.learners.training.TrainResult`).
+    """
     inst = parity_instance(alpha=cfg.alpha, beta=cfg.beta)
     dev = select_device(device)
     split = data_split(inst, cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, device=dev)
@@ -182,13 +241,31 @@ def _trainer_data(res, threshold: float) -> dict:
 
 
 class LiveTrainer(Panel):
-    """α, β, m sliders, lr / wd presets, layer-wise switch, Train / Stop, and a live plot of the test
-    error with the kα² line and the block decomposition.
+    """One 3resnet(all) trained live: α, β, m sliders, lr / wd presets, a layer-wise switch, Train / Stop.
 
-    ``cfg`` sets the initial slider values (a width, lr or wd outside the presets is added to them);
-    ``auto`` is the initial state of the "retrain on slider change" toggle (off: sliders only stage
-    settings and Train runs them); ``view``: ``"png"`` (the plotly figure's static picture,
-    :func:`resnetlearn.classroom.static_picture.to_matplotlib`; default), ``"plotly"`` or ``"auto"``.
+    The plot shows the test error with the kα² line and the block decomposition (notebook 03).
+
+    Parameters
+    ----------
+    cfg : LiveConfig or None, default None
+        The initial slider values (a width, lr or wd outside the presets is added to them); None: the defaults.
+    device : str, torch.device or None, default None
+        The device.
+    large : bool, default False
+        The projector-friendly sizes.
+    auto : bool, default False
+        The initial state of the "retrain on slider change" toggle (off: sliders only stage settings and Train runs
+        them).
+    paper_scale : bool, default False
+        Train for 800 epochs, the protocol of arXiv v3 §8.1.
+    view : {"png", "plotly", "auto"}, default "png"
+        The plot: the plotly figure's static picture (:func:`resnetlearn.classroom.static_picture.to_matplotlib`), a
+        plotly figure, or plotly where it works.
+
+    Raises
+    ------
+    TypeError
+        If ``cfg`` is not a :class:`LiveConfig`.
     """
 
     def __init__(self, cfg: LiveConfig | None = None, *, device=None, large: bool = False, auto: bool = False,
@@ -246,6 +323,18 @@ class LiveTrainer(Panel):
 
     @staticmethod
     def describe(cfg: LiveConfig | None) -> str:
+        """The settings of a configuration in one short line, for the status line.
+
+        Parameters
+        ----------
+        cfg : LiveConfig or None
+            The configuration.
+
+        Returns
+        -------
+        str
+            ``"—"`` for None.
+        """
         if cfg is None:
             return "—"
         return (f"α={cfg.alpha:.2f}, β={cfg.beta:.2f}, m={cfg.m}, lr={cfg.lr:g}, wd={cfg.wd:g}"
@@ -341,16 +430,35 @@ def _short_outcome(state: dict) -> str:
 
 # ================================================================= the race (notebooks 00 and 03)
 class LiveRace(Panel):
-    """The contrast of the paper, live: 3resnet(all) against 3layer(all) and 2layer(all), trained on the
-    same samples in turns of a few epochs so every curve advances together, beside an NTK ridge
-    regression (computed once per run) and the kα² line.
+    """The contrast of the paper, live: 3resnet(all) against 3layer(all) and 2layer(all) on the same samples.
 
-    α, β, width m and N sliders stage settings; Train runs them (restarting a running race); Stop ends
-    the race within a second; "retrain on slider change" (``auto``) makes every slider move restart it.
-    ``view``: ``"auto"`` (a plotly FigureWidget where anywidget works, else a PNG), ``"plotly"`` or
-    ``"png"``. ``cfg`` sets the initial values and everything the sliders do not (epochs, learners, lr/wd,
-    kernel); ``min_interval`` throttles drawing (seconds between frames; default 0.25 for plotly, 0.5
-    for png). Drawing runs in its own thread, so training never waits for it.
+    They train in turns of a few epochs so every curve advances together, beside an NTK ridge regression (computed
+    once per run) and the kα² line (notebooks 00 and 03). α, β, width m and N sliders stage settings; Train runs them
+    (restarting a running race); Stop ends the race within a second. Drawing runs in its own thread, so training
+    never waits for it.
+
+    Parameters
+    ----------
+    cfg : RaceConfig or None, default None
+        The initial values and everything the sliders do not set (epochs, learners, lr/wd, kernel); None: the
+        defaults.
+    device : str, torch.device or None, default None
+        The device.
+    view : {"auto", "plotly", "png"}, default "auto"
+        ``"auto"``: a plotly FigureWidget where anywidget works, else a PNG.
+    auto : bool, default False
+        "Retrain on slider change": every slider move restarts the race.
+    large : bool, default False
+        The projector-friendly sizes.
+    min_interval : float or None, default None
+        Seconds between frames; None: 0.25 for plotly, 0.5 for png.
+    result : RaceResult or None, default None
+        A finished race to picture before this widget has run one.
+
+    Raises
+    ------
+    TypeError
+        If ``cfg`` or ``result`` is of the wrong type.
     """
 
     def __init__(self, cfg: RaceConfig | None = None, *, device=None, view: str = "auto", auto: bool = False,
@@ -389,6 +497,18 @@ class LiveRace(Panel):
 
     @staticmethod
     def describe(cfg: RaceConfig | None) -> str:
+        """The settings of a configuration in one short line, for the status line.
+
+        Parameters
+        ----------
+        cfg : RaceConfig or None
+            The configuration.
+
+        Returns
+        -------
+        str
+            ``"—"`` for None.
+        """
         if cfg is None:
             return "—"
         return f"α={cfg.alpha:.2f}, β={cfg.beta:.2f}, m={cfg.m}, N={cfg.n_train}"
@@ -490,13 +610,22 @@ class LiveRace(Panel):
 
 # ================================================================= interact with a picture (notebooks 01, 02, 04)
 class Interact:
-    """``ipywidgets.interact`` (``manual``: ``interact_manual``) whose output reads well before it runs: its
-    display bundle carries the live controls and, for readers without a kernel, the output of ``fn`` at the
-    default setting (its picture as ``image/png``, its printed text as ``text/plain``).
+    """``ipywidgets.interact`` whose output reads well before it runs.
 
-    Without ``manual`` the default setting is computed once, by the widget's own first call; with ``manual``
-    it is computed here, once, for the picture. ``controls`` are ipywidgets' abbreviations or widgets, as
-    for ``interact``."""
+    Its display bundle carries the live controls and, for readers without a kernel, the output of ``fn`` at the
+    default setting (its picture as ``image/png``, its printed text as ``text/plain``). Without ``manual`` the default
+    setting is computed once, by the widget's own first call; with ``manual`` it is computed here, once, for the
+    picture.
+
+    Parameters
+    ----------
+    fn : callable
+        The function the controls drive.
+    manual : bool, default False
+        ``interact_manual``: run only on a button press.
+    **controls
+        ipywidgets' abbreviations or widgets, as for ``interact``.
+    """
 
     def __init__(self, fn, /, *, manual: bool = False, **controls):
         from IPython.utils.capture import capture_output
@@ -553,8 +682,19 @@ def _setting_text(v) -> str:
 
 
 def interact(fn, /, *, manual: bool = False, **controls) -> None:
-    """Display an :class:`Interact` (ipywidgets' ``interact`` with a picture of the default setting); returns
-    None, so a cell may end with it, with or without a semicolon."""
+    """Display an :class:`Interact`: ipywidgets' ``interact`` with a picture of the default setting.
+
+    Returns None, so a cell may end with it, with or without a semicolon.
+
+    Parameters
+    ----------
+    fn : callable
+        The function the controls drive.
+    manual : bool, default False
+        ``interact_manual``: run only on a button press.
+    **controls
+        ipywidgets' abbreviations or widgets, as for ``interact``.
+    """
     from IPython.display import display
 
     display(Interact(fn, manual=manual, **controls))
@@ -562,8 +702,20 @@ def interact(fn, /, *, manual: bool = False, **controls) -> None:
 
 # ================================================================= the committed pictures
 def refresh_pictures(path: Path = PICTURES) -> dict:
-    """Run the race and the trainer at their default settings headless (on the CPU) and write their final
-    frames to ``path``: the static pictures of :class:`LiveRace` and :class:`LiveTrainer`."""
+    """Run the race and the trainer at their default settings on the CPU and write their final frames.
+
+    These are the static pictures of :class:`LiveRace` and :class:`LiveTrainer`.
+
+    Parameters
+    ----------
+    path : Path, default PICTURES
+        The file written.
+
+    Returns
+    -------
+    dict
+        What was written.
+    """
     import platform
 
     import torch
@@ -583,6 +735,20 @@ def refresh_pictures(path: Path = PICTURES) -> dict:
 
 
 def main(argv=None) -> int:
+    """``python -m resnetlearn.classroom.live [--refresh-pictures]``: rewrite the widgets' committed pictures.
+
+    Without the option, the help is printed.
+
+    Parameters
+    ----------
+    argv : list of str or None, default None
+        The arguments; None reads ``sys.argv``.
+
+    Returns
+    -------
+    int
+        0.
+    """
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m resnetlearn.classroom.live", description="The live widgets' pictures.")
