@@ -92,7 +92,7 @@ def k_alpha_squared(answer, *, k: int = 15, alpha: float = 0.3) -> bool | None:
     Returns
     -------
     bool or None
-        True when correct, False when not, None when not answered; one line is printed either way.
+        True when correct, False when not, None when not answered; the verdict is printed either way.
     """
     return _check("k·α²", answer, k * alpha**2,
                   why=f"each of the k = {k} outputs misses α·G_i = ±{alpha:g}, so the error is k·α² = {k * alpha**2:g}",
@@ -123,7 +123,7 @@ def zero_predictor_error(answer, *, k: int = 15, alpha: float = 0.3, beta: float
     Returns
     -------
     bool or None
-        True when correct, False when not, None when not answered; one line is printed either way.
+        True when correct, False when not, None when not answered; the verdict is printed either way.
     """
     right = k * (beta**2 + alpha**2)
     return _check("error of predicting 0", answer, right,
@@ -153,7 +153,7 @@ def composite_degree(answer, *, k_G: int = 4, p_F: int = 2) -> bool | None:
     Returns
     -------
     bool or None
-        True when correct, False when not, None when not answered; one line is printed either way.
+        True when correct, False when not, None when not answered; the verdict is printed either way.
     """
     right = k_G * p_F
     return _check("degree of G(F(x)) in x", answer, right,
@@ -183,7 +183,7 @@ def parities_up_to_degree(answer, *, d: int = 30, degree: int = 2) -> bool | Non
     Returns
     -------
     bool or None
-        True when correct, False when not, None when not answered; one line is printed either way.
+        True when correct, False when not, None when not answered; the verdict is printed either way.
     """
     right = sum(math.comb(d, j) for j in range(degree + 1))
     return _check(f"parities of degree ≤ {degree} in d = {d}", answer, right,
@@ -216,7 +216,7 @@ def theorem1_alpha_max(answer, *, k: int = 15, p_G: int = 8, C_s_G: float = 5e4)
     Returns
     -------
     bool or None
-        True when correct, False when not, None when not answered; one line is printed either way.
+        True when correct, False when not, None when not answered; the verdict is printed either way.
     """
     right = 1 / (k * p_G * C_s_G)
     return _check("Theorem 1's largest α (orders of magnitude)", answer, right,
@@ -247,7 +247,7 @@ def kernel_n_max_arxiv(answer, *, d: int = 30, k: int = 4) -> bool | None:
     Returns
     -------
     bool or None
-        True when correct, False when not, None when not answered; one line is printed either way.
+        True when correct, False when not, None when not answered; the verdict is printed either way.
     """
     right = math.comb(d, k) / 1000
     return _check("largest N covered by arXiv v3 Theorem 2", answer, right,
@@ -277,7 +277,7 @@ def composition_ratio(answer, *, d: int = 30, degree: int = 10) -> bool | None:
     Returns
     -------
     bool or None
-        True when correct, False when not, None when not answered; one line is printed either way.
+        True when correct, False when not, None when not answered; the verdict is printed either way.
     """
     right = d ** (degree / 2)
     return _check("ℭ_s(G∘F)/ℭ_s(G)", answer, right,

@@ -568,8 +568,9 @@ def frozen_gate(*, m: int = 200, lrs=(0.05, 0.1, 0.2), wds=(0.001, 0.005), n_tra
         The SGD schedule (:class:`~resnetlearn.learners.training.Protocol`; default arXiv v3 §8.1's).
     seed : int, default 0
         The seed, at least 0.
-    smooth : optional
-        As in :class:`~resnetlearn.learners.training.FrozenGate`.
+    smooth : float or None, default None
+        The gates: None the indicator 1[· ≥ 0]; a number above 0 the talk's smoothed indicator sigmoid(·/smooth)
+        (:class:`~resnetlearn.learners.training.FrozenGate`).
     target : Target or None, default None
         The target; None: the §8.1 instance.
     device : str, torch.device or None, default None

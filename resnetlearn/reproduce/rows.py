@@ -200,7 +200,8 @@ class Row(_PointColumns):
     device : object
         The device it ran on.
     grid : list or None
-        The grid's cells with their errors, a JSON column.
+        [train error, test error, ‖W‖_F] of every grid run that did not diverge, for a figure that keeps its grid
+        (§8.2); a JSON column.
     runs : list or None
         The point's runs (:class:`Run` fields), when stored with it.
     extra : dict, optional

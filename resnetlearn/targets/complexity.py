@@ -544,7 +544,7 @@ def concept_complexity(concept, *, eps: float = 0.01, R: float = 1.0, C_star: fl
 
 @validate_params({"eps": EPS, "R": RADIUS, "C_star": C_STAR_RULE}, convert=False)
 def describe(act, eps: float = 0.01, R: float = 1.0, C_star: float = C_STAR) -> str:
-    """One line with ℭ_s and ℭ_ε of an activation (§4; companion Def. 2.1, eq 2.2), for the notebook sliders.
+    """One line with ℭ_s and ℭ_ε of an activation (Def. 2.1, eq 2.2), for the notebook sliders.
 
     Where ℭ_ε's series diverges (tanh, sigmoid) the line reports the truncated measure of Example 4.1 and says so;
     where a series diverges even so, it says that instead of failing.
