@@ -196,8 +196,9 @@ class Interval(Constraint):
 class Options(Constraint):
     """One of ``allowed`` (:func:`choice`: compared by type and equality), like scikit-learn's ``StrOptions``."""
 
-    def __init__(self, allowed: Iterable | Mapping | Callable):
+    def __init__(self, allowed: Iterable | Mapping | Callable, *, what: str | None = None):
         self._allowed = allowed if isinstance(allowed, Mapping) or callable(allowed) else tuple(allowed)
+        self.what = what
 
     @property
     def allowed(self) -> tuple:
@@ -206,7 +207,13 @@ class Options(Constraint):
         return tuple(self._allowed() if callable(self._allowed) else self._allowed)
 
     def check(self, name, value, others=None):
-        return choice(name, value, self.allowed)
+        """The value, or an error naming ``name`` (``what``: ``unknown kernel 'x' for name; allowed: ...``)."""
+        try:
+            return choice(name, value, self.allowed)
+        except ValueError:
+            if self.what is None:
+                raise
+        raise ValueError(f"unknown {self.what} {value!r} for {name}; allowed: {', '.join(map(repr, self.allowed))}")
 
     def bad_values(self, others=None):
         return ["no such option", ["a list"]] + ([0.5] if not any(isinstance(a, float) for a in self.allowed) else [])
