@@ -6,7 +6,12 @@ beside its parameters, as a table of :class:`Constraint` objects given to
 :func:`validate_params` (a function) or a record's ``parameter_constraints``
 (:func:`validate_fields`, from its ``__post_init__``); the declarations can
 be listed (:func:`declared_constraints`), and the bad-input tests are generated
-from them. The checks run before any long work starts. Every error is
+from them. The checks run before any long work starts. A constraint states
+one parameter's own domain (:class:`Interval`, :class:`Options`,
+:class:`Boolean`, :class:`Seeds`, :class:`Reals`, :class:`ListOf`,
+:class:`Tensor`, :class:`Instance` of a record, ...); what relates parameters
+to each other (shapes that must agree, one seed that must differ from
+another) is checked in the function's body, after its declarations. Every error is
 a ``ValueError`` (``TypeError`` for a value of the wrong kind) whose message
 names the parameter and the allowed values. Nothing is clipped, rounded or
 broadcast silently: ``2.5`` is not an integer, ``"12"`` is not a list of
