@@ -444,8 +444,8 @@ browser open; the same width on a slide, with larger text for ``large``."""
 RACE_PLOT_PX = {False: 340, True: 230}
 """Height in px of the race's plot area, in a notebook and ``large`` (on a slide). A slide shows its heading, the
 race's controls and status line and the whole figure on a 1280×720 screen without scrolling; for that the large
-figure names the learners alone in its legend (their three entries share a row; lr and wd show on hover) and
-titles itself in one line, beside this lower plot (``tests/test_lecture_browser.py`` measures it)."""
+figure has this lower plot, names the learners alone in its legend (their three entries share a row; lr and wd
+show on hover) and titles itself in one line (``tests/test_lecture_browser.py`` measures the slide)."""
 
 
 def race_figure(state: dict, *, title: str | None = None, large: bool = False):
