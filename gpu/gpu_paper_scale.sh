@@ -22,10 +22,14 @@
 #
 # Memory: each of the WORKERS points running at once on the GPU plans with 1/WORKERS of its memory
 # (resnetlearn.memory.share_device); a network point whose lr x wd grid does not fit in that trains it in
-# the fewest chunks that fit (one size but the last), with the same numbers, and says so ("training 90 models in 2 chunks of
-# <= 45 (memory)"). fig4b's points (90 models on N = 50000 each) fill a GPU alone, so fig4b runs with
+# the fewest chunks that fit (one size but the last), and says so ("training 90 models in 2 chunks of <= 45
+# (memory)"); the two-layer networks' numbers do not depend on the chunks, the 3resnet's only in float32 rounding. fig4b's points (90 models on N = 50000 each) fill a GPU alone, so fig4b runs with
 # FIG4B_WORKERS (default 1): on an H100 its m = 1000 and 2000 points then train in 2 and 4 chunks instead of
 # 10 and 23 (python gpu/memory_chunks.py prints the plan for any figure, GPU size and worker count).
+#
+# A point longer than one call (Figure 4(a) at the widest m, 4(b)) never finishes inside a call on its own:
+# CHECKPOINT_MODELS=K trains at most K models of a grid at once and keeps each finished group in the store
+# (results/<scale>/store/<figure>/<key>.partial/, carried back in the tarball), so the next call goes on from there.
 #
 # The device is left to the default (the GPU when present), so the stored points
 # have the same keys as a CPU run of the same scale: tables can be rewritten from
@@ -40,6 +44,8 @@ FIGURES=${FIGURES:-fig2a fig2b fig3 companion thm3 fig4 fig4b}
 WORKERS=${WORKERS:-6}
 FIG4B_WORKERS=${FIG4B_WORKERS:-1}
 CHECK=${CHECK:-full}
+CHECKPOINT_MODELS=${CHECKPOINT_MODELS:-}
+groups=(); [ -n "$CHECKPOINT_MODELS" ] && groups=(--checkpoint-models "$CHECKPOINT_MODELS")
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 start=$(date +%s)
 save() {
@@ -60,7 +66,8 @@ for fig in $FIGURES; do
   t0=$(date +%s)
   workers=$WORKERS; [ "$fig" = fig4b ] && workers=$FIG4B_WORKERS
   timeout -s INT -k 30 "$left" \
-    python -m resnetlearn reproduce "$fig" --scale "$SCALE" --out "results/${SCALE}" --into-shipped --workers "$workers"
+    python -m resnetlearn reproduce "$fig" --scale "$SCALE" --out "results/${SCALE}" --into-shipped --workers "$workers" \
+    ${groups[@]+"${groups[@]}"}
   echo "$fig: exit $?, $(( $(date +%s) - t0 )) s wall"
   save
 done

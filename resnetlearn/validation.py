@@ -6,7 +6,12 @@ beside its parameters, as a table of :class:`Constraint` objects given to
 :func:`validate_params` (a function) or a record's ``parameter_constraints``
 (:func:`validate_fields`, from its ``__post_init__``); the declarations can
 be listed (:func:`declared_constraints`), and the bad-input tests are generated
-from them. The checks run before any long work starts. Every error is
+from them. The checks run before any long work starts. A constraint states
+one parameter's own domain (:class:`Interval`, :class:`Options`,
+:class:`Boolean`, :class:`Seeds`, :class:`Reals`, :class:`ListOf`,
+:class:`Tensor`, :class:`Instance` of a record, ...); what relates parameters
+to each other (shapes that must agree, one seed that must differ from
+another) is checked in the function's body, after its declarations. Every error is
 a ``ValueError`` (``TypeError`` for a value of the wrong kind) whose message
 names the parameter and the allowed values. Nothing is clipped, rounded or
 broadcast silently: ``2.5`` is not an integer, ``"12"`` is not a list of
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import torch
 
@@ -356,15 +361,52 @@ class Options(Constraint):
 
     Parameters
     ----------
-    allowed : iterable
-        The allowed values.
+    allowed : iterable, mapping or callable
+        The allowed values. A registry (a dict, whose keys are the choices) or a function returning the choices is
+        read at each check, so an entry added later is allowed.
+    what : str or None, default None
+        What a value is, named in the error (``unknown kernel 'x' for name; allowed: ...``); None: :func:`choice`'s
+        message.
     """
 
-    def __init__(self, allowed: Iterable):
-        self.allowed = tuple(allowed)
+    def __init__(self, allowed: Iterable | Mapping | Callable, *, what: str | None = None):
+        self._allowed = allowed if isinstance(allowed, Mapping) or callable(allowed) else tuple(allowed)
+        self.what = what
+
+    @property
+    def allowed(self) -> tuple:
+        """The choices as they are now: a registry (a dict) or a function declared as the choices is read at each
+        check, so an entry added later is allowed."""
+        return tuple(self._allowed() if callable(self._allowed) else self._allowed)
 
     def check(self, name, value, others=None):
-        return choice(name, value, self.allowed)
+        """The value, or an error naming ``name`` and the allowed values.
+
+        Parameters
+        ----------
+        name : str
+            The parameter's name, used in the message.
+        value : object
+            The value given.
+        others : dict or None, default None
+            Unused; part of :meth:`Constraint.check`'s signature.
+
+        Returns
+        -------
+        object
+            ``value``.
+
+        Raises
+        ------
+        ValueError
+            If ``value`` is not one of the choices; with ``what``, the message says ``unknown WHAT``.
+        """
+        try:
+            return choice(name, value, self.allowed)
+        except ValueError:
+            if self.what is None:
+                raise
+        raise ValueError(f"unknown {self.what} {value!r} for {name}; allowed: {', '.join(map(repr, self.allowed))}")
 
     def bad_values(self, others=None):
         return ["no such option", ["a list"]] + ([0.5] if not any(isinstance(a, float) for a in self.allowed) else [])
@@ -387,16 +429,135 @@ class Boolean(Constraint):
 
 
 class Seeds(Constraint):
-    """A non-empty list of seeds in [0, 2**63 - 1] (:func:`seeds`)."""
+    """A list of seeds in [0, 2**63 - 1] (one integer is one seed), at least ``at_least`` of them.
+
+    Parameters
+    ----------
+    at_least : int, default 1
+        The fewest seeds accepted; 0 lets the list be empty.
+    """
+
+    def __init__(self, *, at_least: int = 1):
+        self.at_least = at_least
 
     def check(self, name, value, others=None):
-        return seeds(name, value)
+        out = [integer(f"{name}[{i}]", s, lo=0, hi=MAX_SEED) for i, s in enumerate(sequence(name, value))]
+        if len(out) < self.at_least:
+            least = "one seed" if self.at_least == 1 else f"{self.at_least} seeds"
+            raise ValueError(f"{name} must name at least {least}, got {out or 'an empty list'}")
+        return out
 
     def bad_values(self, others=None):
-        return [[], [-1], [1.5], "12"]
+        return [[-1], [1.5], "12"] + ([list(range(self.at_least - 1))] if self.at_least else [])
 
     def __repr__(self):
-        return "Seeds()"
+        return "Seeds()" if self.at_least == 1 else f"Seeds(at_least={self.at_least})"
+
+
+class ListOf(Constraint):
+    """A non-empty list whose every entry ``inner`` accepts; one value is a list of one (:func:`sequence`).
+
+    An entry that fails is named with its index (``widths[2]``) in the error.
+
+    Parameters
+    ----------
+    inner : Constraint
+        The constraint on each entry.
+    what : str, default "value"
+        What an entry is, named in the error for an empty list.
+    """
+
+    def __init__(self, inner: Constraint, *, what: str = "value"):
+        self.inner, self.what = inner, what
+
+    def check(self, name, value, others=None):
+        out = [self.inner.check(f"{name}[{i}]", v, others) for i, v in enumerate(sequence(name, value))]
+        if not out:
+            raise ValueError(f"{name} must name at least one {self.what}, got an empty list")
+        return out
+
+    def bad_values(self, others=None):
+        inner = [[v] for v in self.inner.bad_values(others) if not isinstance(v, (list, str))]
+        return [[], "12"] + inner
+
+    def __repr__(self):
+        return f"ListOf({self.inner!r})"
+
+
+class Instance(Constraint):
+    """An instance of ``cls``: a record the function reads; a TypeError otherwise, saying how one is made.
+
+    Parameters
+    ----------
+    cls : type
+        The class.
+    text : str or None, default None
+        What the error calls the expected value; None: the class's name.
+    """
+
+    def __init__(self, cls: type, text: str | None = None):
+        self.cls, self.text = cls, text or cls.__name__
+
+    def check(self, name, value, others=None):
+        if not isinstance(value, self.cls):
+            raise TypeError(f"{name} must be a {self.text}, got {type(value).__name__}")
+        return value
+
+    def bad_values(self, others=None):
+        return ["a string", 3]
+
+    def __repr__(self):
+        return f"Instance({self.cls.__name__})"
+
+
+class Noted(Constraint):
+    """``inner`` with a note after the parameter's name in its errors: ``m (width) must be ...``.
+
+    Parameters
+    ----------
+    inner : Constraint
+        The constraint.
+    note : str or callable
+        What the parameter means, or a function of the parameters checked before it (a dict) returning the note,
+        e.g. what leaving the parameter out gives.
+    """
+
+    def __init__(self, inner: Constraint, note: str | Callable[[dict], str]):
+        self.inner, self.note = inner, note
+
+    def check(self, name, value, others=None):
+        note = self.note(others or {}) if callable(self.note) else self.note
+        return self.inner.check(f"{name} ({note})", value, others)
+
+    def bad_values(self, others=None):
+        return self.inner.bad_values(others)
+
+    def __repr__(self):
+        return f"{self.inner!r} ({self.note})" if isinstance(self.note, str) else repr(self.inner)
+
+
+class Tensor(Constraint):
+    """A torch tensor of the given rank(s) with no NaN or inf (:func:`tensor`).
+
+    Parameters
+    ----------
+    ndim : int, tuple of int or None, default None
+        The allowed numbers of dimensions; None: any.
+    """
+
+    def __init__(self, *, ndim: int | tuple[int, ...] | None = None):
+        self.ndim = ndim
+
+    def check(self, name, value, others=None):
+        return tensor(name, value, ndim=self.ndim)
+
+    def bad_values(self, others=None):
+        ranks = (0,) if self.ndim is None else (self.ndim,) if isinstance(self.ndim, int) else self.ndim
+        bad = [[[1.0]], torch.full((1,) * ranks[0], math.nan)]
+        return bad + ([] if self.ndim is None else [torch.zeros((1,) * (max(ranks) + 1))])
+
+    def __repr__(self):
+        return f"Tensor(ndim={self.ndim!r})"
 
 
 class Reals(Constraint):

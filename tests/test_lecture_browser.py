@@ -1,12 +1,16 @@
 """The lecture as `make lecture` opens it, in a real browser: JupyterLab started by the lecture's own arguments on
 a working copy of the deck (all Jupyter folders temporary), already presenting; every slide stepped through at
-1280×720 with no console error; Train pressed on the race's slide and the race seen training; a screenshot of
-every slide at 1024×768, put together in one contact sheet (``test-artifacts/lecture/contact_sheet.png``).
-Skipped where no Chromium, Playwright or jupyterlab-slideshow can be had."""
+1280×720 with no console error; Train pressed on the race's slide and the race seen training; the finished race's
+slide whole on the screen at 1280×720 and at 1024×768 (its heading, its Train button, its plot and every entry of
+its legend inside the window, measured from the page; written to ``test-artifacts/lecture/race_place.json``); a
+screenshot of every slide at 1024×768, put together in one contact sheet
+(``test-artifacts/lecture/contact_sheet.png``). Skipped where no Chromium, Playwright or jupyterlab-slideshow can
+be had."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import time
 from pathlib import Path
 
@@ -38,6 +42,32 @@ ONSCREEN_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets
   .map((c, i) => [i, c]).filter(([i, c]) => c.node.classList.contains('jp-deck-mod-onscreen')).map(([i]) => i)"""
 RACE_CURVES_JS = """(root) => Array.from(root.querySelectorAll('.scatterlayer .trace path.js-line'))
   .map(p => (p.getAttribute('d') || '').length).reduce((a, b) => a + b, 0)"""
+RACE_PLACE_JS = """(root) => { const box = (e) => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; };
+  const heading = document.querySelector('.jp-deck-mod-visible h2');
+  return {height: window.innerHeight, heading: heading ? [heading.textContent, ...box(heading)] : null,
+          train: box(root.querySelector('button')), figure: box(root.querySelector('.js-plotly-plot svg.main-svg')),
+          plot: box(root.querySelector('.js-plotly-plot .draglayer .nsewdrag')),
+          legend: Array.from(root.querySelectorAll('.legend .traces')).map(e => [e.textContent, ...box(e)])}; }"""
+"""Where the race's slide lies in the window (px from its top): the slide's heading, the race's Train button, its
+figure (the whole SVG), its plot area and each legend entry (text, top, bottom)."""
+
+
+def shown_race(page):
+    """The race's widget on the current slide, where the slide reveals it (a fragment is laid out, onscreen,
+    before it is revealed, visible: only a revealed Train is clicked)."""
+    return page.locator(".jp-deck-mod-visible .widget-vbox").filter(has=page.locator("button:has-text('Train')"))
+
+
+def assert_race_on_screen(place: dict, viewport: str) -> None:
+    """The race's slide is whole on the screen: heading, Train button, figure, plot and the legend's five entries
+    (three learners, the kernel, kα² last) between the window's top and bottom."""
+    assert place["heading"] is not None and place["heading"][0].startswith("The race"), (viewport, place)
+    legend = place["legend"]
+    assert len(legend) == 5 and legend[-1][0].startswith("kα²") and "ridge" in legend[-2][0], (viewport, legend)
+    parts = {"heading": place["heading"][1:], "Train": place["train"], "figure": place["figure"],
+             "plot": place["plot"], **{f"legend entry {text!r}": (top, bottom) for text, top, bottom in legend}}
+    outside = {name: box for name, box in parts.items() if box[0] < 0 or box[1] > place["height"]}
+    assert not outside, f"{viewport}: past the window's edge ({place['height']} px high): {outside}"
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +94,11 @@ def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
         page.wait_for_selector(".jp-Notebook", timeout=120_000)
         page.wait_for_selector("body[data-jp-deck-mode='presenting']", state="attached", timeout=60_000)  # presenting
         run_all_and_wait(page)
-        slides, race_status = [], None
+        slides, race_status, places = [], None, {}
         for index in deck_slides(page):
             shown = page.evaluate(ONSCREEN_JS)
             slides.append(index)
-            # a fragment is laid out (onscreen) before it is revealed (visible): click only a revealed Train
-            race = page.locator(".jp-deck-mod-visible .widget-vbox").filter(
-                has=page.locator("button:has-text('Train')"))
+            race = shown_race(page)
             if race.count() and race_status is None:
                 race = race.first
                 status = race.locator(".widget-html").first
@@ -85,6 +113,7 @@ def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
                 after = page.evaluate(RACE_CURVES_JS, race.element_handle())
                 race_status = status.inner_text()
                 page.screenshot(path=str(ARTIFACTS / "race_done_1280x720.png"))
+                places = {"1280x720": page.evaluate(RACE_PLACE_JS, race.element_handle())}
             assert shown, f"nothing on screen at slide {len(slides)} (cell {index})"
         # the same slides at 1024×768, one screenshot each
         page.set_viewport_size({"width": 1024, "height": 768})
@@ -92,6 +121,9 @@ def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
         for n, _ in enumerate(deck_slides(page, settle=1.5), 1):
             shots.append(ARTIFACTS / f"slide_{n:02d}_1024x768.png")
             page.screenshot(path=str(shots[-1]))
+            race = shown_race(page)
+            if race.count() and race_status is not None:  # the finished race, on its slide
+                places["1024x768"] = page.evaluate(RACE_PLACE_JS, race.first.element_handle())
         browser.close()
     contact_sheet(shots, ARTIFACTS / "contact_sheet.png")
     # steps (slides and their fragments) from the first cell until a step no longer moves, at each viewport
@@ -99,4 +131,8 @@ def test_the_deck_presents_every_slide_and_the_race_trains_live(lecture):
     assert race_status is not None, "no slide shows the race's Train button"
     assert "done" in race_status and "3resnet(all)" in race_status, race_status
     assert after != before, "the race's curves did not change after Train"
+    (ARTIFACTS / "race_place.json").write_text(json.dumps(places, indent=1, ensure_ascii=False), encoding="utf-8")
+    assert set(places) == {"1280x720", "1024x768"}, places
+    for viewport, place in places.items():
+        assert_race_on_screen(place, viewport)
     assert not errors, errors

@@ -2,7 +2,8 @@
 width it is shown (so its fonts are not scaled down, and large=True is larger on screen), its two block curves
 differ in colour as well as dash, a figure for a slide has every text at 18 px without a trace changed, subplot
 titles fit their panels at the narrowest width a figure is shown at, titles break between words, and the race is
-drawn no wider than a notebook's output area at 1024×768."""
+drawn no wider than a notebook's output area at 1024×768 (on a slide: titled in one line, its learners' legend
+entries in one row)."""
 
 from __future__ import annotations
 
@@ -126,3 +127,13 @@ def test_the_race_is_drawn_no_wider_than_a_notebooks_output_area_at_1024():
         size = fig.layout.title.font.size
         assert all(_width_px(line, size) <= fig.layout.width - 20 for line in fig.layout.title.text.split("<br>"))
         assert fig.layout.legend.orientation == "h"  # the legend in rows under the plot, not beside it
+        learners = fig.data[:len(state["learners"])]
+        assert all("lr " in t.hovertemplate and "wd " in t.hovertemplate for t in learners)
+        if large:
+            # on a slide, where height is short: a title of one line and the learners' entries in one row (plotly
+            # lays an entry out as a 40-px line sample and gaps beside its text, and wraps at the plot's width)
+            assert "<br>" not in fig.layout.title.text
+            plot = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
+            assert sum(_width_px(t.name, fig.layout.legend.font.size) + 40 for t in learners) <= plot
+        else:
+            assert all("lr " in t.name and "wd " in t.name for t in learners)

@@ -241,10 +241,7 @@ ALLOWED_NUMBERS = (
     4**2 * 30 / 0.3**8,  # arXiv v3 Corollary 7.1's N ≈ k²d/α⁸ at k = 4, d = 30
 )
 
-KNOWN_NUMBERS = [
-    ("04_kernel_failure.ipynb, cell 13", "6.780", "the widget's output at α = 0.6 is not shown anywhere: "
-                                                  "print it or drop the number"),
-]
+KNOWN_NUMBERS: list[tuple[str, str, str]] = []
 
 
 def _classify(flags, known):

@@ -604,6 +604,12 @@ before JupyterLab puts it on the page, where plotly cannot read the output area'
 when the window changes), so it is drawn no wider than a notebook's output area at 1024×768 with the file
 browser open; the same width on a slide, with larger text for ``large``."""
 
+RACE_PLOT_PX = {False: 340, True: 230}
+"""Height in px of the race's plot area, in a notebook and ``large`` (on a slide). A slide shows its heading, the
+race's controls and status line and the whole figure on a 1280×720 screen without scrolling; for that the large
+figure has this lower plot, names the learners alone in its legend (their three entries share a row; lr and wd
+show on hover) and titles itself in one line (``tests/test_lecture_browser.py`` measures the slide)."""
+
 
 def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     """The race as a plotly figure: test error (log) against epochs per learner, the kernel and kα² as lines.
@@ -618,7 +624,7 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     title : str or None, default None
         The title; None: the race's settings.
     large : bool, default False
-        Larger text and a lower plot, for a slide.
+        For a slide: 16-px text, laid out as :data:`RACE_PLOT_PX` says.
 
     Returns
     -------
@@ -630,10 +636,11 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
         label = x.label
         c = state["curves"][label]
         ys += c["test"]
+        steps = f"lr {x.lr:g}, wd {x.wd:g}"
         traces.append(dict(type="scatter", x=c["epochs"], y=[v if v == v else None for v in c["test"]], mode="lines",
-                           name=f"{label}  lr {x.lr:g}, wd {x.wd:g}", legendgroup=label,
+                           name=label if large else f"{label}  {steps}", legendgroup=label,
                            line=dict(color=x.style.colour, width=3 if x.residual else 2.2),
-                           hovertemplate=f"{label}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"))
+                           hovertemplate=f"{label}  {steps}<br>epoch %{{x}}<br>test error %{{y:.3g}}<extra></extra>"))
     k, kname_ = state.get("kernel"), state.get("kernel_name")
     kern = Kernel.of_spec(kname_) if kname_ else None
     kerr = k["test_error"] if k else math.nan
@@ -650,7 +657,8 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     ys += [v for v in (kerr, thr) if v == v and v > 0]
     lo = min([0.05] + [v for v in ys if v == v and v > 0])
     hi = max([25.0] + [v for v in ys if v == v])
-    head = title or (f"Race on the same {state['n_train']} samples: α = {state['alpha']:.2f}, "
+    # on a slide, under the slide's heading (the race), a title of one line
+    head = title or (f"{'The' if large else 'Race on the'} same {state['n_train']} samples: α = {state['alpha']:.2f}, "
                      f"β = {state['beta']:.2f}, m = {state['m']}")
     if not has_threshold(thr):
         head += " (α = 0: no kα² line)"
@@ -658,12 +666,12 @@ def race_figure(state: dict, *, title: str | None = None, large: bool = False):
     head = wrap_title(head, int((RACE_PX - 40) / (CHARACTER_EM * (size + 2))))
     layout = dict(template=TEMPLATE, title=dict(text=head, x=0, xanchor="left", font=dict(size=size + 2)),
                   xaxis=epoch_axis(E), yaxis=log_axis(lo=lo, hi=hi, title=ERROR_TITLE), legend=LEGEND_OUTSIDE,
-                  font=dict(size=size), width=RACE_PX, autosize=False, uirevision="race", hovermode="closest")
+                  font=dict(size=size), width=RACE_PX, autosize=False, uirevision="race", hovermode="closest",
+                  margin=dict(l=70, r=20))
     fig = go.Figure(data=traces, layout=layout, _validate=False)
-    # the legend in rows below the plot (beside it, it would take the plot's width); large (a slide): a lower
-    # plot, so that the race's controls, plot and legend fit a 768-px-high screen together
+    # the legend in rows below the plot (beside it, it would take the plot's width), wrapped at the plot's width
     legend = legend_below(fig, RACE_PX, size)
     top = 40 + (size + 8) * (head.count("<br>") + 1)
-    fig.update_layout(height=(300 if large else 340) + top + 2 * size + 40 + legend,
-                      margin=dict(l=70, r=20, t=top, b=2 * size + 40 + legend))
+    fig.update_layout(height=RACE_PLOT_PX[large] + top + 2 * size + 40 + legend,
+                      margin=dict(t=top, b=2 * size + 40 + legend))
     return fig

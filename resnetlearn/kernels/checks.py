@@ -1,7 +1,8 @@
 """What every kernel computation checks first: its inputs as float64 matrices and its memory need.
 
-Every Gram function and ridge solver of :mod:`resnetlearn.kernels` reads its inputs through :func:`as_matrix` and
-:func:`as_targets` (finite float64 tensors, or an error naming the parameter), and refuses before allocating a
+Every Gram function and ridge solver of :mod:`resnetlearn.kernels` declares its input matrices as :class:`Matrix`
+(:func:`as_matrix`: finite float64 tensors, or an error naming the parameter), reads its labels through
+:func:`as_targets` (their rows against the inputs'), and refuses before allocating a
 computation whose float64 matrices (:func:`check_gram_memory`) or whose network and back-propagated signals
 (:func:`check_network_memory`) would not fit in the memory available (:mod:`resnetlearn.memory`).
 """
@@ -15,6 +16,7 @@ import torch
 from .. import memory
 from .. import validation as V
 from ..learners import networks
+from ..validation import Constraint, Interval, validate_params
 
 F64 = torch.float64
 
@@ -45,21 +47,63 @@ def as_targets(Y, n: int, name="Y") -> torch.Tensor:
     return Y
 
 
-def pair(X1, X2):
-    X1 = as_matrix(X1, "X1")
-    X2 = X1 if X2 is None else as_matrix(X2, "X2")
+class Matrix(Constraint):
+    """A finite 2-d (N, d) tensor or array, as float64 (:func:`as_matrix`); ``square``: an (N, N) Gram matrix."""
+
+    def __init__(self, *, square: bool = False):
+        self.square = square
+
+    def check(self, name, value, others=None):
+        X = as_matrix(value, name)
+        if self.square and X.shape[0] != X.shape[1]:
+            raise ValueError(f"{name} must be a square (N, N) Gram matrix, got {tuple(X.shape)}")
+        return X
+
+    def bad_values(self, others=None):
+        bad = ["X", torch.zeros(3), torch.full((2, 2), math.nan)]
+        return bad + ([torch.zeros(2, 3)] if self.square else [])
+
+    def __repr__(self):
+        return "Matrix(square=True)" if self.square else "Matrix()"
+
+
+class Matrices(Constraint):
+    """A list or tuple of :class:`Matrix` (one per set of test points; ``K_tests[1]`` named in an error)."""
+
+    def check(self, name, value, others=None):
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"{name} must be a list of 2-d matrices (one per set of test points), got "
+                            f"{type(value).__name__}")
+        return [as_matrix(M, f"{name}[{i}]") for i, M in enumerate(value)]
+
+    def bad_values(self, others=None):
+        return [torch.zeros(2, 2), [torch.zeros(3)], [torch.full((2, 2), math.nan)]]
+
+    def __repr__(self):
+        return "Matrices()"
+
+
+MATRIX = Matrix()
+GRAMS = {"X1": MATRIX, "X2": V.NoneOr(MATRIX)}
+"""The inputs of a Gram function K(X1, X2): two float64 matrices, X2 None for X1 itself."""
+
+
+def pair(X1: torch.Tensor, X2: torch.Tensor | None):
+    """The checked inputs of a Gram function (:data:`GRAMS`) against each other, X2 None read as X1: the same
+    dimension d, dtype and device, and the memory of their Gram matrix."""
+    X2 = X1 if X2 is None else X2
     if X2 is not X1:
         V.compatible("X1", X1, "X2", X2, what="dimension d")
     check_gram_memory(X1.shape[0], X2.shape[0], device=X1.device)
     return X1, X2
 
 
+@validate_params({"n1": Interval(int, 0), "n2": Interval(int, 0), "copies": Interval(int, 1)})
 def check_gram_memory(n1: int, n2: int, *, copies: int = 3, device=None) -> None:
     """Refuse (:class:`resnetlearn.memory.InsufficientMemoryError`, a ValueError) an n1×n2 kernel
     computation whose ``copies`` float64 matrices would not fit in the memory available on ``device``
     (the inputs' device: GPU memory for CUDA tensors, RAM otherwise; :func:`resnetlearn.memory.check_memory`),
     naming the number of samples that fits."""
-    n1, n2 = V.integer("n1", n1, lo=0), V.integer("n2", n2, lo=0)
     square = n1 == n2  # an N×N Gram matrix: name the N that fits
     memory.check_memory(memory.gram_bytes(n1, n2, copies), what=f"a {n1}×{n2} kernel computation ({copies} float64 "
                         "copies)", width_name="N (samples)" if square else None, width=n1 if square else None,

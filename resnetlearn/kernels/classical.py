@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import torch
 
-from .. import validation as V
-from .checks import pair
+from ..validation import Boolean, Interval, validate_params
+from .checks import GRAMS, pair
 
 
+@validate_params({**GRAMS, "h": Interval(float, 0, closed="right")})
 def gaussian(X1, X2=None, *, h: float = 1.0) -> torch.Tensor:
     """exp(−‖x − x'‖²/(2h²)), bandwidth h > 0.
 
@@ -22,7 +23,6 @@ def gaussian(X1, X2=None, *, h: float = 1.0) -> torch.Tensor:
     h_paper = 2h², so both name the same family.
     :func:`resnetlearn.kernels.experiments.kernel_errors`
     searches h as a multiple of the median pairwise distance."""
-    h = V.real("h", h, lo=0, lo_open=True)
     X1, X2 = pair(X1, X2)
     sq = (X1**2).sum(1)[:, None] + (X2**2).sum(1)[None, :] - 2 * X1 @ X2.T
     return torch.exp(-sq.clamp_min_(0) / (2 * h * h))
@@ -31,13 +31,13 @@ def gaussian(X1, X2=None, *, h: float = 1.0) -> torch.Tensor:
 def _cosine(X1, X2):
     n1, n2 = X1.norm(dim=1), X2.norm(dim=1)
     if (n1 == 0).any() or (n2 == 0).any():
-        raise ValueError("the arcsine kernel needs non-zero inputs (X1 and X2 rows)")
+        raise ValueError("the arcsine kernel needs non-zero inputs (X1 and X2 rows)")  # the data's values
     return ((X1 @ X2.T) / n1[:, None] / n2[None, :]).clamp_(-1, 1)
 
 
+@validate_params({**GRAMS, "bias": Boolean()})
 def arcsine(X1, X2=None, *, bias: bool = False) -> torch.Tensor:
     """arcsin(cos∠(x, x')) (§3.1); ``bias=True`` uses (x, ‖x‖), i.e. arcsin((1 + cos)/2)."""
-    bias = V.boolean("bias", bias)
     X1, X2 = pair(X1, X2)
     c = _cosine(X1, X2)
     return torch.asin((1 + c) / 2 if bias else c)

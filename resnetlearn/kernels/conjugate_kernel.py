@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import torch
 
-from .checks import as_matrix, pair
+from ..validation import validate_params
+from .checks import GRAMS, MATRIX, pair
 from .initial_network import (
+    NETWORK,
+    PARAMETERIZATION,
+    PARAMS,
+    KernelArch,
     Parameterization,
-    check_arch,
     draw_network,
     forward,
     multipliers,
@@ -18,6 +22,8 @@ from .initial_network import (
 )
 
 
+@validate_params({"arch": KernelArch(network_archs, "features"), "params": PARAMS, "X": MATRIX,
+                  "parameterization": PARAMETERIZATION})
 def features(arch: str, params: dict, X, *, parameterization: str | Parameterization = "standard") -> torch.Tensor:
     """φ(x), the representation the readout A acts on, out = A·φ (one model).
 
@@ -29,12 +35,11 @@ def features(arch: str, params: dict, X, *, parameterization: str | Parameteriza
     kernel φ₀φ₀ᵀ; at A = A₀ the network's output is A₀·φ₀. ``parameterization`` as in
     :func:`~resnetlearn.kernels.ntk`.
     """
-    entry = check_arch(arch, network_archs(), what="features")
-    X = as_matrix(X)
     p = single_model(params, arch, X.shape[1])
-    return forward(entry.name, p, X, multipliers(arch, p, Parameterization.of(parameterization)))["phi"]
+    return forward(arch, p, X, multipliers(arch, p, parameterization))["phi"]
 
 
+@validate_params({**GRAMS, "arch": KernelArch(network_archs, "conjugate"), **NETWORK})
 def conjugate(X1, X2=None, arch: str = "2layer", *, m: int | None = None, k: int | None = None,
               seed: int | None = None, init: str | None = None, params: dict | None = None) -> torch.Tensor:
     """The conjugate kernel ⟨φ(x), φ(x')⟩ of a network at initialisation
@@ -42,7 +47,6 @@ def conjugate(X1, X2=None, arch: str = "2layer", *, m: int | None = None, k: int
     :func:`features`. ``params`` (one model) or (m = 1000, k = 1, seed = 0,
     init = "paper") define the network; for the §6 ResNet φ depends on A₀,
     hence on k."""
-    check_arch(arch, network_archs(), what="conjugate")
     X1, X2 = pair(X1, X2)
     p = draw_network(arch, X1, params, m=m, k=k, seed=seed, init=init,
                      n_points=X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))

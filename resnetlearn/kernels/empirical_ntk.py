@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import torch
 
-from .. import validation as V
 from ..learners import networks
-from .checks import F64, as_matrix, check_gram_memory, check_network_memory, pair
+from ..validation import Interval, ListOf, Noted, Options, Seeds, validate_params
+from .checks import F64, GRAMS, MATRIX, check_gram_memory, check_network_memory, pair
 from .initial_network import (
+    NETWORK,
+    PARAMETERIZATION,
     PARAMETERIZATIONS,
+    PARAMS,
+    KernelArch,
     Parameterization,
-    check_arch,
     draw_network,
     multipliers,
     network_archs,
@@ -39,6 +42,8 @@ def _ntk_parts(arch, p, X1, X2, *, mult):
                 yield d1_, d2_, c2 * (in1 @ in2.T) + b2  # signals, and weight + bias part of the layer
 
 
+@validate_params({**GRAMS, "arch": KernelArch(network_archs, "ntk"), **NETWORK,
+                  "parameterization": PARAMETERIZATION, "outputs": Options(OUTPUTS)})
 def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int | None = None,
         k: int | None = None, seed: int | None = None, init: str | None = None,
         parameterization: str | Parameterization = "standard", outputs: str = "mean") -> torch.Tensor:
@@ -56,9 +61,6 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
     multiplies weights by σ_w/√fan_in and biases by σ_b (the convention of
     :func:`~resnetlearn.kernels.infinite_width`).
     """
-    check_arch(arch, network_archs(), what="ntk")
-    parameterization = Parameterization.of(parameterization)
-    outputs = V.choice("outputs", outputs, OUTPUTS)
     X1, X2 = pair(X1, X2)
     p = draw_network(arch, X1, params, m=m, k=k, seed=seed, init=init,
                      n_points=X1.shape[0] + (0 if X2 is X1 else X2.shape[0]))
@@ -82,13 +84,12 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
     return out
 
 
+@validate_params({"arch": KernelArch(network_archs, "jacobian"), "params": PARAMS, "X": MATRIX,
+                  "parameterization": PARAMETERIZATION})
 def jacobian(arch: str, params: dict, X, *, parameterization: str | Parameterization = "standard") -> torch.Tensor:
     """The explicit Jacobian ∂f_c(x_n)/∂θ as (k, N, P), P = all parameters
     (flattened in the order of ``params``); Θ_full = J Jᵀ. For small networks
     (the primal form of the NTK regression). ``parameterization`` as in :func:`ntk`."""
-    check_arch(arch, network_archs(), what="jacobian")
-    parameterization = Parameterization.of(parameterization)
-    X = as_matrix(X)
     p = single_model(params, arch, X.shape[1])
     mult = multipliers(arch, p, parameterization)
     k, N = p["A"].shape[0], X.shape[0]
@@ -128,6 +129,9 @@ def jvp(arch: str, p: dict, X: torch.Tensor, delta: dict) -> torch.Tensor:
     return out
 
 
+@validate_params({"arch": KernelArch(network_archs, "ntk"), "widths": ListOf(Interval(int, 1), what="width"),
+                  "seeds": Noted(Seeds(at_least=2), "to measure a spread"), "X": MATRIX, "k": Interval(int, 1),
+                  "init": Options(networks.INITS), "parameterization": Options(PARAMETERIZATIONS)})
 def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
                parameterization: str = "standard") -> list[dict]:
     """How much the empirical NTK at initialisation varies from seed to seed, per width m.
@@ -150,17 +154,6 @@ def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
     N(0, 1/m) entries out₁ is O(1/√m) and V·out₁ is negligible against b₂,
     so there the §6 network's NTK concentrates too.
     """
-    check_arch(arch, network_archs(), what="ntk")
-    widths = [V.integer(f"widths[{i}]", w, lo=1) for i, w in enumerate(V.sequence("widths", widths))]
-    if not widths:
-        raise ValueError("widths must name at least one width")
-    seeds = V.seeds("seeds", seeds)
-    if len(seeds) < 2:
-        raise ValueError(f"seeds must name at least two seeds to measure a spread, got {seeds}")
-    k = V.integer("k", k, lo=1)
-    init = V.choice("init", init, networks.INITS)
-    parameterization = V.choice("parameterization", parameterization, PARAMETERIZATIONS)
-    X = as_matrix(X)
     for m in widths:  # every width checked before the first network is drawn
         check_network_memory(arch, X.shape[0], k=k, m=m, device=X.device)
     rows = []

@@ -26,10 +26,11 @@ from tqdm.auto import tqdm
 from .. import validation as V
 from ..learners import networks
 from ..learners.modes import MODES
-from ..learners.search import VAL_FRACTION, validation_split
+from ..learners.search import FRACTION, SEED, SELECTIONS, VAL_FRACTION, VALIDATIONS, validation_split
 from ..learners.selection import grid_edges
-from ..learners.training import Learner
+from ..learners.training import LEARNER, POSITIVE, Learner
 from ..targets.concept import Sample, Split, data_split, hold_out
+from ..validation import Boolean, Instance, Interval, NoneOr, Options, validate_fields, validate_params
 from . import (
     F64,
     as_matrix,
@@ -45,11 +46,14 @@ from . import (
     single_model,
     vjp,
 )
-from .registry import DEFAULT_KERNELS, RELATIVE_RIDGES, KernelContext, kernel_label, parse_spec
-from .ridge import effective_ridges, feature_path, ridge_path
+from .checks import MATRIX
+from .initial_network import PARAMS, KernelArch
+from .registry import DEFAULT_KERNELS, RELATIVE_RIDGES, KernelContext, KernelSpecs, kernel_label, parse_spec
+from .ridge import RIDGES, effective_ridges, feature_path, ridge_path
 
 
 def _resolve_grid(spec, entry, grids):
+    """A kernel's grid with the overrides of ``grids`` for it, checked against the kernel's hyperparameters."""
     grid = dict(entry.grid)
     for key in (entry.name, spec):
         if key in grids:
@@ -65,10 +69,8 @@ def _resolve_grid(spec, entry, grids):
 
 
 def _given_split(split, target, *, n_train, n_test, select):
-    """A split passed to :func:`kernel_errors`, checked against what it should hold, on the CPU."""
-    if not isinstance(split, Split):
-        raise TypeError("split must be a resnetlearn.targets.concept.Split (from data_split), "
-                        f"got {type(split).__name__}")
+    """A split passed to :func:`kernel_errors`, checked against what it should hold (the target, the sizes, the
+    selection rule), on the CPU."""
     if (split.val is not None) != (select == "val"):
         raise ValueError(f"select={select!r} needs a split {'with' if select == 'val' else 'without'} a validation "
                          "part (data_split's val_fraction)")
@@ -123,11 +125,14 @@ class KernelSearch:
     ridges: tuple = RELATIVE_RIDGES
     grids: dict | None = None
 
+    parameter_constraints = {"select": Options(SELECTIONS), "validation": Options(VALIDATIONS),
+                             "val_size": NoneOr(POSITIVE), "val_seed": NoneOr(SEED), "val_fraction": FRACTION,
+                             "ridges": RIDGES,
+                             "grids": NoneOr(Instance(dict, "dict (kernel name or spec → {axis: values})"))}
+
     def __post_init__(self):
-        V.choice("select", self.select, ("test", "val"))
-        object.__setattr__(self, "val_fraction", V.real("val_fraction", self.val_fraction, lo=0, hi=1, lo_open=True,
-                                                        hi_open=True))
-        object.__setattr__(self, "ridges", tuple(V.reals("ridges", self.ridges, lo=0)))
+        validate_fields(self)
+        object.__setattr__(self, "ridges", tuple(self.ridges))
 
     def rule(self) -> dict:
         """The validation keywords of :func:`~resnetlearn.learners.search.validation_split`."""
@@ -135,6 +140,15 @@ class KernelSearch:
                     val_fraction=self.val_fraction)
 
 
+KERNEL_ERRORS = {"n_train": Interval(int, 2), "kernels": KernelSpecs(),
+                 "search": NoneOr(Instance(KernelSearch, "resnetlearn.kernels.experiments.KernelSearch")),
+                 "n_test": POSITIVE, "data_seed": SEED, "m": POSITIVE, "kernel_seed": SEED,
+                 "split": NoneOr(Instance(Split, "resnetlearn.targets.concept.Split (from data_split)")),
+                 "progress": Boolean()}
+"""What :func:`kernel_errors` and :func:`kernel_errors_and_predictors` accept."""
+
+
+@validate_params(KERNEL_ERRORS)
 def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, search: KernelSearch | None = None, *,
                   n_test: int = 2000, data_seed: int = 0, m: int = 1000, kernel_seed: int = 0,
                   split: Split | None = None, progress: bool = True) -> list[dict]:
@@ -175,6 +189,7 @@ def kernel_errors(target, n_train: int, kernels=DEFAULT_KERNELS, search: KernelS
                                         kernel_seed=kernel_seed, split=split, progress=progress)]
 
 
+@validate_params(KERNEL_ERRORS)
 def kernel_errors_and_predictors(target, n_train: int, kernels=DEFAULT_KERNELS, search: KernelSearch | None = None,
                                  *, n_test: int = 2000, data_seed: int = 0, m: int = 1000, kernel_seed: int = 0,
                                  split: Split | None = None,
@@ -187,18 +202,11 @@ def kernel_errors_and_predictors(target, n_train: int, kernels=DEFAULT_KERNELS, 
 
 
 def _searched(target, n_train, kernels, search, *, n_test, data_seed, m, kernel_seed, split, progress):
-    """(row, predictor) of each kernel in turn: the work of :func:`kernel_errors`, every argument checked and
-    every kernel's memory need refused before the first Gram matrix."""
+    """(row, predictor) of each kernel in turn: the work of :func:`kernel_errors` on its checked arguments
+    (:data:`KERNEL_ERRORS`), the grids and the split checked against them and every kernel's memory need refused
+    before the first Gram matrix."""
     search = KernelSearch() if search is None else search
-    if not isinstance(search, KernelSearch):
-        raise TypeError(f"search must be a resnetlearn.kernels.experiments.KernelSearch, got {search!r}")
     select, ridges = search.select, list(search.ridges)
-    n_train = V.integer("n_train", n_train, lo=2)
-    n_test = V.integer("n_test", n_test, lo=1)
-    data_seed = V.seeds("data_seed", data_seed)[0]
-    kernel_seed = V.seeds("kernel_seed", kernel_seed)[0]
-    m = V.integer("m", m, lo=1)
-    progress = V.boolean("progress", progress)
     plan = _plan(kernels, search.grids)
     split = _split_of(target, split, n_train=n_train, n_test=n_test, select=select, data_seed=data_seed,
                       rule=search.rule())
@@ -236,9 +244,10 @@ class KernelPredictor:
     K: torch.Tensor
     lam: float
 
+    @validate_params({"x": MATRIX})
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """Its outputs (n, k) on inputs ``x`` (n, d), computed in float64 where its training inputs are."""
-        x = as_matrix(x, "x").to(self.train.x.device, F64)
+        x = x.to(self.train.x.device, F64)
         if x.shape[1] != self.train.x.shape[1]:
             raise ValueError(f"x has d = {x.shape[1]}; the kernel was fitted on d = {self.train.x.shape[1]}")
         return ridge_path(self.K, self.train.y, [self.fn(x, self.train.x)], [self.lam])[0][0]
@@ -261,15 +270,11 @@ def _check_memory(plan, ctx: KernelContext, *, n_points: int) -> None:
             entry.memory(ctx, arch, n_points)
 
 
-def _plan(kernels, grids) -> list[tuple]:
-    """(spec, registry entry, architecture, grid) of every kernel asked for, each checked before any work."""
+def _plan(kernels: list[str], grids: dict | None) -> list[tuple]:
+    """(spec, registry entry, architecture, grid) of every kernel asked for (the specs checked by
+    :class:`~resnetlearn.kernels.registry.KernelSpecs`), each grid checked against its kernel before any work."""
     grids = {} if grids is None else grids
-    if not isinstance(grids, dict):
-        raise TypeError(f"grids must be a dict (kernel name or spec → {{axis: values}}), got {grids!r}")
-    specs = V.sequence("kernels", kernels, allow_scalar=False) if not isinstance(kernels, str) else [kernels]
-    if not specs:
-        raise ValueError("kernels must name at least one kernel")
-    plan = [(spec, *parse_spec(spec)) for spec in specs]  # every spec checked before any work
+    plan = [(spec, *parse_spec(spec)) for spec in kernels]
     return [(spec, entry, arch, _resolve_grid(spec, entry, grids)) for spec, entry, arch in plan]
 
 
@@ -368,6 +373,9 @@ def _sample_xy(sample, name):
     return x, as_targets(sample.y, x.shape[0], f"{name}.y")
 
 
+@validate_params({"X": MATRIX, "X_test": MATRIX, "arch": KernelArch(network_archs, "network"), "params": PARAMS,
+                  "mode": Options(NETWORK_MODES), "ridges": RIDGES, "coupling": Options(COUPLINGS),
+                  "relative": Boolean()})
 def network_krr(X, Y, X_test, *, arch: str, params: dict, mode: str, ridges, coupling: str = "full",
                 relative: bool = False) -> torch.Tensor:
     """Predictions (R, n_test, k) of the exact ridge solution that training
@@ -393,20 +401,17 @@ def network_krr(X, Y, X_test, *, arch: str, params: dict, mode: str, ridges, cou
 
     ``relative=True`` reads the ridges as multiples of the mean diagonal of
     the training Gram (over all outputs)."""
-    arch = check_arch(arch, network_archs(), what="network").name
-    mode = V.choice("mode", mode, NETWORK_MODES)
-    coupling = V.choice("coupling", coupling, COUPLINGS)
-    X, X_test = as_matrix(X, "X"), as_matrix(X_test, "X_test")
-    V.compatible("X", X, "X_test", X_test, what="dimension d")
+    V.compatible("X", X, "X_test", X_test, what="dimension d")  # the arguments against each other
     Y = as_targets(Y, X.shape[0])
     p = single_model(params, arch, X.shape[1])
     if p["A"].shape[0] != Y.shape[1]:
         raise ValueError(f"the network has k = {p['A'].shape[0]} outputs but Y has {Y.shape[1]} columns")
-    ridges = V.reals("ridges", ridges, lo=0)
-    return _network_path(X, Y, X_test, arch=arch, params=p, mode=mode, ridges=ridges,
-                         relative=V.boolean("relative", relative), coupling=coupling)[0]
+    return _network_path(X, Y, X_test, arch=arch, params=p, mode=mode, ridges=ridges, relative=relative,
+                         coupling=coupling)[0]
 
 
+@validate_params({"learner": LEARNER, "seed": SEED, "ridges": RIDGES, "select": Options(SELECTIONS),
+                  "val_fraction": FRACTION, "coupling": Options(COUPLINGS)})
 def network_kernel_errors(train, test, learner: Learner, *, seed: int = 0, ridges=RELATIVE_RIDGES,
                           select: str = "test", holdout=None, val_fraction: float = VAL_FRACTION,
                           coupling: str = "full", device=None) -> dict:
@@ -433,14 +438,9 @@ def network_kernel_errors(train, test, learner: Learner, *, seed: int = 0, ridge
     selection error, test error) for every ridge.
     """
     t0 = time.perf_counter()
-    Learner.check(learner)
-    arch = check_arch(learner.arch, network_archs(), what="network").name
+    arch = check_arch(learner.arch, network_archs(), what="network").name  # the learner against this function
     mode = V.choice("mode", learner.mode, NETWORK_MODES)
     m, init = learner.m, learner.init
-    seed = V.seeds("seed", seed)[0]
-    ridges = V.reals("ridges", ridges, lo=0)
-    select = V.choice("select", select, ("test", "val"))
-    coupling = V.choice("coupling", coupling, COUPLINGS)
     Xtr, Ytr = _sample_xy(train, "train")
     Xte, Yte = _sample_xy(test, "test")
     V.compatible("train.x", Xtr, "test.x", Xte, what="dimension d")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import torch
 
-from .. import validation as V
 from ..learners import networks
-from .checks import F64, pair
-from .initial_network import Parameterization, check_arch
+from ..validation import Interval, validate_params
+from .checks import F64, GRAMS, pair
+from .initial_network import SIGMA_B2, SIGMA_W2, KernelArch, Parameterization
 from .recursions import RECURSIONS
 
 
@@ -22,6 +22,8 @@ def infinite_archs() -> tuple[str, ...]:
     return tuple(n for n in reversed(networks.ARCHITECTURES) if n in RECURSIONS)
 
 
+@validate_params({**GRAMS, "arch": KernelArch(infinite_archs, "infinite-width"), "sigma_w2": SIGMA_W2,
+                  "sigma_b2": SIGMA_B2, "block": Interval(int, 1)})
 def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, sigma_b2: float = 1.0,
                    block: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
     """(NNGP, NTK) of an infinitely wide ReLU network with one output.
@@ -42,10 +44,8 @@ def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, 
     any width (:func:`~resnetlearn.kernels.ntk_spread`).
     Rows are processed in blocks of ``block``.
     """
-    check_arch(arch, infinite_archs(), what="infinite-width")
     scaling = Parameterization("ntk", sigma_w2=sigma_w2, sigma_b2=sigma_b2)
     sw, sb = scaling.sigma_w2, scaling.sigma_b2
-    block = V.integer("block", block, lo=1)
     X1, X2 = pair(X1, X2)
     d = X1.shape[1]
     qb = sw * (X2**2).sum(1) / d + sb

@@ -17,10 +17,15 @@ import torch
 
 from .. import validation as V
 from ..learners import networks
+from ..validation import MAX_SEED, Constraint, Instance, Interval, NoneOr, Noted, Options, validate_fields
 from .checks import F64, check_network_memory
 from .recursions import NO_LIMIT
 
 PARAMETERIZATIONS = ("standard", "ntk")
+SIGMA_W2 = Interval(float, 0, closed="right")
+"""σ_w², the weight variance of the NTK parameterisation: > 0."""
+SIGMA_B2 = Interval(float, 0)
+"""σ_b², its bias variance: >= 0."""
 
 
 @dataclass(frozen=True)
@@ -35,22 +40,39 @@ class Parameterization:
     sigma_w2: float = 1.0
     sigma_b2: float = 1.0
 
+    parameter_constraints = {"name": Noted(Options(PARAMETERIZATIONS), "the parameterization"),
+                             "sigma_w2": SIGMA_W2, "sigma_b2": SIGMA_B2}
+
     def __post_init__(self):
-        V.choice("parameterization", self.name, PARAMETERIZATIONS)
-        sw = V.real("sigma_w2", self.sigma_w2, lo=0, lo_open=True)
-        sb = V.real("sigma_b2", self.sigma_b2, lo=0)
-        if self.name == "standard" and (sw, sb) != (1.0, 1.0):
+        validate_fields(self)
+        if self.name == "standard" and (self.sigma_w2, self.sigma_b2) != (1.0, 1.0):  # the σ's against the name
             raise ValueError("sigma_w2 and sigma_b2 apply to parameterization='ntk' only; the standard "
                              "parameterisation takes the weights as drawn")
-        object.__setattr__(self, "sigma_w2", sw)
-        object.__setattr__(self, "sigma_b2", sb)
 
     @classmethod
     def of(cls, parameterization) -> Parameterization:
-        """``parameterization`` as a record: a :class:`Parameterization` as it is, a name with σ_w² = σ_b² = 1."""
-        if isinstance(parameterization, cls):
-            return parameterization
-        return cls(V.choice("parameterization", parameterization, PARAMETERIZATIONS))
+        """``parameterization`` as a record: a :class:`Parameterization` as it is, a name with σ_w² = σ_b² = 1
+        (:data:`PARAMETERIZATION`)."""
+        return PARAMETERIZATION.check("parameterization", parameterization)
+
+
+class ParameterizationOf(Constraint):
+    """A :class:`Parameterization`, or the name of one (one of :data:`PARAMETERIZATIONS`, with σ_w² = σ_b² = 1),
+    given as the record."""
+
+    def check(self, name, value, others=None):
+        if isinstance(value, Parameterization):
+            return value
+        return Parameterization(V.choice(name, value, PARAMETERIZATIONS))
+
+    def bad_values(self, others=None):
+        return ["mean_field", 3]
+
+    def __repr__(self):
+        return f"Parameterization | Options({', '.join(map(repr, PARAMETERIZATIONS))})"
+
+
+PARAMETERIZATION = ParameterizationOf()
 
 
 def network_archs() -> tuple[str, ...]:
@@ -70,12 +92,36 @@ def check_arch(arch, allowed, *, what: str) -> networks.Architecture:
     return known[arch]
 
 
+class KernelArch(Constraint):
+    """An architecture that has ``what`` kernel: one of ``allowed()`` (e.g. :func:`network_archs`, read at each
+    check), refused as :func:`check_arch` refuses, saying why where the kernels know."""
+
+    def __init__(self, allowed, what: str):
+        self.allowed, self.what = allowed, what
+
+    def check(self, name, value, others=None):
+        return check_arch(value, self.allowed(), what=self.what).name
+
+    def bad_values(self, others=None):
+        return ["no such arch", 3] + [a for a in networks.ARCHITECTURES if a not in self.allowed()][:1]
+
+    def __repr__(self):
+        return f"KernelArch({self.allowed.__name__}())"
+
+
+PARAMS = Instance(dict, "dict of tensors")
+"""The parameters of one network, checked against its architecture by :func:`single_model`."""
+NETWORK = {"params": NoneOr(PARAMS), "m": NoneOr(Interval(int, 1)), "k": NoneOr(Interval(int, 1)),
+           "seed": NoneOr(Interval(int, 0, MAX_SEED)), "init": NoneOr(Options(networks.INITS))}
+"""What the functions drawing a network for a finite kernel accept (:func:`draw_network`): its ``params``, or its
+width, outputs, seed and initialisation (None: 1000, 1, 0, ``"paper"``)."""
+
+
 def single_model(params: dict, arch: str, d: int | None = None) -> dict:
     """The float64 parameters of one model of ``arch`` (a leading model axis of size 1, as
     :func:`resnetlearn.learners.networks.init_params` draws, is dropped), checked against the architecture's
     parameter names and, if given, the input dimension ``d``."""
-    if not isinstance(params, dict):
-        raise TypeError(f"params must be a dict of tensors, got {type(params).__name__}")
+    PARAMS.check("params", params)
     rec = networks.ARCHITECTURES[arch]
     biases = set(rec.bias_of.values())
     out = {}
@@ -99,15 +145,14 @@ def single_model(params: dict, arch: str, d: int | None = None) -> dict:
 def draw_network(arch, X, params, *, m, k, seed, init, n_points) -> dict:
     """One model's float64 parameters for the inputs X: ``params`` as given (:func:`single_model`), or drawn
     as :func:`resnetlearn.learners.networks.init_params` does with (m = 1000, k = 1, seed = 0, init = "paper")
-    (after checking that a width-m network and its kernel on ``n_points`` inputs fit in memory)."""
+    (after checking that a width-m network and its kernel on ``n_points`` inputs fit in memory). The arguments are
+    those :data:`NETWORK` declares, checked; here they are checked against each other."""
     if params is not None:
         if any(v is not None for v in (m, k, seed, init)):
             raise ValueError("pass either params or (m, k, seed, init), not both")
         return single_model(params, arch, X.shape[1])
-    m = V.integer("m", 1000 if m is None else m, lo=1)
-    k = V.integer("k", 1 if k is None else k, lo=1)
-    seed = V.seeds("seed", 0 if seed is None else seed)[0]
-    init = V.choice("init", "paper" if init is None else init, networks.INITS)
+    m, k = 1000 if m is None else m, 1 if k is None else k
+    seed, init = 0 if seed is None else seed, "paper" if init is None else init
     check_network_memory(arch, n_points, k=k, m=m, device=X.device)
     return single_model(networks.init_params(arch, d=X.shape[1], k=k, m=m, seeds=[seed], init=init, dtype=F64), arch)
 

@@ -10,17 +10,16 @@ import math
 
 import torch
 
-from .. import validation as V
-from .checks import F64, as_matrix
+from ..validation import Interval, validate_params
+from .checks import F64, Matrix
 
 
+@validate_params({"d": Interval(int, 1), "max_degree": Interval(int, 0, "d")})
 def parity_counts(d: int, max_degree: int) -> list[dict]:
     """How many parity monomials χ_S of each degree |S| = j exist in d
     dimensions, and the cumulative count up to j: an inner-product kernel on
     the hypercube spreads its capacity over all of them, so fitting a degree-j
     parity takes on the order of Σ_{i≤j} C(d, i) samples (§7, Theorem 2)."""
-    d = V.integer("d", d, lo=1)
-    max_degree = V.integer("max_degree", max_degree, lo=0, hi=d)
     rows, total = [], 0
     for j in range(max_degree + 1):
         c = math.comb(d, j)
@@ -29,6 +28,7 @@ def parity_counts(d: int, max_degree: int) -> list[dict]:
     return rows
 
 
+@validate_params({"centers": Matrix(), "k": Interval(int, 0)})
 def parity_reach(gram, centers, k: int) -> tuple[torch.Tensor, int]:
     """Rank counting, the argument behind the kernel lower bound (arXiv v3 §7.1 and
     Appendix D, Lemma D.2): how much of each degree-k parity the span of N kernel
@@ -43,11 +43,11 @@ def parity_reach(gram, centers, k: int) -> tuple[torch.Tensor, int]:
     are orthonormal, so these fractions sum to at most the span's rank (returned
     second, ≤ N): on average over the C(d, k) parities at most N / C(d, k),
     whatever the kernel."""
-    centers = as_matrix(centers, "centers").to(F64)
     d = centers.shape[1]
-    if d > 16:
+    if d > 16:  # the cube enumerated, of centers' dimension
         raise ValueError(f"parity_reach enumerates the cube {{±1/√d}}^d: d must be at most 16, got d={d}")
-    k = V.integer("k", k, lo=0, hi=d)
+    if k > d:  # the degree against centers' dimension
+        raise ValueError(f"k must be an integer in [0, {d}] (d = centers.shape[1]), got {k}")
     signs = torch.tensor(list(itertools.product((-1.0, 1.0), repeat=d)), dtype=F64)
     sections = torch.as_tensor(gram(signs / math.sqrt(d), centers), dtype=F64)  # 2^d × N
     if sections.shape != (signs.shape[0], centers.shape[0]):

@@ -18,9 +18,9 @@ from dataclasses import KW_ONLY, dataclass, field
 
 import torch
 
-from .. import validation as V
 from ..learners import networks
 from ..learners.selection import format_value
+from ..validation import Constraint, Options, sequence, validate_params
 from . import (
     F64,
     arcsine,
@@ -182,12 +182,13 @@ KERNEL_REGISTRY: dict[str, KernelEntry] = {
 """Every kernel, by name: adding one is one :class:`KernelEntry`."""
 
 
+@validate_params({"name": Options(lambda: KERNEL_REGISTRY, what="kernel")})
 def kernel(name: str, X1, X2=None, **kw) -> torch.Tensor:
     """Gram matrix of a kernel by name (a key of :data:`KERNEL_REGISTRY`), with that
     kernel's keywords only (e.g. ``h`` for ``gaussian``, ``arch``,
     ``sigma_w2``, ``sigma_b2`` for ``ntk_inf``); any other keyword is an error."""
-    entry = KERNEL_REGISTRY[V.choice("kernel", name, tuple(KERNEL_REGISTRY))]
-    for key in kw:
+    entry = KERNEL_REGISTRY[name]
+    for key in kw:  # the keywords against the kernel named
         if key not in entry.keywords:
             takes = ", ".join(entry.keywords) or "no keywords"
             hint = " (use the kernel 'arcsine_bias')" if (name, key) == ("arcsine", "bias") else ""
@@ -196,7 +197,7 @@ def kernel(name: str, X1, X2=None, **kw) -> torch.Tensor:
 
 
 def parse_spec(spec: str) -> tuple[KernelEntry, str | None]:
-    """'name' or 'name:arch' → (registry entry, architecture or None)."""
+    """'name' or 'name:arch' → (registry entry, architecture or None); the grammar :class:`KernelSpecs` checks."""
     if not isinstance(spec, str):
         raise TypeError(f"a kernel spec must be a string 'name' or 'name:arch', got {spec!r}")
     name, _, arch = spec.partition(":")
@@ -213,6 +214,27 @@ def parse_spec(spec: str) -> tuple[KernelEntry, str | None]:
         note = NO_LIMIT.get(arch, "")
         raise ValueError(f"kernel {name!r} exists for archs {archs}, got {arch!r}" + (f" ({note})" if note else ""))
     return entry, arch
+
+
+class KernelSpecs(Constraint):
+    """A kernel spec (``'name'`` or ``'name:arch'``, :func:`parse_spec`) or a non-empty list of them, as a list."""
+
+    def check(self, name, value, others=None):
+        specs = [value] if isinstance(value, str) else sequence(name, value, allow_scalar=False)
+        if not specs:
+            raise ValueError(f"{name} must name at least one kernel")
+        for spec in specs:
+            try:
+                parse_spec(spec)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"{name}: {e}") from None
+        return specs
+
+    def bad_values(self, others=None):
+        return ["laplace", [], [3], "gaussian:2layer", ["ntk_inf:3resnet"]]
+
+    def __repr__(self):
+        return "KernelSpecs()"
 
 
 def kernel_label(spec: str) -> str:

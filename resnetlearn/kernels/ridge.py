@@ -26,17 +26,15 @@ import warnings
 
 import torch
 
-from .. import validation as V
-from . import F64, as_matrix, as_targets
+from ..validation import Boolean, Interval, Reals, validate_params
+from . import F64, as_targets
+from .checks import Matrices, Matrix
+
+GRAM = Matrix(square=True)
+RIDGES = Reals(lo=0)
 
 
-def _check_gram(K, Y):
-    K = as_matrix(K, "K")
-    if K.shape[0] != K.shape[1]:
-        raise ValueError(f"K must be a square (N, N) Gram matrix, got {tuple(K.shape)}")
-    return K, as_targets(Y, K.shape[0])
-
-
+@validate_params({"K": GRAM, "ridge": Interval(float, 0)})
 def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float) -> torch.Tensor:
     """Coefficients a of (K + λI)a = Y (eq 3.2 with a squared-norm penalty).
 
@@ -49,8 +47,7 @@ def krr_fit(K: torch.Tensor, Y: torch.Tensor, ridge: float) -> torch.Tensor:
     from the Cholesky factorisation and cheap bounds that the rule keeps λ
     silently, the eigenvalues (≈ 4 Cholesky factorisations of time) are not
     computed: same decision, same Cholesky solve, same numbers."""
-    ridge = V.real("ridge", ridge, lo=0)
-    K, Y = _check_gram(K, Y)
+    Y = as_targets(Y, K.shape[0])
     L, info = torch.linalg.cholesky_ex(K + ridge * torch.eye(K.shape[0], dtype=F64, device=K.device))
     factored = int(info) == 0
     if factored and _keeps_ridge(K, ridge):
@@ -118,9 +115,9 @@ def _keeps_ridge(K, ridge: float) -> bool:
     return int(info) == 0
 
 
+@validate_params({"K_test": Matrix()})
 def krr_predict(K_test: torch.Tensor, coef: torch.Tensor) -> torch.Tensor:
     """𝔎(x) = Σ_n K(x, x_n) a_n (eq 3.1), without a mean term; K_test (n_test, N), coef (N,) or (N, k)."""
-    K_test = as_matrix(K_test, "K_test")
     coef = torch.as_tensor(coef).to(device=K_test.device, dtype=F64)
     if coef.ndim not in (1, 2) or coef.shape[0] != K_test.shape[1]:
         raise ValueError(f"K_test and coef disagree: K_test has N = {K_test.shape[1]} columns (shape "
@@ -198,14 +195,7 @@ def effective_ridges(eigs: torch.Tensor, ridges, *, what: str = "K") -> list[flo
     return out
 
 
-def _matrices(name, mats) -> list[torch.Tensor]:
-    """A list or tuple of 2-d matrices, each checked by :func:`resnetlearn.kernels.as_matrix`."""
-    if not isinstance(mats, (list, tuple)):
-        raise TypeError(f"{name} must be a list of 2-d matrices (one per set of test points), got "
-                        f"{type(mats).__name__}")
-    return [as_matrix(M, f"{name}[{i}]") for i, M in enumerate(mats)]
-
-
+@validate_params({"K": GRAM, "K_tests": Matrices(), "ridges": RIDGES, "center": Boolean()})
 def ridge_path(K: torch.Tensor, Y: torch.Tensor, K_tests, ridges, *, center: bool = True) -> list[torch.Tensor]:
     """Predictions for every ridge λ from one eigendecomposition K = QΛQᵀ: a(λ) = Q diag(1/(Λ + λ)) Qᵀ(Y − ȳ),
     𝔎(x) = ȳ + K_test·a(λ), one (R, n_test, k) tensor per test Gram matrix of ``K_tests`` (each
@@ -214,11 +204,8 @@ def ridge_path(K: torch.Tensor, Y: torch.Tensor, K_tests, ridges, *, center: boo
     ``center=False`` is the plain form of eq 3.2 (a network without an output bias), as
     :func:`krr_fit` solves it. Eigenvalues below zero (round-off) are clipped at 0; the ridges are
     those of :func:`effective_ridges`."""
-    ridges = V.reals("ridges", ridges, lo=0)
-    center = V.boolean("center", center)
-    K, Y = _check_gram(K, Y)
-    K_tests = _matrices("K_tests", K_tests)
-    for i, Kt in enumerate(K_tests):
+    Y = as_targets(Y, K.shape[0])
+    for i, Kt in enumerate(K_tests):  # the test Grams against K
         if Kt.shape[1] != K.shape[0]:
             raise ValueError(f"K_tests[{i}] must be (n_test, N={K.shape[0]}), got {tuple(Kt.shape)}")
     y_mean = Y.mean(0) if center else None
@@ -234,17 +221,14 @@ def ridge_path(K: torch.Tensor, Y: torch.Tensor, K_tests, ridges, *, center: boo
     return outs
 
 
+@validate_params({"Phi": Matrix(), "Phi_tests": Matrices(), "ridges": RIDGES, "center": Boolean()})
 def feature_path(Phi: torch.Tensor, Y: torch.Tensor, Phi_tests, ridges, *, center: bool = True) -> list[torch.Tensor]:
     """Linear regression over an explicit feature map (eq 3.3) for every ridge λ:
     w(λ) = (ΦᵀΦ + λI)⁻¹Φᵀ(Y − ȳ), predictions ȳ + Φ_test·w(λ), one (R, n_test, k) tensor per
     feature matrix of ``Phi_tests``. With fewer features than samples this is solved in the primal from
     one eigendecomposition of ΦᵀΦ; otherwise it is :func:`ridge_path` with K = ΦΦᵀ (the dual, the
     same predictions). ``center`` as in :func:`ridge_path`."""
-    ridges = V.reals("ridges", ridges, lo=0)
-    center = V.boolean("center", center)
-    Phi = as_matrix(Phi, "Phi")
-    Phi_tests = _matrices("Phi_tests", Phi_tests)
-    for i, Pt in enumerate(Phi_tests):
+    for i, Pt in enumerate(Phi_tests):  # the test features against Phi
         if Pt.shape[1] != Phi.shape[1]:
             raise ValueError(f"Phi and Phi_tests[{i}] must have the same number of features; got "
                              f"{tuple(Phi.shape)}, {tuple(Pt.shape)}")

@@ -20,25 +20,27 @@ from dataclasses import KW_ONLY, dataclass, field
 import torch
 
 from .. import validation as V
+from ..validation import Interval, NoneOr, Options, validate_fields, validate_params
 from . import networks
 from .capture import CapturedEpochs
-from .modes import Mode, mode_of
+from .modes import MODES, Mode, mode_of
 
 DIVERGENCE_LOSS = 1e8
 """A mini-batch loss above this (or non-finite) marks a model as diverged."""
 
 
+@validate_params({"arch": Options(networks.ARCHITECTURES), "mode": Options(MODES), "phase": NoneOr(Options((1, 2)))})
 def trainable_names(arch: str, mode: str, phase: int | None = None) -> list[str]:
     """Which parameters a mode trains (§8.1), read from ``arch``'s layer graph and the mode's record
     (:attr:`Mode.trains_hidden`, :attr:`Mode.trains_readout`): ``all`` every one, ``hidden`` all but the
     readout A, ``last`` A alone, ``ntk`` every one (as a displacement). Layer-wise training (ResNet paper §2.1's
     remark), for a mode that trains the network itself: ``phase`` 1 the first block's (what out₁ depends on; A
     only if the mode trains it), ``phase`` 2 what only the residual branch depends on."""
-    rec, how = networks.ARCHITECTURES[networks.check_arch(arch)], mode_of(mode)
+    rec, how = networks.ARCHITECTURES[arch], mode_of(mode)
     names, readout = list(networks.param_shapes(arch, 1, 1, 2)), rec.readout_params
     if phase is None:
         return how.trainable(names, readout)
-    if not how.trains_network:
+    if not how.trains_network:  # the phase against the mode
         raise ValueError(f"layer-wise training needs a mode that trains the network itself, not {mode!r}")
     if phase == 1:
         keep = rec.params_of(rec.out1) - (set() if how.trains_readout else readout)
@@ -57,9 +59,10 @@ class FrozenGate:
 
     smooth: float | None = None
 
+    parameter_constraints = {"smooth": NoneOr(Interval(float, 0, closed="right"))}
+
     def __post_init__(self):
-        if self.smooth is not None:
-            object.__setattr__(self, "smooth", V.real("smooth", self.smooth, lo=0, lo_open=True))
+        validate_fields(self)
 
 
 @dataclass(frozen=True)

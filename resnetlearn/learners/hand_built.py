@@ -16,8 +16,8 @@ from fractions import Fraction
 
 import torch
 
-from .. import validation as V
 from ..targets.concept import Sample, parity6_target
+from ..validation import Interval, validate_params
 from .training import Learner, Protocol, RunOptions, TrainResult, train_models
 
 __all__ = ["HandBuiltConstruction", "HAND_BUILT", "Construction"]
@@ -63,6 +63,8 @@ class HandBuiltConstruction:
         """The SGD steps of its training: ``epochs`` passes over the 2^d inputs."""
         return epochs * math.ceil(2**self.d / self.batch_size)
 
+    @validate_params({"wd": Interval(float, 0), "d": Interval(int, 1), "m": Interval(int, 1),
+                      "epochs": Interval(int, 1)})
     def build(self, wd: float, *, d: int, m: int, epochs: int, cancel=None) -> Construction:
         """Train aᵀσ(Wx) of width :attr:`m` on all 2^:attr:`d` inputs (:meth:`sample`, so its test error is exact)
         with weight decay ``wd`` for ``epochs`` epochs (the lr drops after :attr:`lr_drop_fraction` of them), in
@@ -70,8 +72,10 @@ class HandBuiltConstruction:
         are ±1/√d) and duplicate rows (and the output signs) up to width ``m`` with rescaling by √(200/m): the same
         function, the same test error, ‖W‖_F = √(d/6)·‖W₆‖_F at every width. ``cancel`` (an Event or a callable
         returning True) stops the training between two SGD steps (``trained.interrupted``)."""
-        d = V.integer("d", d, lo=self.d)
-        m = V.integer("m", m, lo=self.m)
+        if d < self.d:  # d and m against the construction's own d₀ and width
+            raise ValueError(f"d must be an integer in [{self.d}, inf] (the construction's d₀ and more), got {d}")
+        if m < self.m:
+            raise ValueError(f"m must be an integer in [{self.m}, inf] (the construction's width and more), got {m}")
         if m % self.m:
             raise ValueError(f"m = {m}: the construction widens its width-{self.m} network by duplicating rows, so m "
                              f"must be a multiple of {self.m} (e.g. {self.m * max(1, round(m / self.m))})")

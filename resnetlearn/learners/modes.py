@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
 
+from ..validation import Options
+
 __all__ = ["Mode", "MODES", "mode_of"]
 
 
@@ -73,8 +75,10 @@ MODES: dict[str, Mode] = {
 """Every training mode, by name (the order is §8.1's)."""
 
 
+MODE = Options(MODES)
+"""What a parameter naming a training mode accepts: a key of :data:`MODES`."""
+
+
 def mode_of(name: str) -> Mode:
-    """The :class:`Mode` named ``name`` (a ``ValueError`` naming the allowed modes otherwise)."""
-    if not isinstance(name, str) or name not in MODES:
-        raise ValueError(f"unknown mode {name!r}; allowed: {', '.join(map(repr, MODES))}")
-    return MODES[name]
+    """The :class:`Mode` named ``name`` (:data:`MODE`: a ``ValueError`` naming the allowed modes otherwise)."""
+    return MODES[MODE.check("mode", name)]

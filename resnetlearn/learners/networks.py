@@ -54,6 +54,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..validation import FloatDtype, Interval, Options, Seeds, validate_params
+
 
 # ----------------------------------------------------------------- the layer graph
 @dataclass(frozen=True)
@@ -199,25 +201,28 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
 """Every architecture, by name: adding one is one entry, its layer graph (its infinite-width recursion, if it has
 one, is the kernels', :data:`resnetlearn.kernels.recursions.RECURSIONS`)."""
 INITS = ("paper", "fan_in", "companion", "ntk")
+ARCH = Options(ARCHITECTURES)
+"""What a parameter naming an architecture accepts: a key of :data:`ARCHITECTURES` (read at each check)."""
+POSITIVE = Interval(int, 1)
 
+
+@validate_params({"arch": ARCH, "d": POSITIVE, "k": POSITIVE, "m": POSITIVE})
 
 def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
     """Shapes of one model's parameters (without the model axis)."""
-    rec = ARCHITECTURES[check_arch(arch)]
-    for name, v in (("d", d), ("k", k), ("m", m)):
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if rec.signs_readout and m % 2:
+    rec = ARCHITECTURES[arch]
+    if rec.signs_readout and m % 2:  # the width against the architecture
         raise ValueError(f"{arch} needs an even width m (m/2 output weights of each sign), got {m}")
     return rec.shapes(d, k, m)
 
 
 def check_arch(arch: str) -> str:
-    if not isinstance(arch, str) or arch not in ARCHITECTURES:
-        raise ValueError(f"unknown model {arch!r}; allowed: {tuple(ARCHITECTURES)}")
-    return arch
+    """``arch`` if it names an architecture (:data:`ARCH`), for the functions that read one from a parameter
+    record rather than an argument."""
+    return ARCH.check("arch", arch)
 
 
+@validate_params({"arch": ARCH, "seeds": Seeds(), "init": Options(INITS), "dtype": FloatDtype()})
 def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
                 device=None, dtype=torch.float32) -> dict[str, torch.Tensor]:
     """Stacked initial parameters for len(seeds) models (arXiv v3 §8.1).
@@ -225,8 +230,6 @@ def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
     Drawn in float64 on the CPU from each model's own seed, then moved:
     identical across batch compositions and devices.
     """
-    if init not in INITS:
-        raise ValueError(f"init must be one of {INITS}, got {init!r}")
     shapes = param_shapes(arch, d, k, m)
     rec = ARCHITECTURES[arch]
     fan_in = {b: shapes[w][1] for w, b in rec.bias_of.items()} | {n: s[1] for n, s in shapes.items() if len(s) == 2}

@@ -12,9 +12,23 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .. import validation as V
 from ..targets.concept import Split, data_split
-from .training import PAPER_PROTOCOL, VAL_FRACTION, Learner, Protocol, RunOptions, TrainResult, train_models
+from ..validation import MAX_SEED, Boolean, Instance, Interval, NoneOr, Options, Seeds, validate_fields, validate_params
+from .training import (
+    LEARNER,
+    LRS,
+    OPTIONS,
+    PAPER_PROTOCOL,
+    POSITIVE,
+    PROTOCOL,
+    VAL_FRACTION,
+    WDS,
+    Learner,
+    Protocol,
+    RunOptions,
+    TrainResult,
+    train_models,
+)
 
 SELECTIONS = ("test", "val")
 VALIDATIONS = ("fresh", "holdout")
@@ -25,6 +39,8 @@ sees 0.8·N samples, so a verdict mixes the selection rule with a smaller N; the
 VAL_SEED_OFFSET = 2
 """A fresh validation set is drawn with ``data_seed + 2`` unless a seed is given (training samples use
 ``data_seed``, test samples ``data_seed + 1``: :func:`resnetlearn.targets.concept.data_split`)."""
+SEED = Interval(int, 0, MAX_SEED)
+FRACTION = Interval(float, 0, 1, closed="neither")
 
 
 def default_val_size(n_train: int) -> int:
@@ -33,6 +49,8 @@ def default_val_size(n_train: int) -> int:
     return max(1, math.ceil(VAL_FRACTION * int(n_train)))
 
 
+@validate_params({"n_train": POSITIVE, "n_test": POSITIVE, "data_seed": SEED, "validation": Options(VALIDATIONS),
+                  "val_size": NoneOr(POSITIVE), "val_seed": NoneOr(SEED), "val_fraction": FRACTION})
 def validation_split(target, n_train: int, *, n_test: int, data_seed: int = 0, validation: str = "fresh",
                      val_size: int | None = None, val_seed: int | None = None, val_fraction: float = VAL_FRACTION,
                      device=None, dtype=torch.float32):
@@ -43,16 +61,16 @@ def validation_split(target, n_train: int, *, n_test: int, data_seed: int = 0, v
     (:func:`~resnetlearn.targets.concept.data_split` with ``data_seed``) and the validation part is ``val_size``
     (default :func:`default_val_size`) new samples of the same distribution drawn with ``val_seed`` (default
     ``data_seed +`` :data:`VAL_SEED_OFFSET`); the test part is unchanged. ``validation="holdout"``: the last
-    ``val_fraction`` of the ``n_train`` samples are held out (a named option)."""
-    V.choice("validation", validation, VALIDATIONS)
+    ``val_fraction`` of the ``n_train`` samples are held out (a named option). Checked between the arguments:
+    ``val_size`` and ``val_seed`` with ``"fresh"`` only, a ``val_seed`` other than the training and test seeds."""
     if validation == "holdout":
         if val_size is not None or val_seed is not None:
             raise ValueError("val_size and val_seed describe a fresh validation set; validation='holdout' "
                              "takes val_fraction")
         return data_split(target, n_train, n_test=n_test, seed=data_seed, val_fraction=val_fraction,
                           device=device, dtype=dtype)
-    size = default_val_size(n_train) if val_size is None else V.integer("val_size", val_size, lo=1)
-    seed = data_seed + VAL_SEED_OFFSET if val_seed is None else V.seeds("val_seed", val_seed)[0]
+    size = default_val_size(n_train) if val_size is None else val_size
+    seed = data_seed + VAL_SEED_OFFSET if val_seed is None else val_seed
     if seed in (data_seed, data_seed + 1):
         raise ValueError(f"val_seed = {seed} would draw the training (seed {data_seed}) or test (seed "
                          f"{data_seed + 1}) samples again; a validation set needs a seed of its own")
@@ -60,10 +78,9 @@ def validation_split(target, n_train: int, *, n_test: int, data_seed: int = 0, v
     return Split(split.train, target.sample(size, seed=seed, device=device, dtype=dtype), split.test)
 
 
+@validate_params({"lo": Interval(float, 0, closed="right"), "hi": Interval(float, "lo")}, convert=False)
 def paper_grid(lo: float, hi: float) -> list[float]:
-    """The values {1, 2, 5}·10^k lying in [lo, hi] (arXiv v3 §8.1's grid)."""
-    if not (0 < lo <= hi):
-        raise ValueError(f"need 0 < lo <= hi, got lo={lo!r}, hi={hi!r}")
+    """The values {1, 2, 5}·10^k lying in [lo, hi] (arXiv v3 §8.1's grid), 0 < lo <= hi."""
     out = []
     for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
         for mant in (1, 2, 5):
@@ -80,7 +97,9 @@ class Selection:
     ours), where the validation samples come from (``validation``: ``"fresh"``, ``val_size`` new samples drawn with
     ``val_seed``, or ``"holdout"``, the last ``val_fraction`` of the training samples; :func:`validation_split`),
     the seed of the samples (``data_seed``: training samples with it, test samples with ``data_seed + 1``) and the
-    fresh seeds the selected cell is retrained with (``rerun_seeds``). Checked where a search starts."""
+    fresh seeds the selected cell is retrained with (``rerun_seeds``). Every field is checked when the record is
+    made (``parameter_constraints``; the seeds kept as tuples), the fresh seeds against the others where a search
+    starts."""
 
     seeds: tuple = (0,)
     rerun_seeds: tuple = ()
@@ -90,6 +109,18 @@ class Selection:
     val_seed: int | None = None
     val_fraction: float = VAL_FRACTION
     data_seed: int = 0
+
+    parameter_constraints = {"seeds": Seeds(), "rerun_seeds": Seeds(at_least=0), "select": Options(SELECTIONS),
+                             "validation": Options(VALIDATIONS), "val_size": NoneOr(POSITIVE),
+                             "val_seed": NoneOr(SEED), "val_fraction": FRACTION, "data_seed": SEED}
+
+    def __post_init__(self):
+        validate_fields(self)
+        object.__setattr__(self, "seeds", tuple(self.seeds))
+        object.__setattr__(self, "rerun_seeds", tuple(self.rerun_seeds))
+
+
+SELECTION = Instance(Selection, "Selection(seeds=..., select=..., ...)")
 
 
 @dataclass
@@ -144,27 +175,24 @@ def chunk_size(n_models: int, fits: int) -> int | None:
     return math.ceil(n_models / math.ceil(n_models / max(fits, 1)))
 
 
+SEARCH = {"learner": LEARNER, "lrs": LRS, "wds": WDS, "protocol": PROTOCOL, "selection": SELECTION,
+          "progress": Boolean(), "options": OPTIONS}
+"""What a search's arguments accept (:func:`grid_search`, :func:`search_split`); the selection and the options
+are records that check their own fields."""
+
+
 def _checked(learner, selection, options, *, lrs, wds) -> tuple:
-    """A search's arguments, each refused with its name before any sample is drawn or model trained: (lrs, wds,
-    seeds, rerun_seeds, max_batch, options), ``options`` None read as the defaults."""
-    Learner.check(learner)
+    """A search's declared arguments (:data:`SEARCH`) as the search uses them, with the check between them (the
+    rerun seeds fresh), before any sample is drawn or model trained: (lrs, wds, seeds, rerun_seeds, max_batch,
+    options), ``options`` None read as the defaults."""
     options = RunOptions() if options is None else options
-    if not isinstance(selection, Selection):
-        raise TypeError(f"selection must be a Selection(seeds=..., select=..., ...), got {type(selection).__name__}")
-    if not isinstance(options, RunOptions):
-        raise TypeError(f"options must be a RunOptions(device=..., dtype=..., ...), got {type(options).__name__}")
-    V.choice("select", selection.select, SELECTIONS)
-    lrs = V.reals("lrs (learning rates)", lrs, lo=0, lo_open=True)
-    wds = V.reals("wds (weight decays)", wds, lo=0)
-    seeds = V.seeds("seeds", selection.seeds)
-    rerun_seeds = selection.rerun_seeds
-    rerun_seeds = V.seeds("rerun_seeds", rerun_seeds) if len(V.sequence("rerun_seeds", rerun_seeds)) else []
+    seeds, rerun_seeds = list(selection.seeds), list(selection.rerun_seeds)
     if set(rerun_seeds) & set(seeds):
         raise ValueError(f"rerun_seeds must be fresh: {sorted(set(rerun_seeds) & set(seeds))} already in seeds")
-    max_batch = None if options.max_batch is None else V.integer("max_batch", options.max_batch, lo=1)
-    return lrs, wds, seeds, rerun_seeds, max_batch, options
+    return lrs, wds, seeds, rerun_seeds, options.max_batch, options
 
 
+@validate_params({"n_train": POSITIVE, "n_test": POSITIVE, **SEARCH})
 def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, n_test: int = 2000,
                 protocol: Protocol = PAPER_PROTOCOL, selection: Selection = Selection(), progress: bool = True,
                 options: RunOptions | None = None) -> GridResult:
@@ -193,6 +221,7 @@ def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, n_test: int
                         options=options)
 
 
+@validate_params(SEARCH)
 def search_split(split: Split, learner: Learner, *, lrs, wds, protocol: Protocol = PAPER_PROTOCOL,
                  selection: Selection = Selection(), progress: bool = True,
                  options: RunOptions | None = None) -> GridResult:

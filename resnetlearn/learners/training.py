@@ -34,8 +34,21 @@ import torch
 from tqdm.auto import tqdm
 
 from .. import memory
-from .. import validation as V
 from ..device import select_device
+from ..validation import (
+    Boolean,
+    FloatDtype,
+    Instance,
+    Interval,
+    NoneOr,
+    Noted,
+    Options,
+    Reals,
+    Seeds,
+    Tensor,
+    validate_fields,
+    validate_params,
+)
 from . import networks
 from .engine import Data, FrozenGate, Log, Model, State
 from .modes import MODES, Mode, mode_of
@@ -44,17 +57,22 @@ VAL_FRACTION = 0.2
 """The validation part of a search that selects on validation (``select="val"``), relative to the N training
 samples: a fresh validation set has ⌈0.2·N⌉ samples (:func:`default_val_size`), a hold-out takes the last
 round(0.2·N) of them. Ours (the paper selects on the test set)."""
+POSITIVE = Interval(int, 1)
+LRS = Noted(Reals(lo=0, lo_open=True), "learning rates")
+"""Learning rates: one per model, or one for all, each > 0."""
+WDS = Noted(Reals(lo=0), "weight decays")
+"""Weight decays: one per model, or one for all, each >= 0."""
 
 
+@validate_params({"arch": Options(networks.ARCHITECTURES), "n_models": POSITIVE, "n_eval": POSITIVE,
+                  "mode": Options(MODES), "dtype": FloatDtype()})
 def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_eval: int,
                    mode: str = "all", dtype=torch.float32) -> int:
     """Bytes held while training ``n_models`` networks of width ``m`` together (the accounting of
     :mod:`resnetlearn.memory`'s docstring); ``n_eval``: the largest number of samples one forward pass sees."""
-    n_models = V.integer("n_models", n_models, lo=1)
-    n_eval = V.integer("n_eval", n_eval, lo=1)
     # the layer graph's shapes at any width (not param_shapes, which refuses an odd m for 2layer_signs): the memory
     # check's hint (memory.check_memory) tries every width below a refused one
-    P = sum(math.prod(s) for s in networks.ARCHITECTURES[networks.check_arch(arch)].shapes(d, k, m).values())
+    P = sum(math.prod(s) for s in networks.ARCHITECTURES[arch].shapes(d, k, m).values())
     acts = memory.ACTIVATION_COPIES * (2 if mode_of(mode).linearised else 1) * n_eval * m
     return memory.itemsize(dtype) * n_models * (memory.PARAM_COPIES * P + acts + n_eval * (d + k))
 
@@ -74,11 +92,11 @@ class Learner:
     m: int
     init: str = "paper"
 
+    parameter_constraints = {"arch": Options(networks.ARCHITECTURES), "mode": Options(MODES),
+                             "m": Noted(POSITIVE, "width"), "init": Options(networks.INITS)}
+
     def __post_init__(self):
-        V.choice("arch", self.arch, networks.ARCHITECTURES)
-        V.choice("mode", self.mode, MODES)
-        object.__setattr__(self, "m", V.integer("m (width)", self.m, lo=1))
-        V.choice("init", self.init, networks.INITS)
+        validate_fields(self)
 
     def __eq__(self, other) -> bool:
         """Two learners are equal when they train the same network (architecture, mode, width, initialisation),
@@ -92,9 +110,8 @@ class Learner:
 
     @staticmethod
     def check(value) -> None:
-        """Refuse anything but a Learner (a function taking one names it ``learner``)."""
-        if not isinstance(value, Learner):
-            raise TypeError(f"learner must be a Learner(arch, mode, m=..., init=...), got {type(value).__name__}")
+        """Refuse anything but a Learner (a function taking one names it ``learner``; :data:`LEARNER`)."""
+        LEARNER.check("learner", value)
 
     @property
     def label(self) -> str:
@@ -136,23 +153,19 @@ class Protocol:
     eval_every: int = 50
     layerwise: bool = False
 
+    parameter_constraints = {
+        "epochs": POSITIVE, "batch_size": POSITIVE, "momentum": Interval(float, 0, 1, closed="left"),
+        "lr_drop_factor": Noted(Interval(float, 1), "the learning rate is divided by it"),
+        "eval_every": POSITIVE, "layerwise": Boolean(),
+        "lr_drop_epoch": NoneOr(Noted(Interval(int, 0, "epochs"), lambda checked: (
+            f"left out: epochs // 2 = {checked['epochs'] // 2}; lr_drop_factor=1: no drop"))),
+    }
+
     def __post_init__(self):
         """Every field checked (and numpy/torch scalars normalised) when the protocol is made."""
-        norm = dict(epochs=V.integer("epochs", self.epochs, lo=1),
-                    batch_size=V.integer("batch_size", self.batch_size, lo=1),
-                    momentum=V.real("momentum", self.momentum, lo=0, hi=1, hi_open=True),
-                    lr_drop_factor=V.real("lr_drop_factor (the learning rate is divided by it)",
-                                          self.lr_drop_factor, lo=1),
-                    eval_every=V.integer("eval_every", self.eval_every, lo=1),
-                    layerwise=V.boolean("layerwise", self.layerwise))
+        validate_fields(self)
         if self.lr_drop_epoch is None:  # §8.1: the drop comes half-way through training
-            norm["lr_drop_epoch"] = norm["epochs"] // 2
-        else:
-            norm["lr_drop_epoch"] = V.integer(f"lr_drop_epoch (left out: epochs // 2 = {norm['epochs'] // 2}; "
-                                              f"lr_drop_factor=1: no drop)", self.lr_drop_epoch, lo=0,
-                                              hi=norm["epochs"])
-        for k, v in norm.items():
-            object.__setattr__(self, k, v)
+            object.__setattr__(self, "lr_drop_epoch", self.epochs // 2)
 
     def check(self, n_train: int, *, held_out: int = 0, why: str = "") -> None:
         """The checks that need the data: a mini-batch cannot exceed the samples SGD trains on.
@@ -176,6 +189,8 @@ class Protocol:
 
 PAPER_PROTOCOL = Protocol()
 """The full protocol of arXiv v3 §8.1."""
+LEARNER = Instance(Learner, "Learner(arch, mode, m=..., init=...)")
+PROTOCOL = Instance(Protocol)
 
 
 @dataclass
@@ -218,6 +233,7 @@ class TrainResult:
     gate: FrozenGate | None = None
     """The frozen-gate network was trained in place of the ReLU network (its ``params`` hold gates and values)."""
 
+    @validate_params({"x": Tensor(ndim=(2, 3)), "parts": Boolean(), "model": NoneOr(Interval(int, 0))})
     def predict(self, x: torch.Tensor, *, parts: bool = False, model: int | None = None):
         """The G trained models' outputs on ``x`` ((n, d), or (G, n, d)), as (G, n, k): in modes
         ``all``/``hidden`` :func:`networks.forward` of ``params``; ``last`` the trained readout on
@@ -225,7 +241,7 @@ class TrainResult:
         Computed on the CPU in the dtype of ``params``. ``parts=True``: (out, out₁, residual). ``model``: the
         index of one model, evaluated alone (G = 1 in the result; the models are independent), not all G."""
         dtype = self.params["A"].dtype
-        x = V.tensor("x", x, ndim=(2, 3)).to("cpu", dtype)
+        x = x.to("cpu", dtype)
         one = self._one(model)
         net = Model(self.learner.arch, self.learner.mode_record, self.gate)
         with torch.no_grad():
@@ -236,9 +252,9 @@ class TrainResult:
 
     def _one(self, model: int | None):
         """A function keeping model ``model`` of a dict of (G, ...) tensors (all of them for None, and for the
-        frozen-gate network, evaluated whole)."""
+        frozen-gate network, evaluated whole); ``model`` against this result's G models."""
         G = self.test_error.shape[0]
-        if model is not None and (isinstance(model, bool) or not isinstance(model, int) or not 0 <= model < G):
+        if model is not None and model >= G:
             raise ValueError(f"model must be an index in [0, {G}), got {model!r}")
         if model is None or self.gate is not None:
             return lambda tensors: tensors
@@ -247,7 +263,7 @@ class TrainResult:
     def error(self, sample) -> torch.Tensor:
         """E‖out(x) − y‖² of each model on ``sample`` (x, y) as (G,) float64, NaN where diverged —
         the test error this result reports, when ``sample`` is its test set."""
-        y = V.tensor(f"{type(sample).__name__}.y", sample.y, ndim=(2, 3)).to("cpu", self.params["A"].dtype)
+        y = Tensor(ndim=(2, 3)).check(f"{type(sample).__name__}.y", sample.y).to("cpu", self.params["A"].dtype)
         err = ((self.predict(sample.x) - y) ** 2).sum(-1).mean(-1).double()
         return torch.where(self.diverged, torch.full_like(err, math.nan), err)
 
@@ -265,8 +281,8 @@ class TrainResult:
         return out
 
 
-def _per_model(name: str, values, G: int, **bounds) -> torch.Tensor:
-    vals = V.reals(name, values, **bounds)
+def _per_model(name: str, vals: list[float], G: int) -> torch.Tensor:
+    """Checked values (:data:`LRS`, :data:`WDS`) against the G models: one for each, or one for all."""
     if len(vals) == 1:
         vals = vals * G
     if len(vals) != G:
@@ -276,8 +292,8 @@ def _per_model(name: str, values, G: int, **bounds) -> torch.Tensor:
 
 def _check_sample(sample, name: str, G: int) -> None:
     """x (N, d) and y (N, k) or (G, N, k) (one target per model), the same N, finite; base/composite like y."""
-    V.tensor(f"{name}.x", sample.x, ndim=2)
-    y = V.tensor(f"{name}.y", sample.y, ndim=(2, 3))
+    Tensor(ndim=2).check(f"{name}.x", sample.x)
+    y = Tensor(ndim=(2, 3)).check(f"{name}.y", sample.y)
     if y.ndim == 3 and y.shape[0] != G:
         raise ValueError(f"{name}.y has a model axis of {y.shape[0]} but {G} models are trained "
                          f"(y must be (N, k) or (G, N, k))")
@@ -285,7 +301,7 @@ def _check_sample(sample, name: str, G: int) -> None:
         raise ValueError(f"{name}: x has {sample.x.shape[0]} samples but y has {y.shape[-2]}")
     for part in ("base", "composite"):
         t = getattr(sample, part, None)
-        if t is not None and V.tensor(f"{name}.{part}", t).shape[-2:] != y.shape[-2:]:
+        if t is not None and Tensor().check(f"{name}.{part}", t).shape[-2:] != y.shape[-2:]:
             raise ValueError(f"{name}.{part} must have the shape of {name}.y {tuple(y.shape)}, got {tuple(t.shape)}")
 
 
@@ -319,6 +335,9 @@ class RunOptions:
     * ``chunk_log``: where a search keeps its finished batches of models so that a later run resumes part-way
       (None: nowhere), anything with ``rows(role, combos)`` (the kept rows of those (lr, wd, seed) models, or None)
       and ``keep(role, combos, rows, seconds)``; read by the searches, as ``max_batch`` is.
+
+    Every field is checked when the record is made (``parameter_constraints``), the device when the training
+    starts (:func:`resnetlearn.device.select_device`).
     """
 
     device: object = None
@@ -333,7 +352,19 @@ class RunOptions:
     order_seeds: object = None
     chunk_log: object = None
 
+    parameter_constraints = {"dtype": FloatDtype(), "capture": NoneOr(Boolean()), "callback_every": NoneOr(POSITIVE),
+                             "max_batch": NoneOr(POSITIVE), "init_scale": Interval(float, 0, closed="right"),
+                             "gate": NoneOr(Instance(FrozenGate)), "order_seeds": NoneOr(Seeds())}
 
+    def __post_init__(self):
+        validate_fields(self)
+
+
+OPTIONS = NoneOr(Instance(RunOptions, "RunOptions(device=..., dtype=..., callback=..., cancel=..., ...)"))
+
+
+@validate_params({"learner": LEARNER, "lrs": LRS, "wds": WDS, "seeds": Seeds(), "protocol": PROTOCOL,
+                  "progress": Boolean(), "options": OPTIONS})
 def train_models(train, test, learner: Learner, *, lrs, wds, seeds, protocol: Protocol = Protocol(),
                  holdout=None, progress: bool = True, options: RunOptions | None = None) -> TrainResult:
     """Train G = len(seeds) models of one :class:`Learner` (architecture, mode, width, initialisation) together.
@@ -348,26 +379,17 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds, protocol: Pr
     stops training cleanly after the current step.
     """
     options = RunOptions() if options is None else options
-    if not isinstance(options, RunOptions):
-        raise TypeError(f"options must be a RunOptions(device=..., dtype=..., callback=..., cancel=..., ...), "
-                        f"got {type(options).__name__}")
     device, dtype, capture, gate = options.device, options.dtype, options.capture, options.gate
     callback, callback_every, cancel = options.callback, options.callback_every, options.cancel
-    Learner.check(learner)
     _check_setting(learner, protocol, gate)
-    seeds = V.seeds("seeds", seeds)
     G = len(seeds)
     order_seeds = _order_seeds(options.order_seeds, G)
-    lr = _per_model("lrs (learning rates)", lrs, G, lo=0, lo_open=True)
-    wd = _per_model("wds (weight decays)", wds, G, lo=0)
-    init_scale = V.real("init_scale", options.init_scale, lo=0, lo_open=True)
-    if capture is not None:
-        capture = V.boolean("capture", capture)
-    callback_every = None if callback_every is None else V.integer("callback_every", callback_every, lo=1)
+    lr = _per_model("lrs (learning rates)", lrs, G)
+    wd = _per_model("wds (weight decays)", wds, G)
+    init_scale = options.init_scale
     _check_samples(train, test, holdout, G)
     dev = select_device(device)
     capture_asked, capture = _capture_choice(capture, dev)
-    V.float_dtype(dtype)
     _check_memory(learner, train, test, holdout, G=G, device=dev, dtype=dtype)
     data = Data(train.x.to(dev, dtype), train.y.to(dev, dtype), test.x.to(dev, dtype), test.y.to(dev, dtype),
                 parts=(None if test.base is None else test.base.to(dev, dtype),
@@ -391,34 +413,31 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds, protocol: Pr
 
 
 def _check_setting(learner: Learner, protocol, gate) -> None:
-    """The protocol and gate a learner can train with: layer-wise training for a ResNet, and layer-wise training
-    and the frozen-gate network for a mode that trains the network itself (:attr:`Mode.trains_network`)."""
-    if not isinstance(protocol, Protocol):
-        raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
+    """The protocol and gate a learner can train with (checks between the arguments): layer-wise training for a
+    ResNet, and layer-wise training and the frozen-gate network for a mode that trains the network itself
+    (:attr:`Mode.trains_network`)."""
     network_modes = " or ".join(repr(n) for n, how in MODES.items() if how.trains_network)
     if protocol.layerwise and not networks.ARCHITECTURES[learner.arch].residual:
         resnets = [n for n, a in networks.ARCHITECTURES.items() if a.residual]
         raise ValueError(f"layerwise training applies to the ResNets ({', '.join(resnets)}) only")
     if protocol.layerwise and not learner.mode_record.trains_network:
         raise ValueError(f"layerwise training needs mode {network_modes}")
-    if gate is not None:
-        if not isinstance(gate, FrozenGate):
-            raise TypeError(f"gate must be a FrozenGate or None, got {type(gate).__name__}")
-        if not learner.mode_record.trains_network or protocol.layerwise:
-            raise ValueError(f"the frozen-gate network trains in mode {network_modes}, not layer-wise")
+    if gate is not None and (not learner.mode_record.trains_network or protocol.layerwise):
+        raise ValueError(f"the frozen-gate network trains in mode {network_modes}, not layer-wise")
 
 
-def _order_seeds(order_seeds, G: int) -> list[int] | None:
+def _order_seeds(order_seeds: list[int] | None, G: int) -> list[int] | None:
+    """The checked mini-batch order seeds (:class:`RunOptions`) against the G models: one for each."""
     if order_seeds is None:
         return None
-    order_seeds = V.seeds("order_seeds", order_seeds)
     if len(order_seeds) != G:
         raise ValueError(f"order_seeds must have one seed per model ({G}), got {len(order_seeds)}")
     return order_seeds
 
 
 def _check_samples(train, test, holdout, G: int) -> None:
-    """Each sample well formed (:func:`_check_sample`), the test and hold-out ones like the training one."""
+    """Each sample well formed (:func:`_check_sample`), the test and hold-out ones like the training one (checks
+    of the samples' tensors against each other and the G models)."""
     for name, smp in (("train", train), ("test", test), ("holdout", holdout)):
         if smp is not None:
             _check_sample(smp, name, G)
@@ -441,6 +460,7 @@ def sample_sizes(train, test, holdout=None) -> dict:
                 n_eval=max(train.x.shape[-2], test.x.shape[-2], 0 if holdout is None else holdout.x.shape[-2]))
 
 
+@validate_params({"learner": LEARNER, "n_models": POSITIVE})
 def models_that_fit(learner: Learner, n_models: int, *, d: int, k: int, n_eval: int, device=None,
                     dtype=torch.float32, have: int | None = None) -> int:
     """How many of ``n_models`` models of ``learner`` can train together in memory
@@ -449,7 +469,7 @@ def models_that_fit(learner: Learner, n_models: int, *, d: int, k: int, n_eval: 
     the bytes available (default: read on ``device``, :func:`resnetlearn.memory.available_bytes`)."""
     need = lambda g: training_bytes(learner.arch, d, k, learner.m, n_models=g, n_eval=n_eval, mode=learner.mode,
                                     dtype=dtype)
-    return memory.largest_fitting(need, V.integer("n_models", n_models, lo=1), device=device, have=have)
+    return memory.largest_fitting(need, n_models, device=device, have=have)
 
 
 def _check_memory(learner: Learner, train, test, holdout, *, G: int, device, dtype) -> None:

@@ -20,15 +20,12 @@ as a finished point.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import validation as V
-from .store import StoreWarning, _as_json, _checksum, atomic_write
+from .store import _as_json, _checksum, atomic_write, move_aside
 
 __all__ = ["Checkpoints", "ChunkLog", "partial_folder"]
 
@@ -98,16 +95,10 @@ class ChunkLog:
                 return payload
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
             reason = f"is not a readable group of models ({type(e).__name__}: {e})"
-        # beside the stored points, where a damaged point goes too: the partial folder is removed once its point
-        # is stored, and a damaged file is kept for inspection, never deleted
-        aside = self.folder.parent / f"{self.folder.name}-{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}"
-        try:
-            os.replace(path, aside)
-            where = f"moved aside to {aside.name}"
-        except OSError as e:
-            where = f"could not be moved aside ({e})"
-        warnings.warn(f"results store: {path} {reason}; {where}; its models will be trained again",
-                      StoreWarning, stacklevel=4)
+        # moved into the folder of the stored points, where a damaged point goes too: the partial folder is removed
+        # once its point is stored, and a damaged file is kept for inspection
+        move_aside(path, reason, then="its models will be trained again", into=self.folder.parent,
+                   name=f"{self.folder.name}-{path.name}")
         return None
 
     def rows(self, role: str, combos: list[tuple]) -> list[dict] | None:

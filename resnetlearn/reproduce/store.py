@@ -327,19 +327,26 @@ class ResultsStore:
         return None, payload
 
     def _reject(self, path: Path, reason: str) -> None:
-        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
-        n = 1
-        while aside.exists():
-            n += 1
-            aside = aside.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{n}")
-        try:
-            os.replace(path, aside)
-            where = f"moved aside to {aside.name}"
-        except OSError as e:
-            where = f"could not be moved aside ({e})"
-        warnings.warn(f"results store: {path} {reason}; {where}; the point will be recomputed",
-                      StoreWarning, stacklevel=3)
+        move_aside(path, reason, then="the point will be recomputed")
         return None
+
+
+def move_aside(path: Path, reason: str, *, then: str, into: Path | None = None, name: str | None = None) -> None:
+    """Rename a file of the store that cannot be trusted to ``<name>.corrupt-<time>`` in the folder ``into`` (by
+    default its own folder and name), kept for inspection and never deleted, and say so in a :class:`StoreWarning`
+    naming the file, ``reason`` and what happens ``then``."""
+    folder = path.parent if into is None else Path(into)
+    stem = f"{name or path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}"
+    aside, n = folder / stem, 1
+    while aside.exists():
+        n += 1
+        aside = folder / f"{stem}-{n}"
+    try:
+        os.replace(path, aside)
+        where = f"moved aside to {aside.name}"
+    except OSError as e:
+        where = f"could not be moved aside ({e})"
+    warnings.warn(f"results store: {path} {reason}; {where}; {then}", StoreWarning, stacklevel=4)
 
 
 # ----------------------------------------------------------------- table checksums
