@@ -164,6 +164,18 @@ def test_long_modules_and_functions(tmp_path):
     assert m["long_functions_by_file"] == {"resnetlearn/big.py": ["C.long:82 (81 lines)"]}
 
 
+def test_docstrings_comments_and_blank_lines_are_not_lines_of_code(tmp_path):
+    doc = '    """One line.\n\n    Parameters\n    ----------\n    x : int\n        a value.\n    """\n'
+    body = "def f(x):\n" + doc + "    # a comment\n\n" + "    y = (x +\n         1)\n" + "    return y\n"
+    source = '"""Module."""\n' + body
+    tree = cm.ast.parse(source)
+    assert sorted(cm.code_lines(source, tree)) == [2, 12, 13, 14]  # def, the two lines of y = ..., return
+    m = cm.measure(_package(tmp_path, {"doc.py": source + "Z = 0\n" * 600}))
+    assert m["modules_over_600_lines"] == {"doc": 604}  # 17 lines of text, 4 of them code, + 600
+    long_doc = "def g():\n" + '    """' + "text\n" * 200 + '"""\n' + "    return 1\n"
+    assert cm.long_functions(cm.ast.parse(long_doc), code=cm.code_lines(long_doc, cm.ast.parse(long_doc))) == []
+
+
 def test_the_real_name_lists_are_complete():
     """The names the metric reads by AST are those the package defines (read here by importing it)."""
     from resnetlearn.kernels import registry as kernel_registry

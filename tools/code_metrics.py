@@ -28,7 +28,8 @@ Read from the source with :mod:`ast` and :mod:`tokenize` (nothing is imported or
   (target 0); deferred imports (import statements inside a function body) that point sideways or upward with no
   comment on the statement's lines, or just before it on a line of its own or after the block header that opens
   it, saying why (target 0); deferred imports that point downward, listed as "could be at module level";
-* modules over 600 (and 750) lines; functions over 80 lines;
+* modules over 600 (and 750) lines; functions over 80 lines; counted in lines of code (:func:`code_lines`: blank
+  lines, comments and docstrings left out, so documenting a function never makes it "long");
 * figure-name branches outside the figure definitions (``resnetlearn/reproduce/figures.py``);
 * calls passing more than four arguments by position (package and the script folders, :data:`SCRIPTS`);
 * the largest module (lines); modules that branch on an architecture's name (records included);
@@ -464,16 +465,38 @@ def import_facts(package: Path, sources: dict[str, str], trees: dict[str, ast.AS
             "upward": [{"module": m, "line": line, "target": t} for m, line, t in upward]}
 
 
-def long_functions(tree: ast.AST, limit: int = FUNCTION_LINES) -> list[dict]:
-    """Functions (and methods, nested ones too) longer than ``limit`` lines, ``def`` to last line."""
+def code_lines(source: str, tree: ast.AST) -> set[int]:
+    """The numbers of the lines that hold code: a token other than a comment or a line break, outside every
+    docstring (the first statement of a module, class or function when it is a string)."""
+    lines = set()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                            tokenize.ENDMARKER):
+            lines.update(range(tok.start[0], tok.end[0] + 1))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                lines.difference_update(range(first.lineno, first.end_lineno + 1))
+    return lines
+
+
+def long_functions(tree: ast.AST, limit: int = FUNCTION_LINES, code: set[int] | None = None) -> list[dict]:
+    """Functions (and methods, nested ones too) longer than ``limit`` lines of code (``code``: the lines that hold
+    code, :func:`code_lines`; None: every line), ``def`` to last line."""
     out = []
+
+    def size(node) -> int:
+        span = range(node.lineno, node.end_lineno + 1)
+        return len(span) if code is None else sum(ln in code for ln in span)
 
     def visit(node, prefix):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = prefix + child.name
-                if not isinstance(child, ast.ClassDef) and child.end_lineno - child.lineno + 1 > limit:
-                    out.append({"name": name, "line": child.lineno, "lines": child.end_lineno - child.lineno + 1})
+                if not isinstance(child, ast.ClassDef) and size(child) > limit:
+                    out.append({"name": name, "line": child.lineno, "lines": size(child)})
                 visit(child, name + ".")
             else:
                 visit(child, prefix)
@@ -526,7 +549,8 @@ def measure(root: Path = ROOT) -> dict:
     sources = {m: p.read_text() for m, p in files.items()}
     trees = {m: ast.parse(s, filename=str(files[m])) for m, s in sources.items()}
     rel = {m: p.relative_to(root).as_posix() for m, p in files.items()}
-    lines = {m: len(s.splitlines()) for m, s in sources.items()}
+    code = {m: code_lines(s, trees[m]) for m, s in sources.items()}
+    lines = {m: len(code[m]) for m in sources}
     names = name_lists(trees)
     arch_names = names["architecture"]
     records = {m for m in files if m in RECORDS
@@ -549,7 +573,7 @@ def measure(root: Path = ROOT) -> dict:
     internal = [d for d in deferred if d["targets"]]
     flagged = [d for d in internal if d["direction"] in ("sideways", "upward") and not d["commented"]]
     downward = [d for d in internal if d["direction"] == "downward"]
-    funcs = {rel[m]: f for m in files if (f := long_functions(trees[m]))}
+    funcs = {rel[m]: f for m in files if (f := long_functions(trees[m], code=code[m]))}
     largest = max(lines, key=lines.get)
     style_free = [m for m in files if m.split(".")[0] in STYLE_FREE]
     styles = {rel[m]: h for m in style_free if (h := style_names(trees[m]))}
