@@ -56,9 +56,9 @@ class HandBuiltConstruction:
     mode : str, default "hidden"
         The training mode.
     d : int, default 6
-        d₀, the dimension it is trained in.
+        d₀, the dimension it is trained in (footnote 16: d = 6).
     m : int, default 200
-        The width it is trained at.
+        The width it is trained at (footnote 16: m = 200).
     lr : float, default 0.5
         The learning rate (ours).
     batch_size : int, default 16
