@@ -29,9 +29,9 @@ ROOT_MODULES = ("resnetlearn", "resnetlearn.reproduce", "resnetlearn.targets", "
                 "resnetlearn.learners", "resnetlearn.kernels", "resnetlearn.device", "resnetlearn.memory",
                 "resnetlearn.threads", "resnetlearn.validation")
 """The modules whose ``__all__`` (or public definitions) make the public face."""
-CONVERTING = ("resnetlearn.learners", "resnetlearn.kernels")
+CONVERTING: tuple[str, ...] = ()
 """Packages whose docstrings are still being brought to the format: their cases are expected to fail, not
-required to."""
+required to (none: every case is required to pass)."""
 RETURNS_NOTHING = (None, "None", "NoReturn", "typing.NoReturn")
 """Return annotations that mean "nothing comes back"."""
 
@@ -235,8 +235,9 @@ def test_the_enumeration_reaches_every_layer():
     assert problems("half_documented", half_documented) == [
         "Parameters differ from the signature: missing ['b'], not in the signature []"]
     counts = _counts()
-    print(f"{counts['covered']} public names covered, {counts['passing']} pass "
-          f"({counts['converting']} in {', '.join(CONVERTING)}, {counts['converting_passing']} of them pass)")
+    print(f"{counts['covered']} public names covered, {counts['passing']} pass" + (
+        f" ({counts['converting']} in {', '.join(CONVERTING)}, {counts['converting_passing']} of them pass)"
+        if CONVERTING else ""))
 
 
 def _counts() -> dict[str, int]:
@@ -253,5 +254,6 @@ if __name__ == "__main__":
         if found and (verbose or not _converting(q)):
             print(q, "::", "; ".join(found))
     counts = _counts()
-    print(f"{counts['covered']} public names covered, {counts['passing']} pass "
-          f"({counts['converting']} in {', '.join(CONVERTING)}, {counts['converting_passing']} of them pass)")
+    print(f"{counts['covered']} public names covered, {counts['passing']} pass" + (
+        f" ({counts['converting']} in {', '.join(CONVERTING)}, {counts['converting_passing']} of them pass)"
+        if CONVERTING else ""))

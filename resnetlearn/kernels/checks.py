@@ -22,8 +22,27 @@ F64 = torch.float64
 
 
 def as_matrix(X, name="X") -> torch.Tensor:
-    """X as a finite float64 2-d (N, d) tensor (the inputs of every Gram function and ridge solver here),
-    or a TypeError/ValueError that names ``name``."""
+    """X as a finite float64 2-d (N, d) tensor: the inputs of every Gram function and ridge solver here.
+
+    Parameters
+    ----------
+    X : torch.Tensor or array_like
+        The inputs, N rows of dimension d.
+    name : str, default "X"
+        The parameter's name, as an error names it.
+
+    Returns
+    -------
+    torch.Tensor
+        X in float64, of shape (N, d).
+
+    Raises
+    ------
+    TypeError
+        X is not a tensor and cannot be made one.
+    ValueError
+        X is not 2-d, or holds NaN or inf.
+    """
     if not isinstance(X, torch.Tensor):
         try:
             X = torch.as_tensor(X)
@@ -35,7 +54,27 @@ def as_matrix(X, name="X") -> torch.Tensor:
 
 
 def as_targets(Y, n: int, name="Y") -> torch.Tensor:
-    """Labels as a finite float64 (n, k) tensor (a 1-d Y is one output)."""
+    """Labels as a finite float64 (n, k) tensor.
+
+    Parameters
+    ----------
+    Y : torch.Tensor or array_like
+        The labels, (n, k), or (n,) for one output.
+    n : int
+        The number of rows Y must have (the inputs').
+    name : str, default "Y"
+        The parameter's name, as an error names it.
+
+    Returns
+    -------
+    torch.Tensor
+        Y in float64, of shape (n, k) (a 1-d Y becomes one column).
+
+    Raises
+    ------
+    ValueError
+        Y has another number of rows than ``n``, another rank, or holds NaN or inf.
+    """
     if not isinstance(Y, torch.Tensor):
         Y = torch.as_tensor(Y)
     Y = Y.to(F64)
@@ -100,10 +139,28 @@ def pair(X1: torch.Tensor, X2: torch.Tensor | None):
 
 @validate_params({"n1": Interval(int, 0), "n2": Interval(int, 0), "copies": Interval(int, 1)})
 def check_gram_memory(n1: int, n2: int, *, copies: int = 3, device=None) -> None:
-    """Refuse (:class:`resnetlearn.memory.InsufficientMemoryError`, a ValueError) an n1×n2 kernel
-    computation whose ``copies`` float64 matrices would not fit in the memory available on ``device``
-    (the inputs' device: GPU memory for CUDA tensors, RAM otherwise; :func:`resnetlearn.memory.check_memory`),
-    naming the number of samples that fits."""
+    """Refuse an n1×n2 kernel computation whose float64 matrices would not fit in memory.
+
+    The memory is that of ``device`` (the inputs' device: GPU memory for CUDA tensors, RAM otherwise;
+    :func:`resnetlearn.memory.check_memory`); for a square N×N Gram matrix the error names the number of samples that
+    fits.
+
+    Parameters
+    ----------
+    n1 : int
+        Rows of the Gram matrix, >= 0.
+    n2 : int
+        Its columns, >= 0.
+    copies : int, default 3
+        How many n1×n2 float64 matrices the computation holds at once, >= 1.
+    device : str, torch.device or None, default None
+        Where it computes (None: the CPU's RAM).
+
+    Raises
+    ------
+    resnetlearn.memory.InsufficientMemoryError
+        (a ValueError) The matrices would not fit.
+    """
     square = n1 == n2  # an N×N Gram matrix: name the N that fits
     memory.check_memory(memory.gram_bytes(n1, n2, copies), what=f"a {n1}×{n2} kernel computation ({copies} float64 "
                         "copies)", width_name="N (samples)" if square else None, width=n1 if square else None,
@@ -111,8 +168,29 @@ def check_gram_memory(n1: int, n2: int, *, copies: int = 3, device=None) -> None
 
 
 def check_network_memory(arch: str, n_points: int, *, k: int, m: int, device=None) -> None:
-    """Refuse, before the network is drawn, a width m whose parameters (twice: the draw and its
-    float64 copy) and back-propagated signals δ (k × n × m per layer, a few layers) would not fit."""
+    """Refuse, before the network is drawn, a width m whose finite-width kernel would not fit in memory.
+
+    The need counts the parameters twice (the draw and its float64 copy) and the back-propagated signals δ
+    (k × n × m per layer, a few layers).
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`resnetlearn.learners.networks.ARCHITECTURES`.
+    n_points : int
+        The number of inputs the kernel is computed on.
+    k : int
+        The number of outputs.
+    m : int
+        The width.
+    device : str, torch.device or None, default None
+        Where it computes (None: the CPU's RAM).
+
+    Raises
+    ------
+    resnetlearn.memory.InsufficientMemoryError
+        (a ValueError) The network and its signals would not fit; the error names the width that does.
+    """
     def need(w):
         P = sum(math.prod(s) for s in networks.param_shapes(arch, 1, k, w).values())
         return 8 * (2 * P + 6 * k * n_points * w)

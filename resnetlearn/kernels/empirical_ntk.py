@@ -49,17 +49,46 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
         parameterization: str | Parameterization = "standard", outputs: str = "mean") -> torch.Tensor:
     """Empirical NTK Θ_cc'(x, x') = ⟨∇_θ f_c(x), ∇_θ f_c'(x')⟩ at initialisation, all parameters.
 
-    Per layer, ∂f_c/∂W = δ_c ⊗ a (a: the layer's input, δ_c: the signal
-    back-propagated from output c), so each layer adds
-    (δ_c·δ_c')(a·a' + [bias]) — contractions of N×m matrices only.
-    ``outputs``: ``"mean"`` the output-averaged kernel (1/k)Σ_c Θ_cc (N1, N2);
-    ``"per_output"`` Θ_cc as (k, N1, N2); ``"full"`` every Θ_cc' as
-    (k, N1, k, N2) — the kernel of the linearised multi-output network that
-    training mode ``ntk`` fits. ``params`` (one model) or (m = 1000, k = 1,
-    seed = 0, init = "paper") define the network; ``parameterization="ntk"``
-    (or a :class:`~resnetlearn.kernels.initial_network.Parameterization` with its σ_w², σ_b²)
-    multiplies weights by σ_w/√fan_in and biases by σ_b (the convention of
-    :func:`~resnetlearn.kernels.infinite_width`).
+    Per layer, ∂f_c/∂W = δ_c ⊗ a (a: the layer's input, δ_c: the signal back-propagated from output c), so each layer
+    adds (δ_c·δ_c')(a·a' + [bias]): contractions of N×m matrices only. The network is given by ``params`` or drawn
+    from (m, k, seed, init), not both.
+
+    Parameters
+    ----------
+    X1 : torch.Tensor or array_like
+        The first inputs, (N1, d).
+    X2 : torch.Tensor, array_like or None, default None
+        The second inputs, (N2, d) with the same d; None: X1 itself.
+    arch : str, default "2layer"
+        The architecture, one of :func:`~resnetlearn.kernels.network_archs`.
+    params : dict of str to torch.Tensor or None, default None
+        The parameters of one model instead of a drawn network (keyword-only, as every parameter below).
+    m : int or None, default None
+        The width of the network drawn, >= 1 (None: 1000).
+    k : int or None, default None
+        Its number of outputs, >= 1 (None: 1).
+    seed : int or None, default None
+        Its seed, in [0, 2**63 - 1] (None: 0).
+    init : {"paper", "fan_in", "companion", "ntk"} or None, default None
+        Its initialisation (:data:`resnetlearn.learners.networks.INITS`; None: ``"paper"``, arXiv v3 §8.1).
+    parameterization : {"standard", "ntk"} or Parameterization, default "standard"
+        ``"standard"`` takes the parameters as drawn; ``"ntk"`` (or a
+        :class:`~resnetlearn.kernels.initial_network.Parameterization` with its σ_w², σ_b²) multiplies weights by
+        σ_w/√fan_in and biases by σ_b (the convention of :func:`~resnetlearn.kernels.infinite_width`).
+    outputs : {"mean", "per_output", "full"}, default "mean"
+        ``"mean"``: the output-averaged kernel (1/k)Σ_c Θ_cc; ``"per_output"``: each Θ_cc; ``"full"``: every Θ_cc',
+        the kernel of the linearised multi-output network that training mode ``ntk`` fits.
+
+    Returns
+    -------
+    torch.Tensor
+        float64, of shape (N1, N2) for ``"mean"``, (k, N1, N2) for ``"per_output"``, (k, N1, k, N2) for ``"full"``.
+
+    Raises
+    ------
+    ValueError
+        Both ``params`` and one of (m, k, seed, init) are given, or the network or the kernel would not fit in
+        memory.
     """
     X1, X2 = pair(X1, X2)
     p = draw_network(arch, X1, params, m=m, k=k, seed=seed, init=init,
@@ -87,9 +116,31 @@ def ntk(X1, X2=None, arch: str = "2layer", *, params: dict | None = None, m: int
 @validate_params({"arch": KernelArch(network_archs, "jacobian"), "params": PARAMS, "X": MATRIX,
                   "parameterization": PARAMETERIZATION})
 def jacobian(arch: str, params: dict, X, *, parameterization: str | Parameterization = "standard") -> torch.Tensor:
-    """The explicit Jacobian ∂f_c(x_n)/∂θ as (k, N, P), P = all parameters
-    (flattened in the order of ``params``); Θ_full = J Jᵀ. For small networks
-    (the primal form of the NTK regression). ``parameterization`` as in :func:`ntk`."""
+    """The explicit Jacobian ∂f_c(x_n)/∂θ of one model, for small networks.
+
+    Θ_full = J Jᵀ: the primal form of the NTK regression.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, one of :func:`~resnetlearn.kernels.network_archs`.
+    params : dict of str to torch.Tensor
+        The parameters of one model of ``arch`` (:func:`~resnetlearn.kernels.single_model`).
+    X : torch.Tensor or array_like
+        The inputs, (N, d).
+    parameterization : {"standard", "ntk"} or Parameterization, default "standard"
+        As in :func:`ntk` (keyword-only).
+
+    Returns
+    -------
+    torch.Tensor
+        J, (k, N, P) float64, P all parameters flattened in the order of ``params``.
+
+    Raises
+    ------
+    ValueError
+        The Jacobian would not fit in memory.
+    """
     p = single_model(params, arch, X.shape[1])
     mult = multipliers(arch, p, parameterization)
     k, N = p["A"].shape[0], X.shape[0]
@@ -104,9 +155,26 @@ def jacobian(arch: str, params: dict, X, *, parameterization: str | Parameteriza
 
 
 def vjp(arch: str, p: dict, X: torch.Tensor, coef: torch.Tensor) -> dict:
-    """Jᵀ·coef = Σ_{c,n} coef[c, n]·∇_θ f_c(x_n), as a dict like ``p`` (coef: (k, N)), J the Jacobian of
-    the network ``arch`` with the float64 parameters ``p`` of one model (:func:`~.initial_network.single_model`) on the
-    inputs X (N, d), standard parameterisation: the displacement θ − θ₀ = Jᵀa of a dual NTK solution."""
+    """Jᵀ·coef = Σ_{c,n} coef[c, n]·∇_θ f_c(x_n), J the Jacobian of one network in the standard parameterisation.
+
+    This is the displacement θ − θ₀ = Jᵀa of a dual NTK solution.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, one of :func:`~resnetlearn.kernels.network_archs` (not checked here).
+    p : dict of str to torch.Tensor
+        The float64 parameters of one model (:func:`~resnetlearn.kernels.single_model`).
+    X : torch.Tensor
+        The inputs, (N, d), float64.
+    coef : torch.Tensor
+        The coefficients, (k, N).
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        Jᵀ·coef, one entry per parameter of ``p``, each of that parameter's shape.
+    """
     mult = {n: 1.0 for n in p}
     out, bias_of = {}, networks.ARCHITECTURES[arch].bias_of
     for name, us in signals(arch, p, X, mult).items():
@@ -117,8 +185,26 @@ def vjp(arch: str, p: dict, X: torch.Tensor, coef: torch.Tensor) -> dict:
 
 
 def jvp(arch: str, p: dict, X: torch.Tensor, delta: dict) -> torch.Tensor:
-    """J·δ = ⟨∇_θ f_c(x_n), δ⟩ as (k, N) for a parameter displacement δ (a dict like ``p``), J as in
-    :func:`vjp`: the linearised network's change f₀ + J·δ on new inputs without a test Gram matrix."""
+    """J·δ = ⟨∇_θ f_c(x_n), δ⟩ for a parameter displacement δ, J as in :func:`vjp`.
+
+    This is the linearised network's change f₀ + J·δ on new inputs, without a test Gram matrix.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, one of :func:`~resnetlearn.kernels.network_archs` (not checked here).
+    p : dict of str to torch.Tensor
+        The float64 parameters of one model (:func:`~resnetlearn.kernels.single_model`).
+    X : torch.Tensor
+        The inputs, (N, d), float64.
+    delta : dict of str to torch.Tensor
+        The displacement δ, a dict like ``p``.
+
+    Returns
+    -------
+    torch.Tensor
+        J·δ, (k, N).
+    """
     mult = {n: 1.0 for n in p}
     out, bias_of = 0, networks.ARCHITECTURES[arch].bias_of
     for name, us in signals(arch, p, X, mult).items():
@@ -136,23 +222,46 @@ def ntk_spread(arch: str, widths, seeds, X, *, k: int = 1, init: str = "paper",
                parameterization: str = "standard") -> list[dict]:
     """How much the empirical NTK at initialisation varies from seed to seed, per width m.
 
-    For each m, the output-averaged NTK (:func:`ntk`) of every seed is
-    computed on X; ``spread`` is the mean over Gram entries of their standard
-    deviation across seeds, divided by the largest entry of the seed-averaged
-    Gram; ``spread_max`` uses the largest standard deviation instead. A kernel
-    that concentrates has spread ~ 1/√m.
+    For each m, the output-averaged NTK (:func:`ntk`) of every seed is computed on X; ``spread`` is the mean over Gram
+    entries of their standard deviation across seeds, divided by the largest entry of the seed-averaged Gram;
+    ``spread_max`` uses the largest standard deviation instead. A kernel that concentrates has spread ~ 1/√m.
 
-    The networks are drawn with ``init`` (``"paper"``: every entry N(0, 1/m),
-    arXiv v3 §8.1, what the experiments train; ``"fan_in"``: N(0, 1/fan_in))
-    in the standard parameterisation, or with ``parameterization="ntk"``
-    (weights N(0, 1) scaled by 1/√fan_in, the setting of :func:`~resnetlearn.kernels.infinite_width`).
-    With fan-in scaling (``fan_in`` or ``ntk``) the §6 ``3resnet`` does not
-    concentrate: out₁ = A·σ(h₁) is a k-dimensional random vector of order 1
-    that feeds the second block through the m×k bottleneck V, so the spread
-    stays put as m grows (use the target's k, e.g. 15 for the §8.1 instance),
-    while 2layer, 3layer and 3resnet_eq21 shrink like 1/√m. With the paper's
-    N(0, 1/m) entries out₁ is O(1/√m) and V·out₁ is negligible against b₂,
-    so there the §6 network's NTK concentrates too.
+    With fan-in scaling (``init="fan_in"`` or ``parameterization="ntk"``) the §6 ``3resnet`` does not concentrate:
+    out₁ = A·σ(h₁) is a k-dimensional random vector of order 1 that feeds the second block through the m×k bottleneck
+    V, so the spread stays put as m grows (use the target's k, e.g. 15 for the §8.1 instance), while 2layer, 3layer
+    and 3resnet_eq21 shrink like 1/√m. With the paper's N(0, 1/m) entries out₁ is O(1/√m) and V·out₁ is negligible
+    against b₂, so there the §6 network's NTK concentrates too. Every width's memory is checked before the first
+    network is drawn.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, one of :func:`~resnetlearn.kernels.network_archs`.
+    widths : list of int
+        The widths m, each >= 1 (one int is a list of one).
+    seeds : list of int
+        At least two seeds, each in [0, 2**63 - 1].
+    X : torch.Tensor or array_like
+        The inputs, (N, d).
+    k : int, default 1
+        The number of outputs, >= 1 (keyword-only, as the parameters below).
+    init : {"paper", "fan_in", "companion", "ntk"}, default "paper"
+        The initialisation in the standard parameterisation (``"paper"``: every entry N(0, 1/m), arXiv v3 §8.1, what
+        the experiments train; ``"fan_in"``: N(0, 1/fan_in)); not used with ``parameterization="ntk"``.
+    parameterization : {"standard", "ntk"}, default "standard"
+        ``"ntk"``: weights N(0, 1) scaled by 1/√fan_in in the forward pass, the setting of
+        :func:`~resnetlearn.kernels.infinite_width`.
+
+    Returns
+    -------
+    list of dict
+        One row per width: ``arch``, ``m``, ``k``, ``init`` (``"N(0,1)"`` under ``"ntk"``), ``parameterization``,
+        ``n_seeds``, ``n`` (N), ``largest_entry``, ``spread`` and ``spread_max``.
+
+    Raises
+    ------
+    ValueError
+        A width's network and kernel would not fit in memory.
     """
     for m in widths:  # every width checked before the first network is drawn
         check_network_memory(arch, X.shape[0], k=k, m=m, device=X.device)

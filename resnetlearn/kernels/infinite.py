@@ -16,9 +16,17 @@ from .recursions import RECURSIONS
 
 
 def infinite_archs() -> tuple[str, ...]:
-    """Architectures with an infinite-width limit here (a recursion in :data:`RECURSIONS`: not the §6 ``3resnet``, see
-    :func:`~resnetlearn.kernels.ntk_spread`), read from :data:`resnetlearn.learners.networks.ARCHITECTURES` at
-    each call."""
+    """The architectures that have an infinite-width limit here.
+
+    Those with a recursion in :data:`~resnetlearn.kernels.recursions.RECURSIONS` (not the §6 ``3resnet``, see
+    :func:`~resnetlearn.kernels.ntk_spread`), read from :data:`resnetlearn.learners.networks.ARCHITECTURES` at each
+    call.
+
+    Returns
+    -------
+    tuple of str
+        Their names.
+    """
     return tuple(n for n in reversed(networks.ARCHITECTURES) if n in RECURSIONS)
 
 
@@ -28,21 +36,38 @@ def infinite_width(X1, X2=None, arch: str = "2layer", *, sigma_w2: float = 1.0, 
                    block: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
     """(NNGP, NTK) of an infinitely wide ReLU network with one output.
 
-    NTK parameterisation: weights N(0, 1) multiplied by σ_w/√fan_in, biases
-    N(0, 1) multiplied by σ_b (no output bias). The first layer gives
-    Σ₁ = Θ₁ = σ_w²·x·x'/d + σ_b²; a ReLU then a dense layer map (Σ, Θ) to
-    Σ' = σ_w²κ₁(Σ) + σ_b², Θ' = Σ' + σ_w²κ₀(Σ)·Θ (κ: the ReLU moments of
-    :mod:`resnetlearn.learners.networks`); the output layer to (σ_w²κ₁(Σ),
-    σ_w²κ₁(Σ) + σ_w²κ₀(Σ)·Θ); σ_w² = σ_b² = 1 by default.
+    NTK parameterisation: weights N(0, 1) multiplied by σ_w/√fan_in, biases N(0, 1) multiplied by σ_b (no output
+    bias). The first layer gives Σ₁ = Θ₁ = σ_w²·x·x'/d + σ_b²; a ReLU then a dense layer map (Σ, Θ) to
+    Σ' = σ_w²κ₁(Σ) + σ_b², Θ' = Σ' + σ_w²κ₀(Σ)·Θ (κ: the ReLU moments,
+    :func:`~resnetlearn.kernels.recursions.relu_moments`); the output layer to (σ_w²κ₁(Σ), σ_w²κ₁(Σ) + σ_w²κ₀(Σ)·Θ).
 
-    ``3resnet_eq21`` is the limit of eq 2.1 as written, out = A(σ(h₁) + σ(h₂)),
-    h₂ = Uσ(h₁) + b₂ with U m×m: the sum of the 2layer branch's and the 3layer
-    branch's kernels plus the cross term of the branches' means,
-    σ_w²(μ₁(x)μ₂(x') + μ₂(x)μ₁(x')) with μ(x) = E σ(h) = √(Σ(x,x)/2π). No limit
-    is computed here for the §6 ``3resnet`` the experiments train: in this
-    parameterisation (fan-in) its empirical NTK keeps a seed-to-seed spread at
-    any width (:func:`~resnetlearn.kernels.ntk_spread`).
-    Rows are processed in blocks of ``block``.
+    ``3resnet_eq21`` is the limit of eq 2.1 as written, out = A(σ(h₁) + σ(h₂)), h₂ = Uσ(h₁) + b₂ with U m×m: the sum
+    of the 2layer branch's and the 3layer branch's kernels plus the cross term of the branches' means,
+    σ_w²(μ₁(x)μ₂(x') + μ₂(x)μ₁(x')) with μ(x) = E σ(h) = √(Σ(x,x)/2π). No limit is computed here for the §6
+    ``3resnet`` the experiments train: in this parameterisation (fan-in) its empirical NTK keeps a seed-to-seed spread
+    at any width (:func:`~resnetlearn.kernels.ntk_spread`).
+
+    Parameters
+    ----------
+    X1 : torch.Tensor or array_like
+        The first inputs, (N1, d).
+    X2 : torch.Tensor, array_like or None, default None
+        The second inputs, (N2, d) with the same d; None: X1 itself.
+    arch : str, default "2layer"
+        The architecture, one of :func:`infinite_archs`.
+    sigma_w2 : float, default 1.0
+        σ_w², the weight variance, > 0 (keyword-only, as the parameters below).
+    sigma_b2 : float, default 1.0
+        σ_b², the bias variance, >= 0.
+    block : int, default 128
+        Rows of X1 processed at once, >= 1 (memory only; the values do not depend on it).
+
+    Returns
+    -------
+    nngp : torch.Tensor
+        The NNGP kernel, (N1, N2), float64.
+    ntk : torch.Tensor
+        The NTK, (N1, N2), float64.
     """
     scaling = Parameterization("ntk", sigma_w2=sigma_w2, sigma_b2=sigma_b2)
     sw, sb = scaling.sigma_w2, scaling.sigma_b2

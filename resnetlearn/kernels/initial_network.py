@@ -30,11 +30,26 @@ SIGMA_B2 = Interval(float, 0)
 
 @dataclass(frozen=True)
 class Parameterization:
-    """How a network's parameters enter its outputs: ``"standard"`` (each parameter as drawn, the paper's
-    networks) or ``"ntk"`` (each weight times σ_w/√fan_in and each bias times σ_b, the entries N(0, 1); the
-    convention of :func:`resnetlearn.kernels.infinite_width`), with σ_w² = ``sigma_w2`` > 0 and
-    σ_b² = ``sigma_b2`` >= 0. The standard parameterisation takes no σ's. Wherever a kernel takes one, the
-    name alone stands for it with σ_w² = σ_b² = 1."""
+    """How a network's parameters enter its outputs, in the standard or the NTK parameterisation.
+
+    Wherever a kernel takes one, the name alone stands for it with σ_w² = σ_b² = 1. Every field is checked when the
+    record is made (``parameter_constraints``).
+
+    Parameters
+    ----------
+    name : {"standard", "ntk"}, default "standard"
+        ``"standard"``: each parameter as drawn (the paper's networks); ``"ntk"``: each weight times σ_w/√fan_in
+        and each bias times σ_b, the entries N(0, 1) (the convention of :func:`resnetlearn.kernels.infinite_width`).
+    sigma_w2 : float, default 1.0
+        σ_w², the weight variance of ``"ntk"``, > 0.
+    sigma_b2 : float, default 1.0
+        σ_b², its bias variance, >= 0.
+
+    Raises
+    ------
+    ValueError
+        A field is out of its range, or ``"standard"`` is given σ's other than 1 (it takes none).
+    """
 
     name: str = "standard"
     sigma_w2: float = 1.0
@@ -51,8 +66,23 @@ class Parameterization:
 
     @classmethod
     def of(cls, parameterization) -> Parameterization:
-        """``parameterization`` as a record: a :class:`Parameterization` as it is, a name with σ_w² = σ_b² = 1
-        (:data:`PARAMETERIZATION`)."""
+        """``parameterization`` as a record.
+
+        Parameters
+        ----------
+        parameterization : {"standard", "ntk"} or Parameterization
+            A :class:`Parameterization`, kept as it is, or a name, read with σ_w² = σ_b² = 1 (:data:`PARAMETERIZATION`).
+
+        Returns
+        -------
+        Parameterization
+            The record.
+
+        Raises
+        ------
+        ValueError
+            The name is not one of :data:`PARAMETERIZATIONS`.
+        """
         return PARAMETERIZATION.check("parameterization", parameterization)
 
 
@@ -76,15 +106,42 @@ PARAMETERIZATION = ParameterizationOf()
 
 
 def network_archs() -> tuple[str, ...]:
-    """Architectures of :data:`resnetlearn.learners.networks.ARCHITECTURES` with conjugate and empirical NTK
-    kernels here (``kernels=True``: not §8.2's 2layer_signs), read from the registry at each call."""
+    """The architectures with conjugate and empirical NTK kernels here.
+
+    Those of :data:`resnetlearn.learners.networks.ARCHITECTURES` with ``kernels=True`` (not §8.2's 2layer_signs),
+    read from the registry at each call.
+
+    Returns
+    -------
+    tuple of str
+        Their names.
+    """
     return tuple(n for n, a in networks.ARCHITECTURES.items() if a.kernels)
 
 
 def check_arch(arch, allowed, *, what: str) -> networks.Architecture:
-    """The :class:`resnetlearn.learners.networks.Architecture` named ``arch`` if it is one of ``allowed`` (e.g.
-    :func:`network_archs`), else a ValueError naming ``what`` kernel is missing and, where the
-    kernels say why it has none (:data:`resnetlearn.kernels.recursions.NO_LIMIT`), why."""
+    """The architecture named ``arch``, if it has the kernel asked for.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture's name.
+    allowed : sequence of str
+        The architectures that have the kernel (e.g. :func:`network_archs`).
+    what : str
+        The kernel, as the error names it (keyword-only).
+
+    Returns
+    -------
+    resnetlearn.learners.networks.Architecture
+        Its record.
+
+    Raises
+    ------
+    ValueError
+        ``arch`` is not one of ``allowed``; where the kernels say why it has none
+        (:data:`resnetlearn.kernels.recursions.NO_LIMIT`), the error says why.
+    """
     known = networks.ARCHITECTURES
     if isinstance(arch, str) and arch in known and arch not in allowed and NO_LIMIT.get(arch):
         raise ValueError(f"no {what} kernel for arch {arch!r}: {NO_LIMIT[arch]}; allowed: {allowed}")
@@ -118,9 +175,30 @@ width, outputs, seed and initialisation (None: 1000, 1, 0, ``"paper"``)."""
 
 
 def single_model(params: dict, arch: str, d: int | None = None) -> dict:
-    """The float64 parameters of one model of ``arch`` (a leading model axis of size 1, as
-    :func:`resnetlearn.learners.networks.init_params` draws, is dropped), checked against the architecture's
-    parameter names and, if given, the input dimension ``d``."""
+    """The float64 parameters of one model of ``arch``, checked against the architecture.
+
+    A leading model axis of size 1, as :func:`resnetlearn.learners.networks.init_params` draws, is dropped.
+
+    Parameters
+    ----------
+    params : dict of str to torch.Tensor
+        The parameters, by name (those of :func:`resnetlearn.learners.networks.param_shapes`), finite.
+    arch : str
+        The architecture, a key of :data:`resnetlearn.learners.networks.ARCHITECTURES`.
+    d : int or None, default None
+        The input dimension the first layer must take (None: not checked).
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        The parameters in float64, without a model axis.
+
+    Raises
+    ------
+    ValueError
+        A model axis other than 1, other parameter names than the architecture's, a non-finite entry, or a first
+        layer that takes another dimension than ``d``.
+    """
     PARAMS.check("params", params)
     rec = networks.ARCHITECTURES[arch]
     biases = set(rec.bias_of.values())

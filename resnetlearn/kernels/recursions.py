@@ -19,10 +19,27 @@ __all__ = ["RECURSIONS", "NO_LIMIT", "relu_moments"]
 
 
 def relu_moments(S, qa, qb):
-    """κ₁ = E[σ(u)σ(v)], κ₀ = E[σ'(u)σ'(v)] for (u, v) Gaussian with variances
-    qa (rows), qb (columns) and covariance S (the arc-cosine kernels):
-    κ₁ = √(qa·qb)(sin θ + (π − θ)cos θ)/2π, κ₀ = (π − θ)/2π, cos θ = S/√(qa·qb).
-    A zero variance (an input 0 with σ_b² = 0) gives κ₁ = 0, κ₀ = 1/2."""
+    """The arc-cosine moments κ₁ = E[σ(u)σ(v)] and κ₀ = E[σ'(u)σ'(v)] of the ReLU σ, (u, v) Gaussian.
+
+    κ₁ = √(qa·qb)(sin θ + (π − θ)cos θ)/2π, κ₀ = (π − θ)/2π, cos θ = S/√(qa·qb). A zero variance (an input 0 with
+    σ_b² = 0) gives κ₁ = 0, κ₀ = 1/2.
+
+    Parameters
+    ----------
+    S : torch.Tensor
+        The covariances of u (rows) and v (columns), (N1, N2).
+    qa : torch.Tensor
+        The variances of u, (N1,).
+    qb : torch.Tensor
+        The variances of v, (N2,).
+
+    Returns
+    -------
+    k1 : torch.Tensor
+        κ₁, (N1, N2).
+    k0 : torch.Tensor
+        κ₀, (N1, N2).
+    """
     norm = torch.sqrt(qa[:, None] * qb[None, :])
     cos = torch.where(norm > 0, S / norm.clamp_min(1e-300), torch.ones_like(S)).clamp_(-1.0, 1.0)
     theta = torch.arccos(cos)

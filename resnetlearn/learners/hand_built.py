@@ -25,9 +25,17 @@ __all__ = ["HandBuiltConstruction", "HAND_BUILT", "Construction"]
 
 @dataclass
 class Construction:
-    """What :meth:`HandBuiltConstruction.build` leaves: the d = 6 network trained on all 64 inputs (``trained``,
-    its test error exact) and the network it describes in d dimensions at width m, with first-layer weights ``W``
-    (m, d) and output weights ``A`` (1, m)."""
+    """What :meth:`HandBuiltConstruction.build` leaves: the trained d = 6 network and the network it describes.
+
+    Parameters
+    ----------
+    trained : TrainResult
+        The d = 6 network trained on all 64 inputs, its test error exact.
+    W : torch.Tensor
+        The first-layer weights of the network in d dimensions at width m, (m, d).
+    A : torch.Tensor
+        Its output weights, (1, m).
+    """
 
     trained: TrainResult
     W: torch.Tensor
@@ -36,10 +44,29 @@ class Construction:
 
 @dataclass(frozen=True)
 class HandBuiltConstruction:
-    """The solution built by hand for §8.2 (arXiv v3 footnote 16), defined once: aᵀσ(Wx) (architecture ``arch``,
-    trained in mode ``mode``: W moves, the ±1/√m signs a stay) of width ``m`` trained by SGD (lr ``lr``, divided
-    by 10 after ``lr_drop_fraction`` of the epochs; mini-batches of ``batch_size``) on all 2^d₀ inputs of the
-    d₀ = ``d`` problem, so that its test error is exact; then padded to the figure's d and widened to its m."""
+    """The solution built by hand for §8.2 (arXiv v3 footnote 16), defined once.
+
+    aᵀσ(Wx), trained by SGD on all 2^d₀ inputs of the d₀-dimensional problem so that its test error is exact, then
+    padded to the figure's d and widened to its m (:meth:`build`).
+
+    Parameters
+    ----------
+    arch : str, default "2layer_signs"
+        The architecture: W moves, the ±1/√m signs a stay.
+    mode : str, default "hidden"
+        The training mode.
+    d : int, default 6
+        d₀, the dimension it is trained in (footnote 16: d = 6).
+    m : int, default 200
+        The width it is trained at (footnote 16: m = 200).
+    lr : float, default 0.5
+        The learning rate (ours).
+    batch_size : int, default 16
+        The mini-batch size (ours).
+    lr_drop_fraction : fractions.Fraction, default Fraction(2, 3)
+        Where its learning rate drops (divided by 10), as a fraction of its epochs (ours: two thirds, not §8.1's
+        half).
+    """
 
     arch: str = "2layer_signs"
     mode: str = "hidden"
@@ -51,7 +78,18 @@ class HandBuiltConstruction:
     """Where its learning rate drops, as a fraction of its epochs (ours: two thirds, not §8.1's half)."""
 
     def lr_drop_epoch(self, epochs: int) -> int:
-        """The epoch its learning rate drops at: ⌊epochs · :attr:`lr_drop_fraction`⌋ (exact: 533 of 800)."""
+        """The epoch its learning rate drops at: ⌊epochs · :attr:`lr_drop_fraction`⌋ (exact: 533 of 800).
+
+        Parameters
+        ----------
+        epochs : int
+            The epochs of its training.
+
+        Returns
+        -------
+        int
+            The epoch of the drop.
+        """
         return math.floor(epochs * self.lr_drop_fraction)
 
     def sample(self) -> Sample:
@@ -60,18 +98,54 @@ class HandBuiltConstruction:
         return Sample(x, parity6_target(self.d)(x), None, None)
 
     def steps(self, epochs: int) -> int:
-        """The SGD steps of its training: ``epochs`` passes over the 2^d inputs."""
+        """The SGD steps of its training: ``epochs`` passes over the 2^d inputs.
+
+        Parameters
+        ----------
+        epochs : int
+            The epochs of its training.
+
+        Returns
+        -------
+        int
+            ``epochs`` · ⌈2^d / batch_size⌉.
+        """
         return epochs * math.ceil(2**self.d / self.batch_size)
 
     @validate_params({"wd": Interval(float, 0), "d": Interval(int, 1), "m": Interval(int, 1),
                       "epochs": Interval(int, 1)})
     def build(self, wd: float, *, d: int, m: int, epochs: int, cancel=None) -> Construction:
-        """Train aᵀσ(Wx) of width :attr:`m` on all 2^:attr:`d` inputs (:meth:`sample`, so its test error is exact)
-        with weight decay ``wd`` for ``epochs`` epochs (the lr drops after :attr:`lr_drop_fraction` of them), in
-        float64 on the CPU, then pad W with d − 6 zero columns (scaling the 6 used columns by √(d/6), since inputs
-        are ±1/√d) and duplicate rows (and the output signs) up to width ``m`` with rescaling by √(200/m): the same
-        function, the same test error, ‖W‖_F = √(d/6)·‖W₆‖_F at every width. ``cancel`` (an Event or a callable
-        returning True) stops the training between two SGD steps (``trained.interrupted``)."""
+        """Train aᵀσ(Wx) on all 2^:attr:`d` inputs, then carry it to d dimensions and width m.
+
+        The network of width :attr:`m` is trained on :meth:`sample` (so its test error is exact) for ``epochs`` epochs
+        (the lr drops after :attr:`lr_drop_fraction` of them), in float64 on the CPU. W is then padded with d − 6 zero
+        columns (the 6 used columns scaled by √(d/6), since inputs are ±1/√d) and its rows (and the output signs) are
+        duplicated up to width ``m`` with rescaling by √(200/m): the same function, the same test error,
+        ‖W‖_F = √(d/6)·‖W₆‖_F at every width.
+
+        Parameters
+        ----------
+        wd : float
+            The weight decay, >= 0.
+        d : int
+            The figure's dimension, >= the construction's :attr:`d` (keyword-only, as the parameters below).
+        m : int
+            The figure's width, a multiple of the construction's :attr:`m`.
+        epochs : int
+            The epochs of training, >= 1.
+        cancel : threading.Event, callable or None, default None
+            Stops the training between two SGD steps when set or returning True (``trained.interrupted``).
+
+        Returns
+        -------
+        Construction
+            The trained network and its W (m, d) and A (1, m).
+
+        Raises
+        ------
+        ValueError
+            ``d`` below the construction's d₀, or ``m`` not a multiple of its width (at least that width).
+        """
         if d < self.d:  # d and m against the construction's own d₀ and width
             raise ValueError(f"d must be an integer in [{self.d}, inf] (the construction's d₀ and more), got {d}")
         if m < self.m:

@@ -25,14 +25,24 @@ __all__ = ["Mode", "MODES", "mode_of"]
 
 @dataclass(frozen=True)
 class Mode:
-    """One training mode of §8.1.
+    """One training mode of §8.1: what SGD moves and how the model's output is formed.
 
-    * ``trains_hidden`` / ``trains_readout``: whether SGD moves the hidden layers' weights / the readout A;
-    * ``linearised``: the model is the network linearised at its initialisation θ₀, and SGD moves the
-      displacement Δ = θ − θ₀ from 0 (mode ``ntk``);
-    * ``initial_features``: the model is a readout on the features φ₀ of the initial network (mode ``last``);
-    * ``kernel``: the :data:`resnetlearn.kernels.registry.KERNEL_REGISTRY` kernel whose ridge regression is the
-      mode's exact solution (None: the mode trains the network itself, no kernel method).
+    Parameters
+    ----------
+    name : str
+        The mode's name, its key in :data:`MODES`.
+    trains_hidden : bool
+        Whether SGD moves the hidden layers' weights (keyword-only, as the fields below).
+    trains_readout : bool
+        Whether SGD moves the readout A.
+    linearised : bool, default False
+        The model is the network linearised at its initialisation θ₀, and SGD moves the displacement Δ = θ − θ₀
+        from 0 (mode ``ntk``).
+    initial_features : bool, default False
+        The model is a readout on the features φ₀ of the initial network (mode ``last``).
+    kernel : str or None, default None
+        The :data:`resnetlearn.kernels.registry.KERNEL_REGISTRY` kernel whose ridge regression is the mode's exact
+        solution (None: the mode trains the network itself, no kernel method).
     """
 
     name: str
@@ -60,7 +70,20 @@ class Mode:
         return not self.defined_at_init
 
     def trainable(self, names, readout) -> list[str]:
-        """Which of the parameter ``names`` SGD moves, given the ``readout`` parameters (A)."""
+        """Which of the parameter ``names`` SGD moves in this mode.
+
+        Parameters
+        ----------
+        names : iterable of str
+            Parameter names.
+        readout : collection of str
+            The readout's parameters among them (A).
+
+        Returns
+        -------
+        list of str
+            The names SGD moves, in the order of ``names``.
+        """
         return [n for n in names if (self.trains_readout if n in readout else self.trains_hidden)]
 
 
@@ -80,5 +103,21 @@ MODE = Options(MODES)
 
 
 def mode_of(name: str) -> Mode:
-    """The :class:`Mode` named ``name`` (:data:`MODE`: a ``ValueError`` naming the allowed modes otherwise)."""
+    """The :class:`Mode` named ``name``.
+
+    Parameters
+    ----------
+    name : {"all", "hidden", "last", "ntk"}
+        A key of :data:`MODES` (:data:`MODE`).
+
+    Returns
+    -------
+    Mode
+        Its record.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a mode; the error names the allowed ones.
+    """
     return MODES[MODE.check("mode", name)]

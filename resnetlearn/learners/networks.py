@@ -60,10 +60,22 @@ from ..validation import FloatDtype, Interval, Options, Seeds, validate_params
 # ----------------------------------------------------------------- the layer graph
 @dataclass(frozen=True)
 class Layer:
-    """One step of a network's layer graph: node ``out`` computed from node ``inp`` (``"x"``: the input).
+    """One step of a network's layer graph: node ``out`` computed from node ``inp``.
 
-    ``kind`` ``"dense"``: weight·inp + bias (``bias`` None: no bias); ``"relu"``: σ(inp);
-    ``"readout"``: A·inp with the output layer A (shared by every readout of a network)."""
+    Parameters
+    ----------
+    kind : {"dense", "relu", "readout"}
+        ``"dense"``: weight·inp + bias; ``"relu"``: σ(inp); ``"readout"``: A·inp with the output layer A (shared by
+        every readout of a network).
+    out : str
+        The node computed.
+    inp : str
+        The node it reads (``"x"``: the input).
+    weight : str or None, default None
+        A dense layer's weight.
+    bias : str or None, default None
+        A dense layer's bias (None: no bias).
+    """
 
     kind: str
     out: str
@@ -81,14 +93,60 @@ class Layer:
 
 
 def dense(out: str, inp: str, weight: str, bias: str | None) -> Layer:
+    """A dense layer ``out`` = weight·``inp`` + bias.
+
+    Parameters
+    ----------
+    out : str
+        The node computed.
+    inp : str
+        The node read (``"x"``: the input).
+    weight : str
+        The weight's name.
+    bias : str or None
+        The bias's name (None: no bias).
+
+    Returns
+    -------
+    Layer
+        The layer.
+    """
     return Layer("dense", out, inp, weight=weight, bias=bias)
 
 
 def relu(out: str, inp: str) -> Layer:
+    """A ReLU layer ``out`` = σ(``inp``).
+
+    Parameters
+    ----------
+    out : str
+        The node computed.
+    inp : str
+        The node read.
+
+    Returns
+    -------
+    Layer
+        The layer.
+    """
     return Layer("relu", out, inp)
 
 
 def readout(out: str, inp: str) -> Layer:
+    """A readout ``out`` = A·``inp`` with the network's output layer A.
+
+    Parameters
+    ----------
+    out : str
+        The node computed.
+    inp : str
+        The node read.
+
+    Returns
+    -------
+    Layer
+        The layer.
+    """
     return Layer("readout", out, inp)
 
 
@@ -104,11 +162,34 @@ def _plan(arch: str, want: tuple[str, ...] | None) -> tuple[Layer, ...]:
 
 
 def evaluate(arch: str, ops, x, want=None) -> dict:
-    """Every node of ``arch``'s layer graph that ``want`` (default: both outputs) depends on, as a
-    dict name → value (``"x"`` the input), computed by ``ops`` (``ops.dense(x, weight, bias)``,
-    ``ops.relu(h)``, ``ops.readout(a)``). The one definition of every forward pass: the batched
-    training forward below, the kernels' float64 forward (:mod:`resnetlearn.kernels`) and the
-    talk's frozen-gate network (:func:`gated_forward_parts`) are this graph under other ops."""
+    """Every node of ``arch``'s layer graph that ``want`` depends on, computed by ``ops``.
+
+    The one definition of every forward pass: the batched training forward, the kernels' float64 forward
+    (:mod:`resnetlearn.kernels`) and the talk's frozen-gate network (:func:`gated_forward_parts`) are this graph under
+    other ops.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    ops : object
+        Computes each kind of layer: ``ops.dense(x, weight, bias)`` (parameter names), ``ops.relu(h)``,
+        ``ops.readout(a)``.
+    x : object
+        The input, as ``ops`` takes it.
+    want : iterable of str or None, default None
+        The nodes wanted (None: both outputs, ``out1`` and ``res``).
+
+    Returns
+    -------
+    dict
+        Node name → value, ``"x"`` the input.
+
+    Raises
+    ------
+    ValueError
+        ``arch`` is not an architecture.
+    """
     v = {"x": x}
     for layer in _plan(check_arch(arch), None if want is None else tuple(want)):
         if layer.kind == "dense":
@@ -125,14 +206,25 @@ def evaluate(arch: str, ops, x, want=None) -> dict:
 class Architecture:
     """One learner network: everything the package knows about it, in one entry of :data:`ARCHITECTURES`.
 
-    * ``layers``: the layer graph (:class:`Layer`), which fixes the parameters and their shapes
-      (hidden dense layers have width m, a readout k outputs), the forward pass (:func:`evaluate`)
-      and the back-propagated signals of the empirical NTK (derived from it in
-      :mod:`resnetlearn.kernels`);
-    * ``out1``, ``res``: the graph's output nodes, out = out₁ + residual (``res`` None: a plain
-      network, out = out₁); the readout reads φ₁ (the input of ``out1``) and φ₂ (that of ``res``);
-    * ``signs_readout``: A is fixed at ±1/√m, m/2 of each sign (arXiv v3 §8.2), not drawn;
-    * ``kernels``: the network has conjugate and empirical NTK kernels in :mod:`resnetlearn.kernels`.
+    Parameters
+    ----------
+    name : str
+        Its name, its key in :data:`ARCHITECTURES`.
+    formula : str
+        Its formula, as tables print it.
+    layers : tuple of Layer
+        The layer graph, which fixes the parameters and their shapes (hidden dense layers have width m, a readout k
+        outputs), the forward pass (:func:`evaluate`) and the back-propagated signals of the empirical NTK (derived
+        from it in :mod:`resnetlearn.kernels`).
+    out1 : str
+        The first output node.
+    res : str or None, default None
+        The residual output node, out = out₁ + residual (None: a plain network, out = out₁). The readout reads φ₁
+        (the input of ``out1``) and φ₂ (that of ``res``).
+    signs_readout : bool, default False
+        A is fixed at ±1/√m, m/2 of each sign (arXiv v3 §8.2), not drawn.
+    kernels : bool, default True
+        The network has conjugate and empirical NTK kernels in :mod:`resnetlearn.kernels`.
     """
 
     name: str
@@ -161,7 +253,18 @@ class Architecture:
         return {la.weight: la.bias for la in self.layers if la.kind == "dense" and la.bias}
 
     def params_of(self, *nodes: str) -> set[str]:
-        """The parameters the graph's ``nodes`` depend on (e.g. ``params_of(out1)``: the first block's)."""
+        """The parameters the graph's ``nodes`` depend on.
+
+        Parameters
+        ----------
+        *nodes : str
+            Nodes of the graph (e.g. ``params_of(out1)``: the first block's parameters).
+
+        Returns
+        -------
+        set of str
+            The parameter names.
+        """
         return {n for la in _plan(self.name, nodes) for n in la.params}
 
     @property
@@ -170,6 +273,24 @@ class Architecture:
         return {n for la in self.layers if la.kind == "readout" for n in la.params}
 
     def shapes(self, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
+        """The shapes of one model's parameters, read from the layer graph at any width.
+
+        Unlike :func:`param_shapes`, nothing is checked (an odd m is allowed for ``signs_readout``).
+
+        Parameters
+        ----------
+        d : int
+            The input dimension.
+        k : int
+            The number of outputs.
+        m : int
+            The width.
+
+        Returns
+        -------
+        dict of str to tuple of int
+            Parameter name → shape (without the model axis).
+        """
         width = {"x": d}
         out = {}
         for la in self.layers:
@@ -209,7 +330,29 @@ POSITIVE = Interval(int, 1)
 @validate_params({"arch": ARCH, "d": POSITIVE, "k": POSITIVE, "m": POSITIVE})
 
 def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]]:
-    """Shapes of one model's parameters (without the model axis)."""
+    """Shapes of one model's parameters (without the model axis).
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    d : int
+        The input dimension, >= 1.
+    k : int
+        The number of outputs, >= 1.
+    m : int
+        The width, >= 1 (even for an architecture with ``signs_readout``).
+
+    Returns
+    -------
+    dict of str to tuple of int
+        Parameter name → shape.
+
+    Raises
+    ------
+    ValueError
+        A value out of its range, or an odd m for ``2layer_signs``.
+    """
     rec = ARCHITECTURES[arch]
     if rec.signs_readout and m % 2:  # the width against the architecture
         raise ValueError(f"{arch} needs an even width m (m/2 output weights of each sign), got {m}")
@@ -217,8 +360,25 @@ def param_shapes(arch: str, d: int, k: int, m: int) -> dict[str, tuple[int, ...]
 
 
 def check_arch(arch: str) -> str:
-    """``arch`` if it names an architecture (:data:`ARCH`), for the functions that read one from a parameter
-    record rather than an argument."""
+    """``arch`` if it names an architecture (:data:`ARCH`).
+
+    For the functions that read an architecture from a parameter record rather than an argument.
+
+    Parameters
+    ----------
+    arch : str
+        The name to check.
+
+    Returns
+    -------
+    str
+        ``arch``.
+
+    Raises
+    ------
+    ValueError
+        ``arch`` is not a key of :data:`ARCHITECTURES`.
+    """
     return ARCH.check("arch", arch)
 
 
@@ -227,8 +387,35 @@ def init_params(arch: str, d: int, k: int, m: int, seeds, init: str = "paper",
                 device=None, dtype=torch.float32) -> dict[str, torch.Tensor]:
     """Stacked initial parameters for len(seeds) models (arXiv v3 §8.1).
 
-    Drawn in float64 on the CPU from each model's own seed, then moved:
-    identical across batch compositions and devices.
+    Drawn in float64 on the CPU from each model's own seed, then moved: identical across batch compositions and
+    devices.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    d : int
+        The input dimension, >= 1.
+    k : int
+        The number of outputs, >= 1.
+    m : int
+        The width, >= 1 (even for ``2layer_signs``).
+    seeds : list of int
+        One seed per model, each in [0, 2**63 - 1] (one int is a list of one).
+    init : {"paper", "fan_in", "companion", "ntk"}, default "paper"
+        ``"paper"``: every entry N(0, 1/m) (arXiv v3 §8.1); ``"fan_in"``: N(0, 1/fan_in) (its footnote);
+        ``"companion"``: the paper's, with A ∼ N(0, 1) (the companion paper §3–§4, ε_a = 1); ``"ntk"``: the talk's NTK
+        scaling, A ∼ N(0, 1) and every hidden weight and bias N(0, 2/m) (this module's docstring). The readout of
+        ``2layer_signs`` is ±1/√m in every case.
+    device : str, torch.device or None, default None
+        Where the parameters are put (None: the CPU).
+    dtype : torch.dtype, default torch.float32
+        A floating dtype.
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        Parameter name → (G, ...) tensor, G = len(seeds).
     """
     shapes = param_shapes(arch, d, k, m)
     rec = ARCHITECTURES[arch]
@@ -295,8 +482,28 @@ class _Batched:
 
 
 def batched_inputs(p: dict, x) -> torch.Tensor:
-    """``x`` as (G, n, d) for the G models of ``p``; refuses, naming both, a dimension other than
-    the d the first layer W (G, m, d) takes, and a model axis other than G."""
+    """``x`` as (G, n, d) for the G models of ``p``.
+
+    Parameters
+    ----------
+    p : dict of str to torch.Tensor
+        The parameters of G models, each with a leading model axis G (:func:`init_params`).
+    x : torch.Tensor
+        The inputs, (n, d) shared by all models or (G, n, d) one set per model, d the dimension W takes.
+
+    Returns
+    -------
+    torch.Tensor
+        x, (G, n, d) (a shared x is expanded, not copied).
+
+    Raises
+    ------
+    TypeError
+        x is not a tensor.
+    ValueError
+        x has another rank, another dimension than the d the first layer W (G, m, d) takes, or a model axis other
+        than G; the error names both.
+    """
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch.Tensor of shape (n, d) or (G, n, d), got {type(x).__name__}")
     G, d = p["A"].shape[0], p["W"].shape[-1]
@@ -314,8 +521,21 @@ def batched_inputs(p: dict, x) -> torch.Tensor:
 def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = None):
     """(out₁, residual) for the ResNets, (out, 0) for the plain networks.
 
-    ``x``: (G, n, d) or (n, d) (shared by all models). With ``tangent`` (a
-    dict like ``p``), returns ((out₁, dout₁), (res, dres)) instead.
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    p : dict of str to torch.Tensor
+        The parameters of G models, each with a leading model axis G (:func:`init_params`).
+    x : torch.Tensor
+        The inputs, (n, d) shared by all models or (G, n, d) one set per model, d the dimension W takes.
+    tangent : dict of str to torch.Tensor or None, default None
+        A displacement like ``p``, pushed forward alongside the primal pass (forward mode by hand).
+
+    Returns
+    -------
+    tuple
+        (out₁, residual), each (G, n, k); with ``tangent``, ((out₁, dout₁), (res, dres)).
     """
     rec = ARCHITECTURES[check_arch(arch)]
     v = evaluate(arch, _Batched(p, tangent), (batched_inputs(p, x), None))
@@ -329,18 +549,48 @@ def forward_parts(arch: str, p: dict, x: torch.Tensor, tangent: dict | None = No
 
 
 def activations(arch: str, p: dict, x: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Every pre-activation and activation of the G models on ``x``, by node of the layer graph
-    (``h1``, ``a1``, …, ``out1``, and ``res`` for the ResNets), each (G, n, width)."""
+    """Every pre-activation and activation of the G models on ``x``, by node of the layer graph.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    p : dict of str to torch.Tensor
+        The parameters of G models, each with a leading model axis G (:func:`init_params`).
+    x : torch.Tensor
+        The inputs, (n, d) shared by all models or (G, n, d) one set per model, d the dimension W takes.
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        Node (``h1``, ``a1``, …, ``out1``, and ``res`` for the ResNets) → (G, n, width).
+    """
     rec = ARCHITECTURES[check_arch(arch)]
     v = evaluate(arch, _Batched(p), (batched_inputs(p, x), None), [la.out for la in rec.layers])
     return {n: t[0] for n, t in v.items() if n != "x"}
 
 
 def forward(arch: str, p: dict, x: torch.Tensor) -> torch.Tensor:
-    """out(x) for every model: (G, n, k) — the network trained in modes ``all`` and ``hidden``.
-    After mode ``last`` or ``ntk`` the trained model is not this function of the returned
-    parameters (a readout on the initial features; the linearisation at θ₀): evaluate those with
-    :meth:`resnetlearn.learners.training.TrainResult.predict`."""
+    """out(x) for every model: the network trained in modes ``all`` and ``hidden``.
+
+    After mode ``last`` or ``ntk`` the trained model is not this function of the returned parameters (a readout on
+    the initial features; the linearisation at θ₀): evaluate those with
+    :meth:`resnetlearn.learners.training.TrainResult.predict`.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    p : dict of str to torch.Tensor
+        The parameters of G models, each with a leading model axis G (:func:`init_params`).
+    x : torch.Tensor
+        The inputs, (n, d) shared by all models or (G, n, d) one set per model, d the dimension W takes.
+
+    Returns
+    -------
+    torch.Tensor
+        The outputs, (G, n, k).
+    """
     out1, res = forward_parts(arch, p, x)
     return out1 + res
 
@@ -348,22 +598,54 @@ def forward(arch: str, p: dict, x: torch.Tensor) -> torch.Tensor:
 def forward_linearized(arch: str, p0: dict, delta: dict, x: torch.Tensor):
     """The network linearised at p0 (the NTK model): f(p0) + J(p0)·delta.
 
-    Returns (out, out₁-part, residual-part), each (G, n, k).
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    p0 : dict of str to torch.Tensor
+        The parameters it is linearised at, (G, ...) each.
+    delta : dict of str to torch.Tensor
+        The displacement θ − θ₀, a dict like ``p0``.
+    x : torch.Tensor
+        The inputs, (n, d) shared by all models or (G, n, d) one set per model, d the dimension W takes.
+
+    Returns
+    -------
+    out : torch.Tensor
+        The linearised output, (G, n, k).
+    out1 : torch.Tensor
+        Its out₁ part, (G, n, k).
+    residual : torch.Tensor
+        Its residual part, (G, n, k).
     """
     (o1, do1), (r, dr) = forward_parts(arch, p0, x, tangent=delta)
     return o1 + r + do1 + dr, o1 + do1, r + dr
 
 
 def readout_features(arch: str, p: dict, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The hidden representations the output layer A reads: (φ₁, φ₂), each (G, n, m),
-    with out₁ = A·φ₁ and residual = A·φ₂ (φ₂ = 0 for the plain networks).
+    """The hidden representations the output layer A reads: (φ₁, φ₂).
 
-    With ``p`` the initial weights, φ = φ₁ + φ₂ is the random feature map of
-    the conjugate kernel (§3.1; training only the readout is regression on
-    it, mode ``last``). For the §6 ResNet, A also sits inside the residual's
-    input (V·out₁ = V·A·φ₁), so φ₂ = σ(V·A₀·φ₁ + b₂) uses the *initial* A₀:
-    a readout trained on these features does not change them, as a kernel
+    out₁ = A·φ₁ and residual = A·φ₂ (φ₂ = 0 for the plain networks). With ``p`` the initial weights, φ = φ₁ + φ₂ is
+    the random feature map of the conjugate kernel (§3.1; training only the readout is regression on it, mode
+    ``last``). For the §6 ResNet, A also sits inside the residual's input (V·out₁ = V·A·φ₁), so
+    φ₂ = σ(V·A₀·φ₁ + b₂) uses the *initial* A₀: a readout trained on these features does not change them, as a kernel
     method must not.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    p : dict of str to torch.Tensor
+        The parameters of G models, each with a leading model axis G (:func:`init_params`).
+    x : torch.Tensor
+        The inputs, (n, d) shared by all models or (G, n, d) one set per model, d the dimension W takes.
+
+    Returns
+    -------
+    phi1 : torch.Tensor
+        φ₁, (G, n, m).
+    phi2 : torch.Tensor
+        φ₂, (G, n, m).
     """
     rec = ARCHITECTURES[check_arch(arch)]
     v = evaluate(arch, _Batched(p), (batched_inputs(p, x), None), rec.phi_nodes)
@@ -372,17 +654,30 @@ def readout_features(arch: str, p: dict, x: torch.Tensor) -> tuple[torch.Tensor,
 
 
 def features(arch: str, p: dict, x: torch.Tensor, A0: torch.Tensor | None = None) -> torch.Tensor:
-    """φ = φ₁ + φ₂ of :func:`readout_features`, the representation the readout A acts on: (G, n, width).
+    """φ = φ₁ + φ₂ of :func:`readout_features`, the representation the readout A acts on.
 
-    Plain networks and eq 2.1: out = A·φ exactly, with φ = σ(h₁) (2layer,
-    2layer_signs), σ(Vσ(h₁) + b₂) (3layer), σ(h₁) + σ(Uσ(h₁) + b₂) (3resnet_eq21).
-    The §6 ``3resnet`` uses A twice (out₁ = A·σ(h₁) feeds the second block), so
-    φ is defined with the inner A frozen at ``A0`` (default: ``p["A"]``, i.e.
-    call it with the initial parameters): φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂), and
-    out = A₀·φ₀ at A = A₀. A readout trained on φ₀ (mode ``last``) is linear
-    regression on fixed features — the conjugate kernel φ₀φ₀ᵀ
-    (resnetlearn.kernels.features is the same map for one model, with the
-    NTK parameterisation as an option).
+    Plain networks and eq 2.1: out = A·φ exactly, with φ = σ(h₁) (2layer, 2layer_signs), σ(Vσ(h₁) + b₂) (3layer),
+    σ(h₁) + σ(Uσ(h₁) + b₂) (3resnet_eq21). The §6 ``3resnet`` uses A twice (out₁ = A·σ(h₁) feeds the second block),
+    so φ is defined with the inner A frozen at ``A0``: φ₀ = σ(h₁) + σ(V·A₀·σ(h₁) + b₂), and out = A₀·φ₀ at A = A₀. A
+    readout trained on φ₀ (mode ``last``) is linear regression on fixed features: the conjugate kernel φ₀φ₀ᵀ
+    (:func:`resnetlearn.kernels.features` is the same map for one model, with the NTK parameterisation as an
+    option).
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    p : dict of str to torch.Tensor
+        The parameters of G models, each with a leading model axis G (:func:`init_params`).
+    x : torch.Tensor
+        The inputs, (n, d) shared by all models or (G, n, d) one set per model, d the dimension W takes.
+    A0 : torch.Tensor or None, default None
+        The inner A, (G, k, m) (None: ``p["A"]``, i.e. call it with the initial parameters).
+
+    Returns
+    -------
+    torch.Tensor
+        φ, (G, n, width).
     """
     phi1, phi2 = readout_features(arch, p if A0 is None else {**p, "A": A0}, x)
     return phi1 + phi2
@@ -390,14 +685,39 @@ def features(arch: str, p: dict, x: torch.Tensor, A0: torch.Tensor | None = None
 
 # ----------------------------------------------------------------- the talk's frozen gates
 def value_name(param: str) -> str:
-    """The value copy of a gate's weight or bias in the frozen-gate network (W → W2, b1 → b12)."""
+    """The value copy of a gate's weight or bias in the frozen-gate network (W → W2, b1 → b12).
+
+    Parameters
+    ----------
+    param : str
+        The gate's parameter name.
+
+    Returns
+    -------
+    str
+        The name of its value copy.
+    """
     return param + "2"
 
 
 def with_values(arch: str, p: dict) -> dict:
-    """``p`` (parameters of ``arch``) plus an identical copy (:func:`value_name`) of every dense weight and
-    bias: the parameters of the frozen-gate network, which at these values equals the ReLU network exactly
-    (1[h ≥ 0]·h = σ(h))."""
+    """``p`` plus an identical copy (:func:`value_name`) of every dense weight and bias.
+
+    These are the parameters of the frozen-gate network, which at these values equals the ReLU network exactly
+    (1[h ≥ 0]·h = σ(h)).
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    p : dict of str to torch.Tensor
+        The parameters of ``arch``.
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        ``p`` and the value copies (cloned).
+    """
     gates = set(p) - ARCHITECTURES[check_arch(arch)].readout_params
     return p | {value_name(n): p[n].clone() for n in p if n in gates}
 
@@ -427,10 +747,28 @@ class _Gated:
 
 
 def gated_forward_parts(arch: str, p: dict, x: torch.Tensor, *, smooth: float | None = None):
-    """(out₁, residual) of ``arch``'s frozen-gate network (the talk's: every ReLU σ(⟨w, x⟩ + b) becomes
-    gate(⟨w₁, x⟩ + b₁)·(⟨w₂, x⟩ + b₂), the gates (w₁, b₁) frozen at their initialisation, the values
-    (w₂, b₂) trained; :class:`_Gated`), ``p`` from :func:`with_values`. With the values equal to the gates
-    and the hard gate this *is* the ReLU network. Shapes as in :func:`forward_parts`."""
+    """(out₁, residual) of ``arch``'s frozen-gate network.
+
+    The talk's network: every ReLU σ(⟨w, x⟩ + b) becomes gate(⟨w₁, x⟩ + b₁)·(⟨w₂, x⟩ + b₂), the gates (w₁, b₁) frozen
+    at their initialisation, the values (w₂, b₂) trained. With the values equal to the gates and the hard gate this
+    *is* the ReLU network.
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`ARCHITECTURES`.
+    p : dict of str to torch.Tensor
+        Gates and values, (G, ...) each (:func:`with_values`).
+    x : torch.Tensor
+        The inputs, (n, d) shared by all models or (G, n, d) one set per model, d the dimension W takes.
+    smooth : float or None, default None
+        None: the indicator gate 1[· ≥ 0]; a number s: the logistic gate sigmoid(·/s) (keyword-only).
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        (out₁, residual), each (G, n, k) (residual zero for the plain networks).
+    """
     rec = ARCHITECTURES[check_arch(arch)]
     v = evaluate(arch, _Gated(p, smooth), batched_inputs(p, x))
     return v[rec.out1], v[rec.res] if rec.res else torch.zeros_like(v[rec.out1])

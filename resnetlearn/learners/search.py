@@ -44,8 +44,20 @@ FRACTION = Interval(float, 0, 1, closed="neither")
 
 
 def default_val_size(n_train: int) -> int:
-    """The size of a fresh validation set when none is given: ⌈0.2·N⌉, a fifth of the training samples
-    (the size the hold-out rule took out of them), at least 1. Ours."""
+    """The size of a fresh validation set when none is given: a fifth of the training samples (ours).
+
+    ⌈0.2·N⌉, the size the hold-out rule took out of them, at least 1.
+
+    Parameters
+    ----------
+    n_train : int
+        N, the number of training samples.
+
+    Returns
+    -------
+    int
+        max(1, ⌈0.2·N⌉).
+    """
     return max(1, math.ceil(VAL_FRACTION * int(n_train)))
 
 
@@ -54,15 +66,48 @@ def default_val_size(n_train: int) -> int:
 def validation_split(target, n_train: int, *, n_test: int, data_seed: int = 0, validation: str = "fresh",
                      val_size: int | None = None, val_seed: int | None = None, val_fraction: float = VAL_FRACTION,
                      device=None, dtype=torch.float32):
-    """The samples of a search that selects on validation (``select="val"``), as a
-    :class:`~resnetlearn.targets.concept.Split`.
+    """The samples of a search that selects on validation (``select="val"``).
 
     ``validation="fresh"``: the training part is the same ``n_train`` samples as with ``select="test"``
-    (:func:`~resnetlearn.targets.concept.data_split` with ``data_seed``) and the validation part is ``val_size``
-    (default :func:`default_val_size`) new samples of the same distribution drawn with ``val_seed`` (default
-    ``data_seed +`` :data:`VAL_SEED_OFFSET`); the test part is unchanged. ``validation="holdout"``: the last
-    ``val_fraction`` of the ``n_train`` samples are held out (a named option). Checked between the arguments:
-    ``val_size`` and ``val_seed`` with ``"fresh"`` only, a ``val_seed`` other than the training and test seeds."""
+    (:func:`~resnetlearn.targets.concept.data_split` with ``data_seed``) and the validation part is ``val_size`` new
+    samples of the same distribution drawn with ``val_seed``; the test part is unchanged. ``validation="holdout"``:
+    the last ``val_fraction`` of the ``n_train`` samples are held out (a named option).
+
+    Parameters
+    ----------
+    target : Target
+        The target whose samples are drawn (e.g. :func:`~resnetlearn.targets.concept.parity_instance`).
+    n_train : int
+        The number of training samples N, >= 1.
+    n_test : int
+        The number of test samples, >= 1 (keyword-only, as every parameter below).
+    data_seed : int, default 0
+        The seed of the training samples (test samples use ``data_seed + 1``), in [0, 2**63 - 1].
+    validation : {"fresh", "holdout"}, default "fresh"
+        Where the validation samples come from (:data:`VALIDATIONS`).
+    val_size : int or None, default None
+        The size of a fresh validation set, >= 1 (None: :func:`default_val_size`); ``"fresh"`` only.
+    val_seed : int or None, default None
+        Its seed, in [0, 2**63 - 1], other than the training and test seeds (None: ``data_seed +``
+        :data:`VAL_SEED_OFFSET`); ``"fresh"`` only.
+    val_fraction : float, default 0.2
+        The part of the training samples a hold-out takes, in (0, 1); ``"holdout"`` only.
+    device : str, torch.device or None, default None
+        Where the samples are put.
+    dtype : torch.dtype, default torch.float32
+        Their dtype.
+
+    Returns
+    -------
+    Split
+        Training, validation and test samples (:class:`~resnetlearn.targets.concept.Split`).
+
+    Raises
+    ------
+    ValueError
+        A value out of its range, ``val_size`` or ``val_seed`` with ``"holdout"``, or a ``val_seed`` equal to the
+        training or test seed.
+    """
     if validation == "holdout":
         if val_size is not None or val_seed is not None:
             raise ValueError("val_size and val_seed describe a fresh validation set; validation='holdout' "
@@ -80,7 +125,20 @@ def validation_split(target, n_train: int, *, n_test: int, data_seed: int = 0, v
 
 @validate_params({"lo": Interval(float, 0, closed="right"), "hi": Interval(float, "lo")}, convert=False)
 def paper_grid(lo: float, hi: float) -> list[float]:
-    """The values {1, 2, 5}·10^k lying in [lo, hi] (arXiv v3 §8.1's grid), 0 < lo <= hi."""
+    """The values {1, 2, 5}·10^k lying in [lo, hi]: arXiv v3 §8.1's grid.
+
+    Parameters
+    ----------
+    lo : float
+        The lowest value, > 0.
+    hi : float
+        The highest value, >= lo.
+
+    Returns
+    -------
+    list of float
+        The grid's values in [lo, hi], increasing.
+    """
     out = []
     for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
         for mant in (1, 2, 5):
@@ -92,14 +150,32 @@ def paper_grid(lo: float, hi: float) -> list[float]:
 
 @dataclass(frozen=True)
 class Selection:
-    """How a grid search chooses its cell and checks the choice: the seeds every cell trains (``seeds``), the
-    rule (``select``: ``"test"``, the lowest test error, as arXiv v3 §8.1 does, or ``"val"``, validation samples:
-    ours), where the validation samples come from (``validation``: ``"fresh"``, ``val_size`` new samples drawn with
-    ``val_seed``, or ``"holdout"``, the last ``val_fraction`` of the training samples; :func:`validation_split`),
-    the seed of the samples (``data_seed``: training samples with it, test samples with ``data_seed + 1``) and the
-    fresh seeds the selected cell is retrained with (``rerun_seeds``). Every field is checked when the record is
-    made (``parameter_constraints``; the seeds kept as tuples), the fresh seeds against the others where a search
-    starts."""
+    """How a grid search chooses its cell and checks the choice.
+
+    Every field is checked when the record is made (``parameter_constraints``; the seeds kept as tuples), the fresh
+    seeds against the others where a search starts.
+
+    Parameters
+    ----------
+    seeds : tuple of int, default (0,)
+        The initialisation seeds every cell trains, at least one, each in [0, 2**63 - 1].
+    rerun_seeds : tuple of int, default ()
+        The fresh seeds the selected cell is retrained with (none: no reruns); not among ``seeds``.
+    select : {"test", "val"}, default "test"
+        The rule: ``"test"``, the lowest test error, as arXiv v3 §8.1 does; ``"val"``, the lowest error on
+        validation samples (ours).
+    validation : {"fresh", "holdout"}, default "fresh"
+        Where the validation samples come from (:func:`validation_split`): ``"fresh"``, ``val_size`` new samples drawn
+        with ``val_seed``; ``"holdout"``, the last ``val_fraction`` of the training samples.
+    val_size : int or None, default None
+        The size of a fresh validation set, >= 1 (None: :func:`default_val_size`).
+    val_seed : int or None, default None
+        Its seed, in [0, 2**63 - 1] (None: ``data_seed +`` :data:`VAL_SEED_OFFSET`).
+    val_fraction : float, default 0.2
+        The part of the training samples a hold-out takes, in (0, 1).
+    data_seed : int, default 0
+        The seed of the samples, in [0, 2**63 - 1]: training samples with it, test samples with ``data_seed + 1``.
+    """
 
     seeds: tuple = (0,)
     rerun_seeds: tuple = ()
@@ -127,15 +203,28 @@ SELECTION = Instance(Selection, "Selection(seeds=..., select=..., ...)")
 class GridResult:
     """All runs of a grid search, the selected one and its reruns.
 
-    ``select`` is ``"test"`` (pick the lowest test error, as arXiv v3 §8.1
-    did: optimistic) or ``"val"`` (pick on validation samples, drawn fresh by default
-    (:func:`validation_split`), then report that run's test error: honest). Every row records
-    the rule, its ``role`` (``"grid"`` for the lr × wd search, ``"rerun"``
-    for the selected cell retrained with a fresh initialisation seed) and
-    whether it was selected. ``reruns`` are the rerun rows alone: they show
-    whether the selected result survives a new initialisation. ``trained`` holds, row by row, the trained
-    result that holds the row's model and its index there (None for a row read back from a ``chunk_log``):
-    :meth:`predict` evaluates the row's model.
+    Every row records the rule, its ``role`` (``"grid"`` for the lr × wd search, ``"rerun"`` for the selected cell
+    retrained with a fresh initialisation seed) and whether it was selected.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Every run, grid runs then reruns.
+    best : dict or None
+        The selected row (None when every run diverged or the search was interrupted).
+    select : {"test", "val"}
+        The rule: ``"test"`` picks the lowest test error, as arXiv v3 §8.1 did (optimistic); ``"val"`` picks on
+        validation samples, drawn fresh by default (:func:`validation_split`), then reports that run's test error
+        (honest).
+    interrupted : bool
+        Whether the search was stopped before it finished.
+    wall_time : float
+        Seconds it took.
+    reruns : list of dict, default []
+        The rerun rows alone: they show whether the selected result survives a new initialisation.
+    trained : list, default []
+        Row by row, (the trained result that holds the row's model, its index there), or None for a row read back
+        from a ``chunk_log``: :meth:`predict` evaluates the row's model.
     """
 
     rows: list[dict]
@@ -147,9 +236,28 @@ class GridResult:
     trained: list[tuple[TrainResult, int] | None] = field(default_factory=list, repr=False, compare=False)
 
     def predict(self, row: dict, x: torch.Tensor) -> torch.Tensor:
-        """The outputs (n, k) on ``x`` of the model of ``row`` (one of :attr:`rows`, e.g. :attr:`best`), as
-        :meth:`~resnetlearn.learners.training.TrainResult.predict` evaluates it: its reported errors bit for bit
-        for a model trained on the CPU."""
+        """The outputs on ``x`` of the model of ``row``.
+
+        Evaluated as :meth:`~resnetlearn.learners.training.TrainResult.predict` does: its reported errors bit for bit
+        for a model trained on the CPU.
+
+        Parameters
+        ----------
+        row : dict
+            One of :attr:`rows` (the object itself, e.g. :attr:`best`).
+        x : torch.Tensor
+            The inputs, (n, d).
+
+        Returns
+        -------
+        torch.Tensor
+            The outputs, (n, k).
+
+        Raises
+        ------
+        ValueError
+            ``row`` is not one of this grid's rows, or its model was read back from a ``chunk_log`` without its weights.
+        """
         i = next((i for i, r in enumerate(self.rows) if r is row), None)
         if i is None or i >= len(self.trained):
             raise ValueError("row must be one of this grid's rows (its trained model is kept with it)")
@@ -161,15 +269,28 @@ class GridResult:
 
 
 def chunk_size(n_models: int, fits: int) -> int | None:
-    """The ``max_batch`` of :func:`search_split` that trains ``n_models`` models when ``fits`` of them fit in memory
-    at once (:func:`~resnetlearn.learners.training.models_that_fit`): None (one batched program, as when memory is
-    plentiful) when all fit, else the chunk size of the fewest chunks, ⌈n / ⌈n / fits⌉⌉ (90 models of which 60 fit:
-    2 chunks of 45; 10 of which 3 fit: 3, 3, 3 and 1). At least 1: a model that does not fit alone is refused by
-    the training's own check (:func:`~resnetlearn.learners.training.train_models`) before anything is trained. The
-    models of a batch are independent, so chunks change no number beyond rounding: on the CPU the two-layer
-    networks' rows are bit for bit those of one batched program (tests/test_memory_chunks.py), the three-layer
-    ResNet's (``3resnet``) differ in the last float32 bits, since its batched kernels round differently for another
-    number of models (tests/test_checkpoints.py); a run is repeated exactly with the same chunks."""
+    """The ``max_batch`` of :func:`search_split` that trains ``n_models`` models when ``fits`` of them fit at once.
+
+    The chunk size of the fewest chunks, ⌈n / ⌈n / fits⌉⌉ (90 models of which 60 fit: 2 chunks of 45; 10 of which 3
+    fit: 3, 3, 3 and 1), at least 1: a model that does not fit alone is refused by the training's own check
+    (:func:`~resnetlearn.learners.training.train_models`) before anything is trained. The models of a batch are
+    independent, so chunks change no number beyond rounding: on the CPU the two-layer networks' rows are bit for bit
+    those of one batched program (tests/test_memory_chunks.py), the three-layer ResNet's (``3resnet``) differ in the
+    last float32 bits, since its batched kernels round differently for another number of models
+    (tests/test_checkpoints.py); a run is repeated exactly with the same chunks.
+
+    Parameters
+    ----------
+    n_models : int
+        The number of models to train.
+    fits : int
+        How many fit in memory at once (:func:`~resnetlearn.learners.training.models_that_fit`).
+
+    Returns
+    -------
+    int or None
+        The chunk size; None (one batched program, as when memory is plentiful) when all fit.
+    """
     if fits >= n_models:
         return None
     return math.ceil(n_models / math.ceil(n_models / max(fits, 1)))
@@ -196,18 +317,53 @@ def _checked(learner, selection, options, *, lrs, wds) -> tuple:
 def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, n_test: int = 2000,
                 protocol: Protocol = PAPER_PROTOCOL, selection: Selection = Selection(), progress: bool = True,
                 options: RunOptions | None = None) -> GridResult:
-    """Train the whole lr × wd × seed grid of one :class:`Learner` on one target as batched programs,
-    select the best run, then retrain the selected cell with the ``rerun_seeds`` of ``selection``.
+    """Train the whole lr × wd × seed grid of one :class:`Learner` on one target, select, and rerun the selection.
 
-    Data come from :func:`~resnetlearn.targets.concept.data_split` (``n_train`` with the selection's
-    ``data_seed``, ``n_test`` with ``data_seed + 1``). With ``select="val"`` the selection uses validation samples
-    (:func:`validation_split`): by default (``validation="fresh"``) ``val_size`` new samples drawn with
-    ``val_seed`` while SGD trains on all ``n_train``; ``validation="holdout"`` holds out the last
-    ``val_fraction`` of the training samples instead (:class:`Selection`). ``options`` (:class:`RunOptions`):
-    where it computes (the samples are drawn in its ``dtype`` on its ``device``), how many models train at once
-    (``max_batch``), how a caller follows and stops it (None: the defaults). The reruns use the same data and
+    The grid is trained as batched programs, the best run selected, then the selected cell retrained with the
+    ``rerun_seeds`` of ``selection``. Data come from :func:`~resnetlearn.targets.concept.data_split` (``n_train``
+    with the selection's ``data_seed``, ``n_test`` with ``data_seed + 1``). With ``select="val"`` the selection uses
+    validation samples (:func:`validation_split`): by default (``validation="fresh"``) ``val_size`` new samples drawn
+    with ``val_seed`` while SGD trains on all ``n_train``; ``validation="holdout"`` holds out the last
+    ``val_fraction`` of the training samples instead (:class:`Selection`). The reruns use the same data and
     mini-batch seeds derived from their own initialisation seed, so they measure the spread over initialisations
     that one shipped number hides. The samples drawn, the search is :func:`search_split`.
+
+    Parameters
+    ----------
+    target : Target
+        The target whose samples are drawn (e.g. :func:`~resnetlearn.targets.concept.parity_instance`).
+    learner : Learner
+        What is trained (architecture, mode, width, initialisation).
+    n_train : int
+        The number of training samples, >= 1 (keyword-only, as every parameter below).
+    lrs : list of float
+        The learning rates searched, each > 0 (one number is a list of one; keyword-only, as every parameter below).
+        :func:`paper_grid` gives arXiv v3 §8.1's grid {1, 2, 5}·10^k; the range is the caller's choice.
+    wds : list of float
+        The weight decays searched, each >= 0 (arXiv v3 §8.1 chooses them from the same {1, 2, 5}·10^k grid).
+    n_test : int, default 2000
+        The number of test samples, >= 1.
+    protocol : Protocol, default PAPER_PROTOCOL
+        The SGD protocol (arXiv v3 §8.1's by default).
+    selection : Selection, default Selection()
+        The seeds of every cell, the selection rule, where validation samples come from, the data seed and the rerun
+        seeds (:class:`Selection`).
+    progress : bool, default True
+        Show a progress bar.
+    options : RunOptions or None, default None
+        Where it computes (the samples are drawn in its ``dtype`` on its ``device``), how many models train at once
+        (``max_batch``), how a caller follows and stops it (None: the defaults).
+
+    Returns
+    -------
+    GridResult
+        Every run, the selected one (None if all diverged or the search was interrupted) and the reruns.
+
+    Raises
+    ------
+    ValueError
+        A value out of its range or ``rerun_seeds`` among the seeds (both checked before any sample is drawn), or a
+        mini-batch larger than the training samples SGD sees.
     """
     options = _checked(learner, selection, options, lrs=lrs, wds=wds)[-1]
     sel, device, dtype = selection, options.device, options.dtype
@@ -225,11 +381,46 @@ def grid_search(target, learner: Learner, *, n_train: int, lrs, wds, n_test: int
 def search_split(split: Split, learner: Learner, *, lrs, wds, protocol: Protocol = PAPER_PROTOCOL,
                  selection: Selection = Selection(), progress: bool = True,
                  options: RunOptions | None = None) -> GridResult:
-    """The search of :func:`grid_search` on samples already drawn: ``split`` (a
-    :class:`~resnetlearn.targets.concept.Split`; with ``select="val"`` its validation part chooses, as
-    :func:`validation_split` draws it). The selection's ``validation``, ``val_fraction`` and ``data_seed`` say how
-    ``split`` was drawn: the rows record them (and a hold-out's protocol is checked against the samples SGD
-    keeps)."""
+    """The search of :func:`grid_search` on samples already drawn.
+
+    The selection's ``validation``, ``val_fraction`` and ``data_seed`` say how ``split`` was drawn: the rows record
+    them (and a hold-out's protocol is checked against the samples SGD keeps).
+
+    Parameters
+    ----------
+    split : Split
+        The samples (:class:`~resnetlearn.targets.concept.Split`); with ``select="val"`` its validation part
+        chooses, as :func:`validation_split` draws it, and with ``select="test"`` it has none.
+    learner : Learner
+        What is trained (architecture, mode, width, initialisation).
+    lrs : list of float
+        The learning rates searched, each > 0 (one number is a list of one; keyword-only, as every parameter below).
+        :func:`paper_grid` gives arXiv v3 §8.1's grid {1, 2, 5}·10^k; the range is the caller's choice.
+    wds : list of float
+        The weight decays searched, each >= 0 (arXiv v3 §8.1 chooses them from the same {1, 2, 5}·10^k grid).
+    protocol : Protocol, default PAPER_PROTOCOL
+        The SGD protocol (arXiv v3 §8.1's by default).
+    selection : Selection, default Selection()
+        The seeds of every cell, the selection rule, where validation samples come from, the data seed and the rerun
+        seeds (:class:`Selection`).
+    progress : bool, default True
+        Show a progress bar.
+    options : RunOptions or None, default None
+        Where it computes, how many models train at once (``max_batch``), how a caller follows and stops it (None:
+        the defaults).
+
+    Returns
+    -------
+    GridResult
+        Every run, the selected one (None if all diverged or the search was interrupted) and the reruns.
+
+    Raises
+    ------
+    ValueError
+        A value out of its range, ``rerun_seeds`` among the seeds, a ``split`` whose validation part does not match
+        ``select`` (all checked before anything is trained), or a mini-batch larger than the training samples SGD
+        sees.
+    """
     lrs, wds, seeds, rerun_seeds, max_batch, options = _checked(learner, selection, options, lrs=lrs, wds=wds)
     select, validation = selection.select, selection.validation
     if not isinstance(split, Split) or (split.val is None) != (select == "test"):

@@ -68,8 +68,36 @@ WDS = Noted(Reals(lo=0), "weight decays")
                   "mode": Options(MODES), "dtype": FloatDtype()})
 def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_eval: int,
                    mode: str = "all", dtype=torch.float32) -> int:
-    """Bytes held while training ``n_models`` networks of width ``m`` together (the accounting of
-    :mod:`resnetlearn.memory`'s docstring); ``n_eval``: the largest number of samples one forward pass sees."""
+    """Bytes held while training ``n_models`` networks of width ``m`` together.
+
+    The accounting of :mod:`resnetlearn.memory`'s docstring, from the layer graph's shapes at any width
+    (:meth:`~resnetlearn.learners.networks.Architecture.shapes`).
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`resnetlearn.learners.networks.ARCHITECTURES`.
+    d : int
+        The input dimension.
+    k : int
+        The number of outputs.
+    m : int
+        The width.
+    n_models : int, default 1
+        The number of models trained together, >= 1 (keyword-only, as the parameters below).
+    n_eval : int
+        The largest number of samples one forward pass sees, >= 1 (:func:`sample_sizes`).
+    mode : {"all", "hidden", "last", "ntk"}, default "all"
+        The training mode (:data:`~resnetlearn.learners.modes.MODES`; a linearised mode holds twice the
+        activations).
+    dtype : torch.dtype, default torch.float32
+        A floating dtype.
+
+    Returns
+    -------
+    int
+        The bytes.
+    """
     # the layer graph's shapes at any width (not param_shapes, which refuses an odd m for 2layer_signs): the memory
     # check's hint (memory.check_memory) tries every width below a refused one
     P = sum(math.prod(s) for s in networks.ARCHITECTURES[arch].shapes(d, k, m).values())
@@ -79,11 +107,22 @@ def training_bytes(arch: str, d: int, k: int, m: int, *, n_models: int = 1, n_ev
 
 @dataclass(frozen=True)
 class Learner:
-    """What is trained, apart from its SGD hyperparameters: an architecture (a
-    :data:`resnetlearn.learners.networks.ARCHITECTURES` entry; eq 2.1 / §6 of arXiv v3), the weights SGD moves
-    (``mode``, one of :data:`MODES`, §8.1), the width ``m`` and the initialisation (one of
-    :data:`resnetlearn.learners.networks.INITS`; ``"paper"`` is §8.1's). Training, the grid search and the race
-    pass this one record instead of four loose arguments; it knows nothing of figure points or storage.
+    """What is trained, apart from its SGD hyperparameters.
+
+    Training, the grid search and the race pass this one record instead of four loose arguments; it knows nothing of
+    figure points or storage. Two learners are equal when they train the same network (architecture, mode, width,
+    initialisation). Every field is checked when the record is made (``parameter_constraints``).
+
+    Parameters
+    ----------
+    arch : str
+        The architecture, a key of :data:`resnetlearn.learners.networks.ARCHITECTURES` (eq 2.1 / §6 of arXiv v3).
+    mode : {"all", "hidden", "last", "ntk"}, default "all"
+        The weights SGD moves, a key of :data:`MODES` (arXiv v3 §8.1).
+    m : int
+        The width, >= 1 (keyword-only, as ``init``).
+    init : {"paper", "fan_in", "companion", "ntk"}, default "paper"
+        The initialisation, one of :data:`resnetlearn.learners.networks.INITS` (``"paper"`` is arXiv v3 §8.1's).
     """
 
     arch: str
@@ -110,7 +149,18 @@ class Learner:
 
     @staticmethod
     def check(value) -> None:
-        """Refuse anything but a Learner (a function taking one names it ``learner``; :data:`LEARNER`)."""
+        """Refuse anything but a Learner, naming it ``learner`` (:data:`LEARNER`).
+
+        Parameters
+        ----------
+        value : object
+            The value to check.
+
+        Raises
+        ------
+        TypeError
+            ``value`` is not a :class:`Learner`.
+        """
         LEARNER.check("learner", value)
 
     @property
@@ -139,10 +189,27 @@ class Learner:
 class Protocol:
     """The SGD protocol; defaults are those of arXiv v3 §8.1.
 
-    ``lr_drop_epoch`` left out (or None) is half of ``epochs``, where §8.1
-    drops the learning rate (÷10 at epoch 400 of 800); it is then stored as
-    that number, so ``Protocol()`` drops at 400 and ``Protocol(epochs=100)``
-    at 50. ``lr_drop_factor=1`` means no drop at all.
+    Every field is checked (and numpy/torch scalars normalised) when the protocol is made.
+
+    Parameters
+    ----------
+    epochs : int, default 800
+        Passes over the training samples, >= 1 (arXiv v3 §8.1: 800).
+    batch_size : int, default 50
+        The mini-batch size, >= 1 (arXiv v3 §8.1: 50); at most the training samples SGD sees (:meth:`check`).
+    momentum : float, default 0.9
+        The SGD momentum, in [0, 1) (arXiv v3 §8.1: 0.9).
+    lr_drop_epoch : int or None, default None
+        The epoch at which the learning rate is divided by ``lr_drop_factor``, in [0, epochs]. None is half of
+        ``epochs``, where arXiv v3 §8.1 drops the learning rate (÷10 at epoch 400 of 800); it is then stored as that
+        number, so ``Protocol()`` drops at 400 and ``Protocol(epochs=100)`` at 50.
+    lr_drop_factor : float, default 10.0
+        What the learning rate is divided by at ``lr_drop_epoch``, >= 1 (arXiv v3 §8.1: 10; 1: no drop at all).
+    eval_every : int, default 50
+        Epochs between two evaluations of the errors (the curves), >= 1.
+    layerwise : bool, default False
+        Train the ResNet's blocks one after the other instead of jointly (ResNets and modes that train the network
+        only).
     """
 
     epochs: int = 800
@@ -170,8 +237,21 @@ class Protocol:
     def check(self, n_train: int, *, held_out: int = 0, why: str = "") -> None:
         """The checks that need the data: a mini-batch cannot exceed the samples SGD trains on.
 
-        ``held_out`` of the ``n_train`` samples are set aside for validation (``why`` says by
-        which setting); SGD sees the other ``n_train - held_out``, and the error says so."""
+        Parameters
+        ----------
+        n_train : int
+            The number of training samples.
+        held_out : int, default 0
+            How many of them are set aside for validation (keyword-only); SGD sees the other ``n_train - held_out``, and
+            the error says so.
+        why : str, default ""
+            The setting that holds them out, as the error names it (keyword-only).
+
+        Raises
+        ------
+        ValueError
+            ``batch_size`` exceeds the samples SGD sees.
+        """
         n_fit = n_train - held_out
         if self.batch_size > n_fit:
             if held_out:
@@ -183,7 +263,20 @@ class Protocol:
 
     @classmethod
     def quick(cls, epochs: int = 100, **kw) -> Protocol:
-        """The same protocol shortened (lr drop at half-time), for classrooms and tests."""
+        """The same protocol shortened (lr drop at half-time), for classrooms and tests.
+
+        Parameters
+        ----------
+        epochs : int, default 100
+            The epochs, >= 1.
+        **kw
+            Any other field of :class:`Protocol`.
+
+        Returns
+        -------
+        Protocol
+            The protocol.
+        """
         return cls(epochs=epochs, **kw)
 
 
@@ -197,20 +290,46 @@ PROTOCOL = Instance(Protocol)
 class TrainResult:
     """Outcome of :func:`train_models` for G models.
 
-    ``test_error``/``train_error``: (G,) final errors, NaN where diverged;
-    ``params``: the trained parameters (mode ``last``: the trained readout A
-    with every other weight at its initial value — the model is
-    A·φ₀(x) with φ₀ from :func:`networks.readout_features` at initialisation,
-    which for the §6 ResNet is not ``networks.forward`` of these params;
-    mode ``ntk``: θ₀ + Δ, while the model is the linearisation at θ₀).
-    :meth:`predict` and :meth:`error` evaluate exactly the trained models
-    in every mode (they keep θ₀ and, for ``ntk``, Δ itself), giving the
-    reported errors bit for bit for models trained on the CPU (they compute on the CPU, so a GPU-trained
-    result agrees up to rounding);
-    ``curves``: name → (E, G) tensor at ``epochs`` (train, test, and for the
-    ResNets out1_vs_base = E‖out₁ − β·F‖², residual_vs_composite =
-    E‖residual − α·G(F)‖² on the test set); ``interrupted`` is True when
-    training was cancelled (results are those of the last finished epoch).
+    :meth:`predict` and :meth:`error` evaluate exactly the trained models in every mode (they keep θ₀ and, for
+    ``ntk``, Δ itself), giving the reported errors bit for bit for models trained on the CPU (they compute on the CPU,
+    so a GPU-trained result agrees up to rounding).
+
+    Parameters
+    ----------
+    configs : list of dict
+        One configuration per model (architecture, mode, width, lr, wd, seed, protocol, ...).
+    test_error : torch.Tensor
+        (G,) final test errors, E‖out(x) − y‖², NaN where diverged.
+    train_error : torch.Tensor
+        (G,) final training errors, NaN where diverged.
+    diverged : torch.Tensor
+        (G,) booleans.
+    epochs : list of int
+        The epochs at which ``curves`` were evaluated.
+    curves : dict of str to torch.Tensor
+        Name → (E, G) tensor at ``epochs``: train, test, and for the ResNets out1_vs_base = E‖out₁ − β·F‖²,
+        residual_vs_composite = E‖residual − α·G(F)‖² on the test set.
+    epochs_done : int
+        Epochs finished.
+    interrupted : bool
+        True when training was cancelled (results are those of the last finished epoch).
+    wall_time : float
+        Seconds it took.
+    params : dict of str to torch.Tensor
+        The trained parameters. Mode ``last``: the trained readout A with every other weight at its initial value
+        (the model is A·φ₀(x) with φ₀ from :func:`networks.readout_features` at initialisation, which for the §6
+        ResNet is not ``networks.forward`` of these params); mode ``ntk``: θ₀ + Δ, while the model is the
+        linearisation at θ₀.
+    holdout_error : torch.Tensor or None, default None
+        (G,) errors on the hold-out sample (None: no hold-out).
+    learner : Learner or None, default None
+        The learner trained (architecture, mode, width, initialisation).
+    p0 : dict of str to torch.Tensor or None, default None
+        The initial parameters (modes ``last`` and ``ntk``, whose models are defined at θ₀).
+    displacement : dict of str to torch.Tensor or None, default None
+        Mode ``ntk``: the trained Δ = θ − θ₀ (``params`` − ``p0`` would round differently).
+    gate : FrozenGate or None, default None
+        The frozen-gate network was trained in place of the ReLU network (its ``params`` hold gates and values).
     """
 
     configs: list[dict]
@@ -235,11 +354,32 @@ class TrainResult:
 
     @validate_params({"x": Tensor(ndim=(2, 3)), "parts": Boolean(), "model": NoneOr(Interval(int, 0))})
     def predict(self, x: torch.Tensor, *, parts: bool = False, model: int | None = None):
-        """The G trained models' outputs on ``x`` ((n, d), or (G, n, d)), as (G, n, k): in modes
-        ``all``/``hidden`` :func:`networks.forward` of ``params``; ``last`` the trained readout on
-        the initial network's features A·φ₀(x); ``ntk`` the network linearised at θ₀ moved by Δ.
-        Computed on the CPU in the dtype of ``params``. ``parts=True``: (out, out₁, residual). ``model``: the
-        index of one model, evaluated alone (G = 1 in the result; the models are independent), not all G."""
+        """The G trained models' outputs on ``x``.
+
+        In modes ``all``/``hidden`` :func:`networks.forward` of ``params``; ``last`` the trained readout on the initial
+        network's features A·φ₀(x); ``ntk`` the network linearised at θ₀ moved by Δ. Computed on the CPU in the dtype of
+        ``params``.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            The inputs, (n, d), or (G, n, d), finite.
+        parts : bool, default False
+            Return (out, out₁, residual) instead of out (keyword-only).
+        model : int or None, default None
+            The index of one model, evaluated alone (G = 1 in the result; the models are independent), >= 0 and below G
+            (None: all G; keyword-only).
+
+        Returns
+        -------
+        torch.Tensor or tuple of torch.Tensor
+            The outputs, (G, n, k); with ``parts=True``, (out, out₁, residual).
+
+        Raises
+        ------
+        ValueError
+            ``model`` is not the index of one of the G models.
+        """
         dtype = self.params["A"].dtype
         x = x.to("cpu", dtype)
         one = self._one(model)
@@ -261,8 +401,20 @@ class TrainResult:
         return lambda tensors: None if tensors is None else {k: v[model:model + 1] for k, v in tensors.items()}
 
     def error(self, sample) -> torch.Tensor:
-        """E‖out(x) − y‖² of each model on ``sample`` (x, y) as (G,) float64, NaN where diverged —
-        the test error this result reports, when ``sample`` is its test set."""
+        """E‖out(x) − y‖² of each model on ``sample``.
+
+        This is the test error this result reports, when ``sample`` is its test set.
+
+        Parameters
+        ----------
+        sample : Sample
+            The sample (x, y), y of shape (n, k) or (G, n, k) (:class:`~resnetlearn.targets.concept.Sample`).
+
+        Returns
+        -------
+        torch.Tensor
+            (G,) float64, NaN where diverged.
+        """
         y = Tensor(ndim=(2, 3)).check(f"{type(sample).__name__}.y", sample.y).to("cpu", self.params["A"].dtype)
         err = ((self.predict(sample.x) - y) ** 2).sum(-1).mean(-1).double()
         return torch.where(self.diverged, torch.full_like(err, math.nan), err)
@@ -315,29 +467,43 @@ def _check_compatible(train, other, name: str) -> None:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How a training runs, beyond what it trains (the learner, its learning rates, weight decays and seeds, the
-    protocol and the samples): one record that :func:`train_models` and the searches over it
-    (:func:`resnetlearn.learners.search.grid_search`) pass along, each field checked where the training starts.
+    """How a training runs, beyond what it trains.
 
-    * where it computes: ``device`` (None: the best available), ``dtype`` and ``capture`` (replay each epoch as a
-      recorded CUDA graph, :mod:`resnetlearn.learners.capture`; None: on CUDA devices, eager elsewhere; True on a
-      non-CUDA device is an error; the recorded kernels are the eager ones, and cancellation is then checked
-      between epochs);
-    * how a caller follows and stops it: ``callback(info)`` every ``callback_every`` epochs (None: the protocol's
-      ``eval_every``) with the latest errors (live plots); ``cancel`` (a ``threading.Event`` or a callable
-      returning True) stops training cleanly after the current step, as Ctrl-C does;
-    * ``max_batch``: how many models a search trains at once (memory; None: all of them), read by the searches;
-    * the talk's variations of §8.1's training: ``init_scale`` multiplies every initial weight (the knob of the
-      lazy regime; 1 is the paper's initialisation), ``gate`` trains the frozen-gate network
-      (:class:`~resnetlearn.learners.engine.FrozenGate`; modes ``all`` and ``hidden``) in place of the ReLU
-      network, ``order_seeds`` are the seeds of the models' mini-batch orders (default: derived from the
-      initialisation seeds, apart from them);
-    * ``chunk_log``: where a search keeps its finished batches of models so that a later run resumes part-way
-      (None: nowhere), anything with ``rows(role, combos)`` (the kept rows of those (lr, wd, seed) models, or None)
-      and ``keep(role, combos, rows, seconds)``; read by the searches, as ``max_batch`` is.
+    What it trains is the learner, its learning rates, weight decays and seeds, the protocol and the samples. This is
+    one record that :func:`train_models` and the searches over it (:func:`resnetlearn.learners.search.grid_search`)
+    pass along. Every field is checked when the record is made (``parameter_constraints``), the device when the
+    training starts (:func:`resnetlearn.device.select_device`).
 
-    Every field is checked when the record is made (``parameter_constraints``), the device when the training
-    starts (:func:`resnetlearn.device.select_device`).
+    Parameters
+    ----------
+    device : str, torch.device or None, default None
+        Where it computes (None: the best available).
+    dtype : torch.dtype, default torch.float32
+        A floating dtype.
+    capture : bool or None, default None
+        Replay each epoch as a recorded CUDA graph (:mod:`resnetlearn.learners.capture`; None: on CUDA devices, eager
+        elsewhere; True on a non-CUDA device is an error). The recorded kernels are the eager ones, and cancellation
+        is then checked between epochs.
+    callback : callable or None, default None
+        Called as ``callback(info)`` every ``callback_every`` epochs with the latest errors (live plots).
+    callback_every : int or None, default None
+        Epochs between callbacks, >= 1 (None: the protocol's ``eval_every``).
+    cancel : threading.Event, callable or None, default None
+        Stops training cleanly after the current step when set or returning True, as Ctrl-C does.
+    max_batch : int or None, default None
+        How many models a search trains at once, >= 1 (memory; None: all of them); read by the searches.
+    init_scale : float, default 1.0
+        Multiplies every initial weight, > 0 (the talk's knob of the lazy regime; 1 is the paper's initialisation).
+    gate : FrozenGate or None, default None
+        Train the talk's frozen-gate network (:class:`~resnetlearn.learners.engine.FrozenGate`; modes ``all`` and
+        ``hidden``) in place of the ReLU network.
+    order_seeds : list of int or None, default None
+        The seeds of the models' mini-batch orders, one per model, each in [0, 2**63 - 1] (None: derived from the
+        initialisation seeds, apart from them).
+    chunk_log : object or None, default None
+        Where a search keeps its finished batches of models so that a later run resumes part-way (None: nowhere):
+        anything with ``rows(role, combos)`` (the kept rows of those (lr, wd, seed) models, or None) and
+        ``keep(role, combos, rows, seconds)``; read by the searches, as ``max_batch`` is.
     """
 
     device: object = None
@@ -369,14 +535,47 @@ def train_models(train, test, learner: Learner, *, lrs, wds, seeds, protocol: Pr
                  holdout=None, progress: bool = True, options: RunOptions | None = None) -> TrainResult:
     """Train G = len(seeds) models of one :class:`Learner` (architecture, mode, width, initialisation) together.
 
-    ``train``/``test``: :class:`~resnetlearn.targets.concept.Sample` objects (x, y,
-    and for the error decomposition base, composite); y (and base,
-    composite) may carry a leading model axis (G, N, k) to give each model
-    its own target on the same inputs (e.g. a β sweep, arXiv v3 Figure 3). ``lrs``, ``wds``: one
-    value per model (or one for all). ``holdout`` (a Sample) is evaluated at the end into ``holdout_error``
-    (validation-based selection uses it). ``progress``: a progress bar. ``options``: where it computes, how a
-    caller follows and stops it, and the talk's variations (:class:`RunOptions`; None: the defaults); Ctrl-C also
-    stops training cleanly after the current step.
+    Ctrl-C stops training cleanly after the current step. Every argument, the samples against each other and the
+    memory needed are checked before training starts.
+
+    Parameters
+    ----------
+    train : Sample
+        The training samples (:class:`~resnetlearn.targets.concept.Sample`: x (N, d), y (N, k), and for the error
+        decomposition base, composite); y (and base, composite) may carry a leading model axis (G, N, k) to give
+        each model its own target on the same inputs (e.g. a β sweep, arXiv v3 Figure 3).
+    test : Sample
+        The test samples, with the d and k of ``train``.
+    learner : Learner
+        What is trained.
+    lrs : list of float
+        The learning rates, each > 0: one per model, or one for all (keyword-only, as every parameter below). The
+        paper's are chosen from {1, 2, 5}·10^−k (arXiv v3 §8.1).
+    wds : list of float
+        The weight decays, each >= 0: one per model, or one for all (arXiv v3 §8.1).
+    seeds : list of int
+        The initialisation seeds, one per model, each in [0, 2**63 - 1].
+    protocol : Protocol, default Protocol()
+        The SGD protocol (arXiv v3 §8.1's by default).
+    holdout : Sample or None, default None
+        Evaluated at the end into ``holdout_error`` (validation-based selection uses it).
+    progress : bool, default True
+        Show a progress bar.
+    options : RunOptions or None, default None
+        Where it computes, how a caller follows and stops it, and the talk's variations (:class:`RunOptions`; None:
+        the defaults).
+
+    Returns
+    -------
+    TrainResult
+        The trained models, their errors and curves.
+
+    Raises
+    ------
+    ValueError
+        A value out of its range, samples that do not agree, a mini-batch larger than the training samples, a
+        setting the learner cannot train with (layer-wise training or the frozen-gate network), or a batch that would
+        not fit in memory.
     """
     options = RunOptions() if options is None else options
     device, dtype, capture, gate = options.device, options.dtype, options.capture, options.gate
@@ -455,7 +654,22 @@ def _capture_choice(capture: bool | None, dev: torch.device) -> tuple[bool, bool
 
 
 def sample_sizes(train, test, holdout=None) -> dict:
-    """The sizes :func:`training_bytes` reads from the samples of a training: d, k and the largest n_eval."""
+    """The sizes :func:`training_bytes` reads from the samples of a training.
+
+    Parameters
+    ----------
+    train : Sample
+        The training samples.
+    test : Sample
+        The test samples.
+    holdout : Sample or None, default None
+        The hold-out samples, if any.
+
+    Returns
+    -------
+    dict
+        ``d``, ``k`` and ``n_eval``, the largest number of samples among them.
+    """
     return dict(d=train.x.shape[-1], k=train.y.shape[-1],
                 n_eval=max(train.x.shape[-2], test.x.shape[-2], 0 if holdout is None else holdout.x.shape[-2]))
 
@@ -463,10 +677,34 @@ def sample_sizes(train, test, holdout=None) -> dict:
 @validate_params({"learner": LEARNER, "n_models": POSITIVE})
 def models_that_fit(learner: Learner, n_models: int, *, d: int, k: int, n_eval: int, device=None,
                     dtype=torch.float32, have: int | None = None) -> int:
-    """How many of ``n_models`` models of ``learner`` can train together in memory
-    (:func:`resnetlearn.memory.largest_fitting` of :func:`training_bytes`: the limit :func:`train_models`
-    checks): ``n_models`` when all fit (or the memory cannot be read), 0 when not even one does. ``have``:
-    the bytes available (default: read on ``device``, :func:`resnetlearn.memory.available_bytes`)."""
+    """How many of ``n_models`` models of ``learner`` can train together in memory.
+
+    :func:`resnetlearn.memory.largest_fitting` of :func:`training_bytes`: the limit :func:`train_models` checks.
+
+    Parameters
+    ----------
+    learner : Learner
+        What is trained.
+    n_models : int
+        The number of models wanted, >= 1.
+    d : int
+        The input dimension (keyword-only, as the parameters below).
+    k : int
+        The number of outputs.
+    n_eval : int
+        The largest number of samples one forward pass sees (:func:`sample_sizes`).
+    device : str, torch.device or None, default None
+        Where the memory is read (None: the CPU's RAM).
+    dtype : torch.dtype, default torch.float32
+        The training's dtype.
+    have : int or None, default None
+        The bytes available (None: read on ``device``, :func:`resnetlearn.memory.available_bytes`).
+
+    Returns
+    -------
+    int
+        ``n_models`` when all fit (or the memory cannot be read), 0 when not even one does.
+    """
     need = lambda g: training_bytes(learner.arch, d, k, learner.m, n_models=g, n_eval=n_eval, mode=learner.mode,
                                     dtype=dtype)
     return memory.largest_fitting(need, n_models, device=device, have=have)
