@@ -8,7 +8,8 @@
 #      race headless at m = 200 and 1000:
 #        python gpu/gpu_check.py [--quick] --out gpu/results/gpu_check.json
 #        python benchmarks/race_headless.py --json benchmarks/results/race_headless_gpu.json
-#   2. the figures at SCALE (default paper: widths 20-2000, the 9 x 10 lr x wd grid, 800 epochs):
+#   2. the figures at SCALE (default paper: widths 20-2000, Figure 4 to 100000, the 11 x 14 lr x wd grid,
+#      800 epochs):
 #        timeout -s INT 540 python -m resnetlearn reproduce fig2a --scale paper --out results/paper --into-shipped --workers 6
 #      then the other FIGURES the same way.
 #

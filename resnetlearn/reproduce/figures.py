@@ -67,7 +67,7 @@ SCALE_NOTES = {
     "cpu": ("the largest scale a 2-core CPU finishes in a working session: "
             "the paper's N and 800-epoch protocol, "
             "widths 20-500 for Figure 2(a) and 20-200 for Figures 2(b) and 3 (paper: 20-2000), "
-            "a 5 x 4 lr x wd grid inside the paper's 9 x 10, the selected cell retrained with 8 fresh seeds; "
+            "a 5 x 4 lr x wd grid inside paper scale's 11 x 14, the selected cell retrained with 8 fresh seeds; "
             "not the paper's full scale"),
     "paper": ("the protocol of §8: 800 epochs, lr and wd from the paper's {1, 2, 5}·10^k set (ours: lr 0.001-2, "
               "wd 0 and 1e-5-0.1, an 11 x 14 grid), widths 20-2000 for Figures 2 and 3, Figure 4(a) at widths "
