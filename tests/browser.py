@@ -208,3 +208,58 @@ def contact_sheet(pictures: list, out, *, columns: int = 4, labels: list[str] | 
         ax.set_title(labels[i] if labels else f"slide {i + 1}", fontsize=10)
     fig.tight_layout()
     fig.savefig(str(out), dpi=100)
+
+
+SLIDE_FIT_JS = r"""() => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  const frame = nb.node.getBoundingClientRect();
+  const top = Math.max(0, frame.top), bottom = Math.min(window.innerHeight, frame.bottom);
+  const left = Math.max(0, frame.left), right = Math.min(window.innerWidth, frame.right);
+  const active = nb.activeCellIndex;
+  let title = '';
+  for (let i = active; i >= 0; i--) {
+    const meta = nb.widgets[i].model.getMetadata('slideshow') || {};
+    if (meta.slide_type === 'slide' || meta.slide_type === 'subslide' || i === 0) {
+      const line = nb.widgets[i].model.sharedModel.getSource().split('\n').find(l => l.startsWith('#'));
+      title = line ? line.replace(/^#+\s*/, '') : `cell ${i}`;
+      break;
+    }
+  }
+  const name = (el) => (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 60);
+  const parts = [];
+  nb.widgets.forEach((cell, index) => {
+    if (!cell.node.classList.contains('jp-deck-mod-visible')) return;
+    const blocks = [];
+    for (const el of cell.node.querySelectorAll('.jp-RenderedMarkdown > *')) {
+      const items = el.matches('ul, ol') ? el.querySelectorAll(':scope > li') : [el];
+      for (const item of items) blocks.push([`${item.tagName.toLowerCase()} "${name(item)}"`, item]);
+    }
+    for (const out of cell.node.querySelectorAll('.jp-OutputArea-output')) {
+      const plot = out.querySelector('.js-plotly-plot svg.main-svg'), img = out.querySelector('img');
+      const what = plot ? 'figure (interactive)' : img ? 'figure (picture)'
+        : out.querySelector('.widget-box, .jupyter-widgets') ? 'widget' : `printed "${name(out)}"`;
+      blocks.push([`${what} of cell ${index}`, out]);
+    }
+    for (const [what, el] of blocks) {
+      const r = el.getBoundingClientRect();
+      if (r.height < 1 || r.width < 1 || getComputedStyle(el).visibility === 'hidden') continue;
+      parts.push({what, cell: index, top: Math.round(r.top), bottom: Math.round(r.bottom),
+                  left: Math.round(r.left), right: Math.round(r.right),
+                  outside: r.top < top - 1 || r.bottom > bottom + 1 || r.left < left - 1 || r.right > right + 1});
+    }
+  });
+  return {title, active, viewport: [window.innerWidth, window.innerHeight], frame: [top, bottom, left, right],
+          parts};
+}"""
+"""Where the current slide's visible content lies: the slide's title (its first heading), and each part shown
+(every block of its markdown cells: heading, paragraph, list item, formula; every output of its code cells:
+figure, printed text, widget) with its box in px from the window's top-left and whether it lies, even in part,
+outside the window or outside the notebook's frame (a scrolled-away or cut-off part). A fragment laid out but
+not yet revealed is not counted."""
+
+
+def slide_overflow(fit: dict) -> list[str]:
+    """The parts of a slide (:data:`SLIDE_FIT_JS`'s answer) that lie outside the screen, each named with its box."""
+    top, bottom, left, right = fit["frame"]
+    return [f"{p['what']} at top {p['top']}, bottom {p['bottom']}, left {p['left']}, right {p['right']} "
+            f"(screen {left:.0f}–{right:.0f} × {top:.0f}–{bottom:.0f})" for p in fit["parts"] if p["outside"]]
