@@ -63,7 +63,7 @@ def _label(item: dict) -> str:
         return "LiveTrainer"
     if texts.startswith("The race") or " race (" in texts[:40]:
         return "LiveRace"
-    m = re.search(r"<interactive figure: (.*?)>", texts)
+    m = re.search(r"<(?:interactive )?figure: (.*?)>", texts)
     if m:
         return m.group(1).split("  (")[0]
     if item.get("title"):
