@@ -110,7 +110,7 @@ def last_steps() -> list[int]:
 def fit_of_step(page, viewport: str, step: int, fits: list, *, interactive: bool = False) -> None:
     """Where the current step's visible parts lie (``SLIDE_FIT_JS``), appended to ``fits``."""
     fit = page.evaluate(SLIDE_FIT_JS)
-    fits.append({"viewport": viewport, "step": step, "interactive": interactive, **fit})
+    fits.append({**fit, "viewport": viewport, "step": step, "interactive": interactive})
 
 
 @pytest.fixture(scope="module")
