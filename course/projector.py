@@ -17,7 +17,11 @@ How a picture's smallest text is measured on screen:
   × dpi / 72 × shown width / natural width.
 
 ``cut_off``: the picture, or one of a plotly figure's texts, runs past the right edge of its output area or of
-the window, or the legend scrolls (entries hidden). Each record: ``picture``, ``where`` ("deck" or "lab"),
+the window, or the legend scrolls (entries hidden); in the deck also when the picture lies, even in part, above
+the top or below the bottom of the window (the slide taller than the screen). Every slide of the deck is checked
+whole as well: each of its visible parts (headings, text, formulas, figures, printed outputs, widgets) inside the
+window, measured from the page (``tests/browser.py``'s ``SLIDE_FIT_JS``); the slides that are not are printed,
+named with what runs past the edge, and the script exits 1. Each record: ``picture``, ``where`` ("deck" or "lab"),
 ``viewport``, ``smallest_text_px``, ``cut_off``, and how it was shown (notebook, cell, kind, widths). With
 ``--screenshots DIR``, a screenshot of the window with each measured cell in view (lab) and of each slide (deck),
 to look at.
@@ -59,7 +63,7 @@ def _label(item: dict) -> str:
         return "LiveTrainer"
     if texts.startswith("The race") or " race (" in texts[:40]:
         return "LiveRace"
-    m = re.search(r"<interactive figure: (.*?)>", texts)
+    m = re.search(r"<(?:interactive )?figure: (.*?)>", texts)
     if m:
         return m.group(1).split("  (")[0]
     if item.get("title"):
@@ -157,19 +161,30 @@ def measure_lab(p, base: str, token: str, notebook: str, shots: Path | None = No
     return records
 
 
-def measure_deck(p, base: str, token: str, shots: Path | None = None) -> list[dict]:
+def measure_deck(p, base: str, token: str, shots: Path | None = None,
+                 overflows: list[str] | None = None) -> list[dict]:
+    """The deck's pictures, slide by slide, at each viewport, static then interactive; a slide that is not whole
+    on the screen adds a line naming it and its parts past the edge to ``overflows``."""
     browser, page = _open_and_run(p, f"{base}/lab/tree/{L.COPY_NAME}?token={token}")
     B.run_all_and_wait(page)
     time.sleep(2)
     records = []
+    overflows = [] if overflows is None else overflows
     for hovered in (False, True):  # the static pictures first (a hovered figure stays interactive)
         for vp in VIEWPORTS:
             page.set_viewport_size({"width": vp[0], "height": vp[1]})
             for step, index in enumerate(B.deck_slides(page, settle=1.5), 1):
                 if hovered and page.locator(".jp-deck-mod-onscreen .jp-RenderedPlotly").count():
                     _hover_plots(page, ".jp-deck-mod-onscreen .jp-RenderedPlotly")
-                records += _records(page, page.evaluate(B.MEASURE_JS, True), where="deck", viewport=vp,
-                                    notebook="lecture")
+                fit = page.evaluate(B.SLIDE_FIT_JS)
+                outside = B.slide_overflow(fit)
+                if outside:
+                    overflows.append(f"step {step} ({fit['title']!r}, cell {index}) at {vp[0]}x{vp[1]}"
+                                     f"{', interactive' if hovered else ''}: " + "; ".join(outside))
+                cut = {q["cell"] for q in fit["parts"] if q["outside"] and q["what"].startswith(("figure", "widget"))}
+                step_records = _records(page, page.evaluate(B.MEASURE_JS, True), where="deck", viewport=vp,
+                                        notebook="lecture")
+                records += [{**r, "cut_off": r["cut_off"] or r["cell"] in cut} for r in step_records]
                 _shoot(page, shots, f"deck_{step:02d}_cell{index:02d}_{vp[0]}x{vp[1]}_"
                                     f"{'plotly' if hovered else 'static'}")
     browser.close()
@@ -195,6 +210,7 @@ def main(argv=None) -> int:
         (tmp / "results").symlink_to(ROOT / "results")
         env = B.jupyter_env(tmp, PYTHONPATH=str(ROOT))
         records: list[dict] = []
+        overflows: list[str] = []
         with sync_playwright() as p:
             if args.notebooks:
                 proc, base, token = B.serve([f"--ServerApp.root_dir={tmp}", "--allow-root"], env, tmp / "lab.log")
@@ -209,7 +225,7 @@ def main(argv=None) -> int:
                 proc, base, token = B.serve(L.lab_arguments(tmp / "lecture"), env, tmp / "deck.log")
                 try:
                     print("measuring the deck", flush=True)
-                    records += measure_deck(p, base, token, args.screenshots)
+                    records += measure_deck(p, base, token, args.screenshots, overflows)
                 finally:
                     B.stop(proc)
         if args.merge and args.out.exists():
@@ -226,9 +242,13 @@ def main(argv=None) -> int:
             print(f"{r['where']:<5} {r['viewport']:<9} {r['smallest_text_px'] or 0:>5} "
                   f"{'CUT' if r['cut_off'] else '':<4} {r['notebook']}#{r['cell']} {r['picture']}")
         print(f"wrote {args.out}: {sum(r['passes'] for r in records)}/{len(records)} pass")
+        for line in overflows:
+            print("not whole on the screen:", line)
+        if not args.no_deck:
+            print(f"deck: {len(overflows)} slide views not whole on the screen")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return 1 if overflows else 0
 
 
 if __name__ == "__main__":

@@ -208,3 +208,80 @@ def contact_sheet(pictures: list, out, *, columns: int = 4, labels: list[str] | 
         ax.set_title(labels[i] if labels else f"slide {i + 1}", fontsize=10)
     fig.tight_layout()
     fig.savefig(str(out), dpi=100)
+
+
+SLIDE_FIT_JS = r"""() => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  // where the deck can show anything: the window, cut by the notebook's scroller and each enclosing element
+  // (panel, dock) that clips what overflows it; the elements inside a cell are not frames
+  const frames = [nb.node.querySelector('.jp-WindowedPanel-outer'), nb.node];
+  for (let a = nb.node.parentElement; a; a = a.parentElement) frames.push(a);
+  let [top, bottom, left, right] = [0, window.innerHeight, 0, window.innerWidth];
+  for (const a of frames.filter(Boolean)) {
+    const cs = getComputedStyle(a), r = a.getBoundingClientRect();
+    const clips = cs.overflowX !== 'visible' || cs.overflowY !== 'visible' || /paint|strict|content/.test(cs.contain);
+    if (!clips || r.width < 1 || r.height < 1) continue;
+    [top, bottom, left, right] = [Math.max(top, r.top), Math.min(bottom, r.bottom), Math.max(left, r.left),
+                                  Math.min(right, r.right)];
+  }
+  const frame = [top, bottom, left, right].map(Math.round);
+  const active = nb.activeCellIndex;
+  let title = '';
+  for (let i = active; i >= 0; i--) {
+    const meta = nb.widgets[i].model.getMetadata('slideshow') || {};
+    if (meta.slide_type === 'slide' || meta.slide_type === 'subslide' || i === 0) {
+      const line = nb.widgets[i].model.sharedModel.getSource().split('\n').find(l => l.startsWith('#'));
+      title = line ? line.replace(/^#+\s*/, '') : `cell ${i}`;
+      break;
+    }
+  }
+  const name = (el) => (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 60);
+  const seen = (e) => { const r = e.getBoundingClientRect();
+    return r.width >= 1 && r.height >= 1 && getComputedStyle(e).visibility !== 'hidden' ? r : null; };
+  const box = (el) => {  // an output's box is that of what it draws (texts, plot areas, pictures, controls)
+    if (!el.matches('.jp-OutputArea-output')) return seen(el);
+    const drawn = Array.from(el.querySelectorAll('svg text, .nsewdrag, img, pre, button, input, .widget-label, '
+      + '.widget-html-content, .widget-readout')).filter(e => e.textContent.trim() || !e.matches('svg text'))
+      .map(seen).filter(Boolean);
+    if (!drawn.length) return seen(el);
+    return {top: Math.min(...drawn.map(r => r.top)), bottom: Math.max(...drawn.map(r => r.bottom)),
+            left: Math.min(...drawn.map(r => r.left)), right: Math.max(...drawn.map(r => r.right))};
+  };
+  const parts = [];
+  nb.widgets.forEach((cell, index) => {
+    if (!cell.node.classList.contains('jp-deck-mod-visible')) return;
+    const blocks = [];
+    for (const el of cell.node.querySelectorAll('.jp-RenderedMarkdown > *')) {
+      const items = el.matches('ul, ol') ? el.querySelectorAll(':scope > li') : [el];
+      for (const item of items) blocks.push([`${item.tagName.toLowerCase()} "${name(item)}"`, item]);
+    }
+    for (const out of cell.node.querySelectorAll('.jp-OutputArea-output')) {
+      const plot = out.querySelector('.js-plotly-plot svg.main-svg'), img = out.querySelector('img');
+      const what = plot ? 'figure (interactive)' : img ? 'figure (picture)'
+        : out.querySelector('.widget-box, .jupyter-widgets') ? 'widget' : `printed "${name(out)}"`;
+      blocks.push([`${what} of cell ${index}`, out]);
+    }
+    for (const [what, el] of blocks) {
+      const r = box(el);
+      if (r === null) continue;
+      parts.push({what, cell: index, top: Math.round(r.top), bottom: Math.round(r.bottom),
+                  left: Math.round(r.left), right: Math.round(r.right),
+                  outside: r.top < top - 1 || r.bottom > bottom + 1 || r.left < left - 1 || r.right > right + 1});
+    }
+  });
+  return {title, active, viewport: [window.innerWidth, window.innerHeight], frame, parts};
+}"""
+"""Where the current slide's visible content lies: the slide's title (its first heading), and each part shown
+(every block of its markdown cells: heading, paragraph, list item, formula; every output of its code cells:
+figure, printed text, widget; an output's box that of what it draws: texts, plot areas, pictures, controls)
+with its box in px from the window's top-left, and whether it lies, even in part,
+outside the frame where the deck can show anything (the window cut by the notebook's scroller and by each
+enclosing element that clips its overflow: JupyterLab's panel and dock): a scrolled-away or cut-off part.
+A fragment laid out but not yet revealed is not counted."""
+
+
+def slide_overflow(fit: dict) -> list[str]:
+    """The parts of a slide (:data:`SLIDE_FIT_JS`'s answer) that lie outside the screen, each named with its box."""
+    top, bottom, left, right = fit["frame"]
+    return [f"{p['what']} at top {p['top']}, bottom {p['bottom']}, left {p['left']}, right {p['right']} "
+            f"(shown: top {top}, bottom {bottom}, left {left}, right {right})" for p in fit["parts"] if p["outside"]]
